@@ -1,0 +1,35 @@
+# Two commands do all set-up on a fresh machine:
+#   make run    build .venv if missing or stale, then run the default study (Snakemake)
+#   make test   build .venv if missing or stale, then run the test suite
+PYTHON ?= python3.11
+VENV := .venv
+BIN := $(VENV)/bin
+# Rebuilt whenever a pinned file changes.
+STAMP := $(VENV)/.installed-$(shell cat requirements.txt constraints.txt pyproject.toml | cksum | cut -d' ' -f1)
+CORES ?= all
+SNAKEMAKE_ARGS ?=
+
+.PHONY: run test lint venv clean-venv
+
+venv: $(STAMP)
+
+$(STAMP): requirements.txt constraints.txt pyproject.toml
+	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(BIN)/python -m pip install --quiet -r requirements.txt -c constraints.txt
+	$(BIN)/python -m pip install --quiet --no-deps -e .
+	@rm -f $(VENV)/.installed-*
+	@touch $@
+
+run: $(STAMP)
+	$(BIN)/snakemake --cores $(CORES) $(SNAKEMAKE_ARGS)
+
+test: $(STAMP)
+	$(BIN)/python -m pytest
+
+lint: $(STAMP)
+	$(BIN)/ruff check .
+	$(BIN)/snakemake --lint
+
+clean-venv:
+	rm -rf $(VENV)

@@ -1,0 +1,72 @@
+"""Schemas of the records every stage exchanges.
+
+One long ("tidy") table carries every score; the edge-case probe and the timing runs have
+records of their own. Analyses read these and never re-run a tool.
+"""
+
+from __future__ import annotations
+
+import math
+
+METRICS: tuple[str, ...] = ("HD", "HD95", "MASD", "ASSD", "NSD", "BIoU", "DSC")
+"""Metric keys everywhere. "HD95" stands for HDp at the configured percentile."""
+
+DISTANCE_METRICS: tuple[str, ...] = ("HD", "HD95", "MASD", "ASSD")
+"""Absolute metrics in mm, lower is better; inf when exactly one mask is empty."""
+
+RELATIVE_METRICS: tuple[str, ...] = ("NSD", "BIoU", "DSC")
+"""Relative metrics in [0, 1], higher is better."""
+
+SCORE_COLUMNS: tuple[str, ...] = (
+    "dataset", "case", "oar", "category", "spacing", "tool", "tool_version",
+    "metric", "value", "status", "message", "seconds",
+)
+"""Columns of results/scores.parquet and of every per-job scores file.
+
+`spacing` is a label made by `spacing_label`; `tool` is a registry key or a reference variant;
+`seconds` is the time of the one call that produced all of that tool's metrics for the pair.
+"""
+
+STATUSES: tuple[str, ...] = ("ok", "nan", "inf", "error", "unavailable")
+"""ok: finite value; nan / inf: non-finite value (inf keeps its sign in `value`);
+error: the tool raised, crashed, timed out or printed nothing usable (`message` says what);
+unavailable: the tool is not installed here (`message` says why)."""
+
+TIMING_COLUMNS: tuple[str, ...] = (
+    "dataset", "case", "oar", "category", "spacing", "tool", "tool_version",
+    "repeat", "seconds", "status", "message",
+)
+"""Columns of results/timing/<tool>.parquet: HD for one pair, one row per repeat."""
+
+EDGE_CASES: tuple[str, ...] = ("O1", "O2", "O3", "S")
+"""O1: A empty; O2: B empty; O3: both empty; S: A and B swapped on a non-trivial pair."""
+
+EDGE_OUTPUTS: tuple[str, ...] = (
+    "number", "0", "1", "nan", "inf", "-inf", "float_max", "error", "empty",
+    "unchanged", "changed",
+)
+"""Output classes of one edge-case record; "unchanged"/"changed" only for case S."""
+
+REFERENCE_VARIANTS: dict[str, str] = {
+    "reference": "discrete_marching_cubes",
+    "reference-marching-cubes": "marching_cubes",
+    "reference-surface-nets": "surface_nets",
+}
+"""Tool names of the reference in the scores table, and the meshing each one uses."""
+
+
+def spacing_label(spacing) -> str:
+    """(0.5, 0.5, 2.0) -> "0.5x0.5x2": the voxel size as it appears in paths and tables."""
+    return "x".join(f"{float(s):g}" for s in spacing)
+
+
+def parse_spacing_label(label: str) -> tuple[float, ...]:
+    """Inverse of `spacing_label`."""
+    return tuple(float(s) for s in label.split("x"))
+
+
+def status_of(value: float) -> str:
+    """Status of a number a tool returned: ok, nan or inf."""
+    if math.isnan(value):
+        return "nan"
+    return "inf" if math.isinf(value) else "ok"
