@@ -1,0 +1,298 @@
+"""Statistics of the study: differences to the reference, their summaries, and paired tests.
+
+Δ = m_tool − m_reference, matched on (dataset, case, oar, spacing, metric). Positive Δ is an
+over-estimate: pessimistic for the distance metrics (mm), optimistic for NSD, BIoU and DSC,
+which are reported in percentage points (Δ × 100).
+
+Significance follows the paper: a paired Wilcoxon signed-rank test between every pair of
+implementations (the configured tools and the reference), per metric and voxel size, with the
+p-value multiplied by the number of comparisons (Bonferroni) and capped at 1.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Mapping, Sequence
+from itertools import combinations
+
+import numpy as np
+import pandas as pd
+from scipy.stats import wilcoxon
+
+from study.records import RELATIVE_METRICS, SCORE_COLUMNS
+
+REFERENCE = "reference"
+"""Tool name of the yardstick in the scores table."""
+
+REFERENCE_MESHING_VARIANTS: tuple[str, ...] = ("reference-marching-cubes", "reference-surface-nets")
+"""Reference variants compared against `REFERENCE` in Table A4."""
+
+TESTED_METRICS: tuple[str, ...] = ("HD", "HD95", "MASD", "ASSD", "NSD", "BIoU")
+"""Metrics of the Wilcoxon tests and of Fig. 4 (DSC is not a distance metric and is left out)."""
+
+ALPHA = 0.05
+"""Significance level applied to Bonferroni-corrected p-values."""
+
+MATCH_KEYS: tuple[str, ...] = ("dataset", "case", "oar", "spacing", "metric")
+"""Columns that identify one mask pair and metric; Δ and paired tests match on these."""
+
+DELTA_KINDS: tuple[str, ...] = ("finite", "nonfinite", "failed", "no_reference")
+"""finite: both scores finite; nonfinite: NaN or inf on either side (Δ undefined or infinite);
+failed: the tool has status error/unavailable; no_reference: the reference row is missing or
+failed, so Δ cannot be formed."""
+
+_KNOWN_TOOLS: tuple[str, ...] = (
+    "anima", "deepmind", "evaluatesegmentation", "medpy", "metricsreloaded", "miseval",
+    "monai", "plastimatch", "pymia", "segmetrics", "simpleitk",
+)
+"""Study tools in the paper's (alphabetical) order; used only when adapters/ cannot be read."""
+
+_REFERENCE_LABELS: dict[str, str] = {
+    REFERENCE: "Reference",
+    "reference-marching-cubes": "Marching cubes",
+    "reference-surface-nets": "Surface nets",
+}
+
+
+# --------------------------------------------------------------------------------------------
+# Tool names and order
+# --------------------------------------------------------------------------------------------
+
+def _registry() -> tuple[Mapping, Sequence[str]]:
+    """The adapter registry and the study's tool order, or empty ones if adapters/ is absent.
+
+    Imported lazily so that the analysis works on any scores table, even where the tools'
+    packages (and their import costs) are not wanted.
+    """
+    try:
+        import adapters
+    except Exception:  # noqa: BLE001 -- any import failure means "no registry here"
+        return {}, _KNOWN_TOOLS
+    registry = getattr(adapters, "REGISTRY", {}) or {}
+    order = tuple(getattr(adapters, "STUDY_TOOLS", ()) or _KNOWN_TOOLS)
+    return registry, order
+
+
+def tool_label(tool: str) -> str:
+    """Display label of a tool key: the adapter's label, a reference label, or the key itself."""
+    if tool in _REFERENCE_LABELS:
+        return _REFERENCE_LABELS[tool]
+    registry, _ = _registry()
+    adapter = registry.get(tool)
+    return str(getattr(adapter, "label", tool)) if adapter is not None else tool
+
+
+def ordered_tools(tools: Iterable[str]) -> list[str]:
+    """Tools in the one order used by every table and figure.
+
+    Study tools first (in the registry's order), then other tools alphabetically (e.g. a
+    cross-check added later), then the reference and its variants.
+    """
+    _, order = _registry()
+    unique = list(dict.fromkeys(tools))
+    rank_of = {tool: i for i, tool in enumerate(order)}
+    reference_rank = {name: i for i, name in enumerate(_REFERENCE_LABELS)}
+
+    def sort_key(tool: str) -> tuple[int, int, str]:
+        if tool in rank_of:
+            return (0, rank_of[tool], tool)
+        if tool in reference_rank:
+            return (2, reference_rank[tool], tool)
+        return (1, 0, tool)
+
+    return sorted(unique, key=sort_key)
+
+
+def ordered_spacings(spacings: Iterable[str], configured: Sequence[str] | None = None) -> list:
+    """Voxel-size labels in configuration order when known, else in order of appearance."""
+    unique = list(dict.fromkeys(spacings))
+    if not configured:
+        return unique
+    rank = {label: i for i, label in enumerate(configured)}
+    return sorted(unique, key=lambda s: (rank.get(s, len(rank)), s))
+
+
+def display_scale(metric: str) -> float:
+    """Factor from a metric's unit to its display unit: 100 (percentage points) for relative
+    metrics, 1 (mm) for distance metrics."""
+    return 100.0 if metric in RELATIVE_METRICS else 1.0
+
+
+def display_unit(metric: str) -> str:
+    """Unit of Δ in tables and figures: "%pt" for relative metrics, "mm" otherwise."""
+    return "%pt" if metric in RELATIVE_METRICS else "mm"
+
+
+# --------------------------------------------------------------------------------------------
+# Configuration and Bonferroni factor
+# --------------------------------------------------------------------------------------------
+
+def implementations(tools: Sequence[str]) -> list[str]:
+    """Implementations compared pairwise: the configured tools plus the reference."""
+    if REFERENCE in tools:
+        raise ValueError(f"config 'tools' must not list {REFERENCE!r}; it is always included")
+    return ordered_tools([*tools, REFERENCE])
+
+
+def bonferroni_factor(n_voxel_sizes: int, n_metrics: int, n_implementations: int) -> int:
+    """Number of comparisons: n_voxel_sizes × n_metrics × C(n_implementations, 2).
+
+    3 × 6 × C(12, 2) = 1,188 for the paper's configuration.
+    """
+    for name, value in (("n_voxel_sizes", n_voxel_sizes), ("n_metrics", n_metrics),
+                        ("n_implementations", n_implementations)):
+        if value < 1:
+            raise ValueError(f"{name} must be at least 1, got {value}")
+    return n_voxel_sizes * n_metrics * math.comb(n_implementations, 2)
+
+
+def bonferroni_factor_from_config(config: Mapping) -> int:
+    """Bonferroni factor of a study configuration (keys "voxel_sizes" and "tools")."""
+    for key in ("voxel_sizes", "tools"):
+        if key not in config:
+            raise KeyError(f"config has no {key!r}; needed for the Bonferroni factor")
+    return bonferroni_factor(len(config["voxel_sizes"]), len(TESTED_METRICS),
+                             len(implementations(config["tools"])))
+
+
+# --------------------------------------------------------------------------------------------
+# Differences to the reference
+# --------------------------------------------------------------------------------------------
+
+def check_scores(scores: pd.DataFrame, source: str = "scores table") -> None:
+    """Fail early when a scores table lacks columns of `SCORE_COLUMNS` the analysis needs."""
+    missing = [c for c in SCORE_COLUMNS if c not in scores.columns and c != "seconds"]
+    if missing:
+        raise ValueError(f"{source} lacks columns {missing}; expected {list(SCORE_COLUMNS)}")
+
+
+def deltas(scores: pd.DataFrame, tools: Sequence[str] | None = None,
+           yardstick: str = REFERENCE) -> pd.DataFrame:
+    """Δ = value(tool) − value(yardstick) for every score row of the given tools.
+
+    Returns one row per tool score with the match keys, category, tool, tool_version, the two
+    values, `delta` (in the metric's own unit) and `kind` (see `DELTA_KINDS`). Rows whose Δ is
+    not finite are kept and classified, never dropped.
+    """
+    check_scores(scores)
+    if tools is None:
+        tools = [t for t in scores["tool"].unique()
+                 if t != yardstick and t not in REFERENCE_MESHING_VARIANTS]
+    reference = scores.loc[scores["tool"] == yardstick, [*MATCH_KEYS, "value", "status"]]
+    if reference.duplicated(list(MATCH_KEYS)).any():
+        raise ValueError(f"scores table has duplicate {yardstick!r} rows for one pair and metric")
+    reference = reference.rename(columns={"value": "value_reference",
+                                          "status": "status_reference"})
+    rows = scores.loc[scores["tool"].isin(list(tools))]
+    merged = rows.merge(reference, on=list(MATCH_KEYS), how="left")
+    merged["delta"] = merged["value"].astype(float) - merged["value_reference"].astype(float)
+    merged["kind"] = _delta_kind(merged)
+    columns = [*MATCH_KEYS, "category", "tool", "tool_version", "value", "status",
+               "value_reference", "status_reference", "delta", "kind"]
+    return merged[columns].reset_index(drop=True)
+
+
+def _delta_kind(merged: pd.DataFrame) -> pd.Series:
+    """Classify each row of a tool/reference merge into one of `DELTA_KINDS`."""
+    failed = merged["status"].isin(["error", "unavailable"])
+    no_reference = merged["status_reference"].isna() | merged["status_reference"].isin(
+        ["error", "unavailable"])
+    finite = np.isfinite(merged["delta"].to_numpy(dtype=float))
+    kind = np.where(failed, "failed",
+                    np.where(no_reference, "no_reference",
+                             np.where(finite, "finite", "nonfinite")))
+    return pd.Series(kind, index=merged.index)
+
+
+def summarize_deltas(delta_table: pd.DataFrame, by: Sequence[str]) -> pd.DataFrame:
+    """Per group: n and the count of each kind; min, max, mean and SD (ddof = 1) of finite Δ.
+
+    Statistics are in display units (`display_scale`): mm, or percentage points for NSD, BIoU
+    and DSC. A group with no finite Δ has NaN statistics and its counts say why.
+    """
+    if "metric" not in by:
+        raise ValueError("summaries must be grouped by 'metric' (units differ between metrics)")
+    table = delta_table.assign(
+        scaled=delta_table["delta"] * delta_table["metric"].map(display_scale))
+    counts = (table.groupby([*by, "kind"], observed=True).size()
+              .unstack("kind", fill_value=0).reindex(columns=list(DELTA_KINDS), fill_value=0))
+    counts.columns = [f"n_{kind}" for kind in counts.columns]
+    finite = table.loc[table["kind"] == "finite"].groupby(list(by), observed=True)["scaled"]
+    stats = finite.agg(["min", "max", "mean", "std"]).rename(columns={"std": "sd"})
+    summary = counts.join(stats, how="left")
+    summary.insert(0, "n", counts.sum(axis=1))
+    summary = summary.reset_index()
+    summary["unit"] = summary["metric"].map(display_unit)
+    return summary
+
+
+# --------------------------------------------------------------------------------------------
+# Paired Wilcoxon signed-rank tests
+# --------------------------------------------------------------------------------------------
+
+WILCOXON_COLUMNS: tuple[str, ...] = (
+    "spacing", "metric", "tool_a", "tool_b", "n_common", "statistic", "p_value",
+    "p_corrected", "factor", "significant", "status",
+)
+"""Columns of the Wilcoxon table. status: tested; identical (every paired difference is 0,
+so the scores are equal and p = 1); untestable (no pair with finite scores for both)."""
+
+
+def paired_values(scores: pd.DataFrame, tool_a: str, tool_b: str, spacing: str,
+                  metric: str) -> pd.DataFrame:
+    """Finite scores of two implementations on the same mask pairs (columns a, b)."""
+    keys = ["dataset", "case", "oar"]
+    subset = scores.loc[(scores["spacing"] == spacing) & (scores["metric"] == metric)]
+    finite = subset.loc[np.isfinite(subset["value"].astype(float))
+                        & (subset["status"] == "ok")]
+    side_a = finite.loc[finite["tool"] == tool_a, [*keys, "value"]].rename(columns={"value": "a"})
+    side_b = finite.loc[finite["tool"] == tool_b, [*keys, "value"]].rename(columns={"value": "b"})
+    return side_a.merge(side_b, on=keys, how="inner")
+
+
+def wilcoxon_pair(a: np.ndarray, b: np.ndarray, factor: int) -> dict:
+    """Paired two-sided Wilcoxon signed-rank test of a against b, Bonferroni-corrected.
+
+    p_corrected = min(1, p × factor). Zero differences are discarded (scipy's "wilcox" rule);
+    if all differences are zero the scores are identical and p = 1.
+    """
+    n_common = int(len(a))
+    if n_common == 0:
+        return {"n_common": 0, "statistic": np.nan, "p_value": np.nan,
+                "p_corrected": np.nan, "significant": False, "status": "untestable"}
+    if np.all(np.asarray(a) == np.asarray(b)):
+        return {"n_common": n_common, "statistic": np.nan, "p_value": 1.0,
+                "p_corrected": 1.0, "significant": False, "status": "identical"}
+    result = wilcoxon(a, b, zero_method="wilcox", alternative="two-sided")
+    p_value = float(result.pvalue)
+    p_corrected = min(1.0, p_value * factor)
+    return {"n_common": n_common, "statistic": float(result.statistic), "p_value": p_value,
+            "p_corrected": p_corrected, "significant": p_corrected < ALPHA, "status": "tested"}
+
+
+def wilcoxon_table(scores: pd.DataFrame, implementation_names: Sequence[str],
+                   spacings: Sequence[str], factor: int,
+                   metrics: Sequence[str] = TESTED_METRICS) -> pd.DataFrame:
+    """Every pair of implementations, per voxel size and metric (in table order)."""
+    check_scores(scores)
+    ordered = ordered_tools(implementation_names)
+    rows = []
+    for spacing in spacings:
+        for metric in metrics:
+            for tool_a, tool_b in combinations(ordered, 2):
+                pair = paired_values(scores, tool_a, tool_b, spacing, metric)
+                test = wilcoxon_pair(pair["a"].to_numpy(float), pair["b"].to_numpy(float), factor)
+                rows.append({"spacing": spacing, "metric": metric, "tool_a": tool_a,
+                             "tool_b": tool_b, "factor": factor, **test})
+    return pd.DataFrame(rows, columns=list(WILCOXON_COLUMNS))
+
+
+def smallest_attainable_p(n_pairs: int) -> float:
+    """Smallest two-sided p of the exact signed-rank test on n non-zero differences: 2 / 2^n.
+
+    With few pairs even a perfectly consistent difference cannot survive a large Bonferroni
+    factor; the findings say so instead of reporting "no difference".
+    """
+    if n_pairs < 1:
+        return 1.0
+    return min(1.0, 2.0 / 2.0 ** n_pairs)

@@ -1,0 +1,375 @@
+"""The paper's tables, built from the scores table and the edge-case records.
+
+Each table has a numeric form (written as CSV, one row per statistic group, for re-analysis)
+and a display form (strings laid out as in the paper) rendered to Markdown, LaTeX and HTML
+(the HTML goes into the Snakemake report).
+"""
+
+from __future__ import annotations
+
+import html
+import json
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from study import statistics as st
+from study.records import EDGE_CASES, EDGE_OUTPUTS, METRICS, parse_spacing_label
+
+CATEGORY_ORDER: tuple[str, ...] = ("small", "midsize", "large", "tubular")
+"""OAR categories in the paper's order."""
+
+
+@dataclass
+class Table:
+    """One table: numeric rows for the CSV, a display frame, a title and notes."""
+
+    name: str
+    title: str
+    numeric: pd.DataFrame
+    display: pd.DataFrame
+    notes: list[str] = field(default_factory=list)
+
+
+# --------------------------------------------------------------------------------------------
+# Number formatting
+# --------------------------------------------------------------------------------------------
+
+def format_number(value: float) -> str:
+    """About three significant digits, as in the paper: 0.09, 4.25, 34.8, 115; "–" if NaN."""
+    if value is None or not np.isfinite(value):
+        return "–" if value is None or np.isnan(value) else ("∞" if value > 0 else "−∞")
+    magnitude = abs(value)
+    text = f"{value:.0f}" if magnitude >= 100 else f"{value:.1f}" if magnitude >= 10 \
+        else f"{value:.2f}"
+    return text.replace("-", "−")
+
+
+def range_cell(row: Mapping) -> str:
+    """"min | max" of one summary row."""
+    return f"{format_number(row['min'])} | {format_number(row['max'])}"
+
+
+def mean_cell(row: Mapping) -> str:
+    """"mean ± SD" of one summary row; SD is "–" when only one finite Δ exists."""
+    return f"{format_number(row['mean'])} ± {format_number(row['sd'])}"
+
+
+def excluded_cell(row: Mapping) -> str:
+    """Counts of Δ left out of the statistics, by reason; empty when none was left out."""
+    parts = []
+    if row["n_nonfinite"]:
+        parts.append(f"{int(row['n_nonfinite'])} non-finite")
+    if row["n_failed"]:
+        parts.append(f"{int(row['n_failed'])} failed")
+    if row["n_no_reference"]:
+        parts.append(f"{int(row['n_no_reference'])} no ref.")
+    return ", ".join(parts)
+
+
+# --------------------------------------------------------------------------------------------
+# Δ tables (A1, A2, A4)
+# --------------------------------------------------------------------------------------------
+
+def _delta_display(summary: pd.DataFrame, column_key: str, column_order: Sequence[str],
+                   metrics: Sequence[str], column_title) -> pd.DataFrame:
+    """Rows (metric, tool), columns per value of `column_key`: range, mean ± SD, excluded."""
+    tools = st.ordered_tools(summary["tool"])
+    indexed = summary.set_index(["metric", "tool", column_key])
+    rows = []
+    for metric in metrics:
+        for tool in tools:
+            if not any((metric, tool, c) in indexed.index for c in column_order):
+                continue
+            row = {"Δ metric": f"Δ{metric} ({st.display_unit(metric)})",
+                   "Tool": st.tool_label(tool)}
+            for column in column_order:
+                title = column_title(column)
+                if (metric, tool, column) not in indexed.index:
+                    row.update({f"{title}: min | max": "", f"{title}: mean ± SD": "",
+                                f"{title}: excluded": "n/a"})
+                    continue
+                stats = indexed.loc[(metric, tool, column)]
+                row.update({f"{title}: min | max": range_cell(stats),
+                            f"{title}: mean ± SD": mean_cell(stats),
+                            f"{title}: excluded": excluded_cell(stats)})
+            rows.append(row)
+    return pd.DataFrame(rows)
+
+
+def spacing_title(label: str) -> str:
+    """"1x1x1" -> "(1, 1, 1) mm"."""
+    return "(" + ", ".join(f"{v:g}" for v in parse_spacing_label(label)) + ") mm"
+
+
+def _versions_note(scores: pd.DataFrame, tools: Sequence[str]) -> str:
+    """"Versions: MONAI 1.6.1, ..." for the tools of a table."""
+    versions = (scores.loc[scores["tool"].isin(list(tools))]
+                .groupby("tool")["tool_version"].agg(lambda v: ", ".join(sorted(set(map(str, v))))))
+    parts = [f"{st.tool_label(t)} {versions[t]}" for t in st.ordered_tools(versions.index)]
+    return "Tool versions: " + "; ".join(parts) + "."
+
+
+def _delta_notes(n_pairs: int) -> list[str]:
+    return [
+        "Δ = tool − reference on the same mask pair; positive Δ over-estimates the metric. "
+        "NSD, BIoU and DSC in percentage points (%pt), distances in mm; SD with ddof = 1.",
+        "Statistics use finite Δ only; 'excluded' counts the rest: non-finite (NaN or inf on "
+        "either side), failed (tool error or unavailable), no ref. (reference missing).",
+        f"Mask pairs: {n_pairs}.",
+    ]
+
+
+def _n_pairs(scores: pd.DataFrame) -> int:
+    return int(scores[["dataset", "case", "oar"]].drop_duplicates().shape[0])
+
+
+def _metrics_present(frame: pd.DataFrame, metrics: Sequence[str]) -> list[str]:
+    present = set(frame["metric"])
+    return [m for m in metrics if m in present]
+
+
+def table_a1(scores: pd.DataFrame, tools: Sequence[str] | None = None,
+             spacings: Sequence[str] | None = None) -> Table:
+    """Table A1: Δ per voxel size, metric and tool (min | max, mean ± SD, excluded counts)."""
+    delta = st.deltas(scores, tools)
+    summary = st.summarize_deltas(delta, ["metric", "spacing", "tool"])
+    order = st.ordered_spacings(summary["spacing"], spacings)
+    metrics = _metrics_present(summary, st.TESTED_METRICS)
+    display = _delta_display(summary, "spacing", order, metrics, spacing_title)
+    notes = _delta_notes(_n_pairs(scores)) + [_versions_note(scores, delta["tool"].unique())]
+    return Table("table_a1", "Table A1: Δ against the reference per voxel size",
+                 _sort_numeric(summary, ["metric", "tool", "spacing"], order), display, notes)
+
+
+def table_a2(scores: pd.DataFrame, tools: Sequence[str] | None = None) -> Table:
+    """Table A2: Δ over all voxel sizes, stratified by OAR category."""
+    delta = st.deltas(scores, tools)
+    summary = st.summarize_deltas(delta, ["metric", "category", "tool"])
+    present = list(dict.fromkeys(summary["category"]))
+    order = [c for c in CATEGORY_ORDER if c in present] + \
+        sorted(c for c in present if c not in CATEGORY_ORDER)
+    metrics = _metrics_present(summary, st.TESTED_METRICS)
+    display = _delta_display(summary, "category", order, metrics, str)
+    notes = _delta_notes(_n_pairs(scores)) + [
+        "All voxel sizes pooled.", _versions_note(scores, delta["tool"].unique())]
+    return Table("table_a2", "Table A2: Δ against the reference by OAR category",
+                 _sort_numeric(summary, ["metric", "tool", "category"], order), display, notes)
+
+
+def table_a4(scores: pd.DataFrame, spacings: Sequence[str] | None = None) -> Table:
+    """Table A4: Δ of the reference meshed with marching cubes / surface nets against the
+    reference's discrete marching cubes."""
+    variants = [v for v in st.REFERENCE_MESHING_VARIANTS if v in set(scores["tool"])]
+    if not variants:
+        raise ValueError("scores table has no reference meshing variants "
+                         f"{list(st.REFERENCE_MESHING_VARIANTS)}; Table A4 needs them")
+    delta = st.deltas(scores, variants)
+    summary = st.summarize_deltas(delta, ["metric", "spacing", "tool"])
+    order = st.ordered_spacings(summary["spacing"], spacings)
+    metrics = _metrics_present(summary, st.TESTED_METRICS)
+    display = _delta_display(summary, "spacing", order, metrics, spacing_title)
+    notes = [
+        "Δ = variant − reference (discrete marching cubes) on the same mask pair; NSD and "
+        "BIoU in percentage points.", f"Mask pairs: {_n_pairs(scores)}."]
+    return Table("table_a4", "Table A4: Δ of other meshing algorithms against discrete "
+                 "marching cubes", _sort_numeric(summary, ["metric", "tool", "spacing"], order),
+                 display, notes)
+
+
+def _sort_numeric(summary: pd.DataFrame, keys: Sequence[str], last_order: Sequence[str]):
+    """Numeric table sorted by metric, tool (study order) and the last key's given order."""
+    metric_rank = {m: i for i, m in enumerate(METRICS)}
+    tool_rank = {t: i for i, t in enumerate(st.ordered_tools(summary["tool"]))}
+    last_rank = {v: i for i, v in enumerate(last_order)}
+    ranked = summary.assign(
+        _m=summary["metric"].map(metric_rank), _t=summary["tool"].map(tool_rank),
+        _l=summary[keys[-1]].map(last_rank))
+    return ranked.sort_values(["_m", "_t", "_l"]).drop(columns=["_m", "_t", "_l"]) \
+        .reset_index(drop=True)
+
+
+# --------------------------------------------------------------------------------------------
+# Wilcoxon table
+# --------------------------------------------------------------------------------------------
+
+def p_cell(row: Mapping) -> str:
+    """Corrected p as text; marks identical and untestable pairs instead of a number."""
+    if row["status"] == "untestable":
+        return "no common finite scores"
+    if row["status"] == "identical":
+        return "identical (1)"
+    return f"{row['p_corrected']:.3g}"
+
+
+def table_wilcoxon(wilcoxon: pd.DataFrame, n_implementations: int) -> Table:
+    """Pairwise Wilcoxon table: one row per voxel size, metric and pair, corrected p."""
+    if wilcoxon.empty:
+        raise ValueError("Wilcoxon table is empty: no implementations or voxel sizes")
+    factor = int(wilcoxon["factor"].iloc[0])
+    display = pd.DataFrame({
+        "Voxel size": wilcoxon["spacing"].map(spacing_title),
+        "Metric": wilcoxon["metric"],
+        "Implementation A": wilcoxon["tool_a"].map(st.tool_label),
+        "Implementation B": wilcoxon["tool_b"].map(st.tool_label),
+        "n": wilcoxon["n_common"].astype(int),
+        "p (raw)": [("–" if not np.isfinite(p) else f"{p:.3g}") for p in wilcoxon["p_value"]],
+        f"p × {factor:,} (capped at 1)": [p_cell(r) for r in wilcoxon.to_dict("records")],
+        "Significant": np.where(wilcoxon["significant"], "yes", "no"),
+    })
+    n_metrics = wilcoxon["metric"].nunique()
+    n_spacings = wilcoxon["spacing"].nunique()
+    notes = [
+        f"Paired two-sided Wilcoxon signed-rank tests (scipy), Bonferroni factor {factor:,} = "
+        f"{n_spacings} voxel sizes × {n_metrics} metrics × C({n_implementations}, 2) pairs; "
+        f"significant when p × {factor:,} < {st.ALPHA}.",
+        "n = mask pairs where both implementations gave a finite score. 'identical': every "
+        "paired difference is 0. 'no common finite scores': not testable (e.g. a tool that "
+        "lacks the metric).",
+    ]
+    return Table("table_wilcoxon", "Pairwise Wilcoxon signed-rank tests, Bonferroni-corrected",
+                 wilcoxon, display, notes)
+
+
+# --------------------------------------------------------------------------------------------
+# Table A3: edge cases
+# --------------------------------------------------------------------------------------------
+
+EDGE_SYMBOLS: dict[str, str] = {
+    "0": "0", "1": "1", "nan": "NaN", "inf": "∞", "-inf": "−∞", "float_max": "∞*",
+    "error": "E", "empty": "E*", "unchanged": "✓", "changed": "✗",
+}
+"""Display of each output class; "number" shows the value itself."""
+
+EDGE_LEGEND = ("NaN: not a number; ∞*: a very large number standing in for infinity; E: error; "
+               "E*: empty output without an error message; W: warning printed; ✓/✗: score "
+               "unchanged/changed when A and B are swapped; a number is the value returned; "
+               "blank: metric not offered by the tool.")
+
+
+def load_edge_cases(paths: Sequence[str | Path]) -> list[dict]:
+    """Read edge-case JSON files, checking the fields Table A3 needs."""
+    documents = []
+    for path in paths:
+        try:
+            document = json.loads(Path(path).read_text())
+        except (OSError, json.JSONDecodeError) as error:
+            raise ValueError(f"{path}: cannot read edge-case record: {error}") from error
+        for key in ("tool", "version", "records"):
+            if key not in document:
+                raise ValueError(f"{path}: edge-case record lacks {key!r}")
+        for record in document["records"]:
+            if record.get("case") not in EDGE_CASES or record.get("output") not in EDGE_OUTPUTS:
+                raise ValueError(f"{path}: bad edge-case record {record}: case must be in "
+                                 f"{EDGE_CASES}, output in {EDGE_OUTPUTS}")
+        documents.append(document)
+    return documents
+
+
+def edge_cell(record: Mapping) -> str:
+    """Display of one edge-case record: the output class (or value) plus W if warned."""
+    output = record["output"]
+    if output == "number":
+        text = format_number(float(record.get("value") or "nan"))
+    else:
+        text = EDGE_SYMBOLS[output]
+    return text + ("W" if record.get("warned") else "")
+
+
+def table_a3(documents: Sequence[Mapping]) -> Table:
+    """Table A3: per tool and metric, O1 / O2 / O3 / S in the paper's layout (DSC included)."""
+    rows = []
+    for document in documents:
+        for record in document["records"]:
+            rows.append({"tool": document["tool"], "version": document["version"],
+                         "metric": record["metric"], "case": record["case"],
+                         "output": record["output"], "value": record.get("value", ""),
+                         "warned": bool(record.get("warned")),
+                         "message": record.get("message", ""), "cell": edge_cell(record)})
+    numeric = pd.DataFrame(rows, columns=["tool", "version", "metric", "case", "output",
+                                          "value", "warned", "message", "cell"])
+    metrics = ["DSC", *[m for m in METRICS if m != "DSC"]]
+    metrics = [m for m in metrics if m in set(numeric["metric"])]
+    display_rows = []
+    for document in sorted(documents, key=lambda d: st.ordered_tools(
+            [x["tool"] for x in documents]).index(d["tool"])):
+        cells = numeric.loc[numeric["tool"] == document["tool"]].set_index(["metric", "case"])
+        row = {"Tool": st.tool_label(document["tool"]), "Version": str(document["version"])}
+        for metric in metrics:
+            for case in EDGE_CASES:
+                key = (metric, case)
+                row[f"{metric} {case}"] = cells.loc[key, "cell"] if key in cells.index else ""
+        display_rows.append(row)
+    notes = ["O1: A empty; O2: B empty; O3: both empty; S: A and B swapped.", EDGE_LEGEND]
+    return Table("table_a3", "Table A3: edge-case handling", numeric,
+                 pd.DataFrame(display_rows), notes)
+
+
+# --------------------------------------------------------------------------------------------
+# Rendering
+# --------------------------------------------------------------------------------------------
+
+def render_markdown(table: Table) -> str:
+    """Title, the display frame as a pipe table, and the notes."""
+    body = table.display.to_markdown(index=False) if not table.display.empty else "(no rows)"
+    notes = "\n".join(f"- {note}" for note in table.notes)
+    return f"## {table.title}\n\n{body}\n\n{notes}\n"
+
+
+_LATEX_SPECIALS = {"\\": r"\textbackslash{}", "&": r"\&", "%": r"\%", "$": r"\$", "#": r"\#",
+                   "_": r"\_", "{": r"\{", "}": r"\}", "~": r"\textasciitilde{}",
+                   "^": r"\textasciicircum{}", "Δ": r"$\Delta$", "±": r"$\pm$", "∞": r"$\infty$",
+                   "−": r"$-$", "×": r"$\times$", "✓": r"\checkmark{}", "✗": r"$\times$",
+                   "–": "--"}
+
+
+def latex_escape(text: str) -> str:
+    """Escape LaTeX specials and map the tables' Unicode symbols to math mode."""
+    return "".join(_LATEX_SPECIALS.get(char, char) for char in str(text))
+
+
+def render_latex(table: Table) -> str:
+    """A `table` float with a `tabular` of the display frame; notes below it.
+
+    Uses only core LaTeX plus amssymb's \\checkmark, so it compiles in any journal template.
+    """
+    frame = table.display
+    columns = list(frame.columns)
+    lines = [r"\begin{table}", r"\centering", r"\scriptsize",
+             rf"\caption{{{latex_escape(table.title)}}}",
+             r"\begin{tabular}{" + "l" * max(1, len(columns)) + "}", r"\hline",
+             " & ".join(latex_escape(c) for c in columns) + r" \\", r"\hline"]
+    for record in frame.itertuples(index=False):
+        lines.append(" & ".join(latex_escape(v) for v in record) + r" \\")
+    lines += [r"\hline", r"\end{tabular}"]
+    lines += [r"\par\smallskip " + latex_escape(note) for note in table.notes]
+    lines.append(r"\end{table}")
+    return "\n".join(lines) + "\n"
+
+
+def render_html(table: Table) -> str:
+    """A self-contained HTML page of the table (what the Snakemake report embeds)."""
+    body = table.display.to_html(index=False, border=0, classes="table", na_rep="")
+    notes = "".join(f"<li>{html.escape(note)}</li>" for note in table.notes)
+    style = ("body{font-family:sans-serif;font-size:13px}table{border-collapse:collapse}"
+             "th,td{padding:2px 8px;border-bottom:1px solid #ddd;text-align:left;"
+             "white-space:nowrap}")
+    return (f"<!DOCTYPE html><html><head><meta charset='utf-8'><title>"
+            f"{html.escape(table.title)}</title><style>{style}</style></head><body>"
+            f"<h2>{html.escape(table.title)}</h2>{body}<ul>{notes}</ul></body></html>\n")
+
+
+def write_table(table: Table, csv_path: str | Path, md_path: str | Path,
+                tex_path: str | Path, html_path: str | Path | None = None) -> None:
+    """Write the numeric CSV and the Markdown, LaTeX (and optionally HTML) renderings."""
+    for path in (csv_path, md_path, tex_path, html_path):
+        if path is not None:
+            Path(path).parent.mkdir(parents=True, exist_ok=True)
+    table.numeric.to_csv(csv_path, index=False)
+    Path(md_path).write_text(render_markdown(table), encoding="utf-8")
+    Path(tex_path).write_text(render_latex(table), encoding="utf-8")
+    if html_path is not None:
+        Path(html_path).write_text(render_html(table), encoding="utf-8")

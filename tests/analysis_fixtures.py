@@ -1,0 +1,181 @@
+"""Small results folders with known statistics planted in them, for the analysis tests.
+
+The planted behaviours (per mask pair, per metric, on top of a random reference score):
+- deepmind: equal to the reference (Δ = 0 everywhere);
+- monai: reference + 0.5 mm for distance metrics, + 0.01 (1 %pt) for NSD, BIoU and DSC;
+- metricsreloaded: equal to monai (an identical pair);
+- medpy (HD, HD95, MASD, DSC): reference + 2 mm ± noise, one inf and one NaN score;
+- miseval (HD, DSC): HD = reference × 2 at voxel sizes other than 1 mm, else reference;
+  two rows with status "error";
+- anima: every row "unavailable";
+- reference-marching-cubes = reference + 0.01; reference-surface-nets = reference − 0.1.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from study.records import METRICS, RELATIVE_METRICS, SCORE_COLUMNS, TIMING_COLUMNS
+
+SPACINGS = ("1x1x1", "2x2x2", "0.5x0.5x2")
+OARS = {"Cochlea_L": "small", "OpticNrv_L": "small", "Glottis": "midsize",
+        "Glnd_Submand_L": "midsize", "Parotid_L": "large", "Bone_Mandible": "large",
+        "A_Carotid_L": "tubular", "A_Carotid_R": "tubular"}
+CASES = ("case_01", "case_02", "case_03")
+TOOLS = ("anima", "deepmind", "medpy", "metricsreloaded", "miseval", "monai")
+"""Configured tools of the fixture: 7 implementations with the reference."""
+
+SUPPORTED = {"deepmind": METRICS, "monai": METRICS, "metricsreloaded": METRICS,
+             "medpy": ("HD", "HD95", "MASD", "DSC"), "miseval": ("HD", "DSC"),
+             "anima": ("HD", "MASD", "ASSD", "DSC")}
+
+
+def make_config() -> dict:
+    """The configuration the fixture corresponds to."""
+    return {"dataset": {"name": "synthetic"},
+            "voxel_sizes": [[1, 1, 1], [2, 2, 2], [0.5, 0.5, 2]],
+            "metrics": {"percentile": 95, "tau_mm": 2.0}, "tools": list(TOOLS),
+            "timing": {"voxel_size": [1, 1, 1], "repeats": 2}}
+
+
+def _row(case, oar, spacing, tool, metric, value, status="ok", message=""):
+    return {"dataset": "synthetic", "case": case, "oar": oar, "category": OARS[oar],
+            "spacing": spacing, "tool": tool, "tool_version": f"{tool}-1.0", "metric": metric,
+            "value": float(value), "status": status, "message": message, "seconds": 0.01}
+
+
+def _reference_value(rng: np.random.Generator, metric: str) -> float:
+    return float(rng.uniform(0.4, 0.95) if metric in RELATIVE_METRICS else rng.uniform(1, 20))
+
+
+def _tool_value(tool, metric, spacing, ref, rng):
+    """Planted tool score and status for one reference score."""
+    relative = metric in RELATIVE_METRICS
+    if tool == "deepmind":
+        return ref, "ok"
+    if tool in ("monai", "metricsreloaded"):
+        return ref + (0.01 if relative else 0.5), "ok"
+    if tool == "medpy":
+        return ref + (0.0 if relative else 2.0 + rng.normal(0, 0.1)), "ok"
+    if tool == "miseval":
+        return (ref * 2 if spacing != "1x1x1" and metric == "HD" else ref), "ok"
+    return np.nan, "unavailable"
+
+
+def make_scores(seed: int = 7) -> pd.DataFrame:
+    """Scores table with the planted behaviours in the module docstring."""
+    rng = np.random.default_rng(seed)
+    rows = []
+    for spacing in SPACINGS:
+        for case in CASES:
+            for oar in OARS:
+                for metric in METRICS:
+                    ref = _reference_value(rng, metric)
+                    rows.append(_row(case, oar, spacing, "reference", metric, ref))
+                    rows.append(_row(case, oar, spacing, "reference-marching-cubes", metric,
+                                     ref + 0.01))
+                    rows.append(_row(case, oar, spacing, "reference-surface-nets", metric,
+                                     ref - 0.1))
+                    for tool in TOOLS:
+                        if metric not in SUPPORTED[tool]:
+                            continue
+                        value, status = _tool_value(tool, metric, spacing, ref, rng)
+                        rows.append(_row(case, oar, spacing, tool, metric, value, status,
+                                         "not installed" if status == "unavailable" else ""))
+    scores = pd.DataFrame(rows, columns=list(SCORE_COLUMNS))
+    _plant_nonfinite(scores)
+    return scores
+
+
+def _plant_nonfinite(scores: pd.DataFrame) -> None:
+    """One inf and one NaN medpy HD95 at 1 mm; two miseval HD errors at 2 mm."""
+    medpy = scores.index[(scores["tool"] == "medpy") & (scores["metric"] == "HD95")
+                         & (scores["spacing"] == "1x1x1")]
+    scores.loc[medpy[0], ["value", "status"]] = [np.inf, "inf"]
+    scores.loc[medpy[1], ["value", "status"]] = [np.nan, "nan"]
+    miseval = scores.index[(scores["tool"] == "miseval") & (scores["metric"] == "HD")
+                           & (scores["spacing"] == "2x2x2")]
+    scores.loc[miseval[:2], ["value", "status", "message"]] = [np.nan, "error", "boom"]
+
+
+def edge_case_documents() -> list[dict]:
+    """Edge-case records of three tools."""
+    def records(o1, o2, o3, warned=False, metrics=("DSC", "HD")):
+        out = []
+        for metric in metrics:
+            for case, output in zip(("O1", "O2", "O3", "S"), (o1, o2, o3, "unchanged"),
+                                    strict=True):
+                value = {"inf": "inf", "nan": "nan", "0": "0.0", "number": "3.5"}.get(output, "")
+                out.append({"case": case, "metric": metric, "output": output, "value": value,
+                            "warned": warned, "message": ""})
+        return out
+    return [
+        {"tool": "monai", "label": "MONAI", "version": "1.6.1",
+         "records": records("nan", "nan", "nan", warned=True)},
+        {"tool": "deepmind", "label": "Google DeepMind", "version": "0.1",
+         "records": records("inf", "inf", "nan")},
+        {"tool": "miseval", "label": "MISeval", "version": "1.3.0",
+         "records": records("number", "number", "0")},
+    ]
+
+
+def make_timing(seed: int = 3) -> pd.DataFrame:
+    """HD timings at 1 mm: deepmind ~10 ms, monai ~50 ms, medpy ~1 s; 2 repeats; one error."""
+    rng = np.random.default_rng(seed)
+    base = {"deepmind": 0.01, "monai": 0.05, "medpy": 1.0, "reference": 0.3}
+    rows = []
+    for tool, seconds in base.items():
+        for case in CASES:
+            for oar, category in OARS.items():
+                for repeat in range(2):
+                    rows.append({"dataset": "synthetic", "case": case, "oar": oar,
+                                 "category": category, "spacing": "1x1x1", "tool": tool,
+                                 "tool_version": f"{tool}-1.0", "repeat": repeat,
+                                 "seconds": seconds * rng.uniform(0.8, 1.25), "status": "ok",
+                                 "message": ""})
+    rows[0].update(status="error", seconds=float("nan"), message="timeout")
+    return pd.DataFrame(rows, columns=list(TIMING_COLUMNS))
+
+
+def make_manifest(seed: int = 5) -> pd.DataFrame:
+    """Manifest with volumes in each category's range; one empty observer."""
+    rng = np.random.default_rng(seed)
+    centre = {"small": 300.0, "midsize": 4000.0, "large": 40000.0, "tubular": 3000.0}
+    rows = []
+    for case in CASES:
+        for oar, category in OARS.items():
+            for observer in ("A", "B"):
+                rows.append({"case": case, "oar": oar, "category": category,
+                             "observer": observer, "path": f"{case}/{oar}__{observer}.vtp",
+                             "volume_mm3": centre[category] * rng.uniform(0.7, 1.4)})
+    rows[-1].update(path="", volume_mm3=0.0)
+    return pd.DataFrame(rows)
+
+
+def write_results(root: Path) -> dict:
+    """Write scores, edge cases, timing and a manifest under `root`; return their paths."""
+    results = root / "results"
+    (results / "edge_cases").mkdir(parents=True)
+    (results / "timing").mkdir()
+    scores_path = results / "scores.parquet"
+    make_scores().to_parquet(scores_path)
+    edge_paths = []
+    for document in edge_case_documents():
+        path = results / "edge_cases" / f"{document['tool']}.json"
+        path.write_text(json.dumps(document))
+        edge_paths.append(path)
+    timing = make_timing()
+    timing_paths = []
+    for tool, rows in timing.groupby("tool"):
+        path = results / "timing" / f"{tool}.parquet"
+        rows.to_parquet(path)
+        timing_paths.append(path)
+    manifest_path = root / "data" / "synthetic" / "manifest.csv"
+    manifest_path.parent.mkdir(parents=True)
+    make_manifest().to_csv(manifest_path, index=False)
+    return {"results": results, "scores": scores_path, "edge_cases": edge_paths,
+            "timing": timing_paths, "manifest": manifest_path}

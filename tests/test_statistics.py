@@ -1,0 +1,131 @@
+"""Δ, summaries, Wilcoxon and Bonferroni against planted statistics and direct recomputation."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pandas as pd
+import pytest
+from analysis_fixtures import TOOLS, make_config, make_scores
+from scipy.stats import wilcoxon
+
+from study import statistics as st
+
+
+@pytest.fixture(scope="module")
+def scores() -> pd.DataFrame:
+    return make_scores()
+
+
+def test_bonferroni_factor_of_the_paper_configuration():
+    paper_tools = ["anima", "deepmind", "evaluatesegmentation", "medpy", "metricsreloaded",
+                   "miseval", "monai", "plastimatch", "pymia", "segmetrics", "simpleitk"]
+    config = {"voxel_sizes": [[1, 1, 1], [2, 2, 2], [0.5, 0.5, 2]], "tools": paper_tools}
+    assert st.bonferroni_factor_from_config(config) == 1188
+
+
+def test_bonferroni_factor_follows_the_configuration():
+    # 7 implementations (6 tools + reference), 6 metrics, 3 voxel sizes.
+    assert st.bonferroni_factor_from_config(make_config()) == 3 * 6 * math.comb(7, 2)
+    assert st.bonferroni_factor(1, 1, 2) == 1
+
+
+def test_bonferroni_rejects_bad_configuration():
+    with pytest.raises(KeyError, match="voxel_sizes"):
+        st.bonferroni_factor_from_config({"tools": ["monai"]})
+    with pytest.raises(ValueError, match="reference"):
+        st.implementations(["monai", "reference"])
+    with pytest.raises(ValueError, match="n_implementations"):
+        st.bonferroni_factor(3, 6, 0)
+
+
+def test_delta_of_a_tool_equal_to_the_reference_is_zero(scores):
+    delta = st.deltas(scores, ["deepmind"])
+    assert (delta["kind"] == "finite").all()
+    assert np.all(delta["delta"] == 0.0)
+
+
+def test_constant_offset_is_recovered_in_display_units(scores):
+    summary = st.summarize_deltas(st.deltas(scores, ["monai"]), ["metric", "spacing", "tool"])
+    hd = summary.loc[summary["metric"] == "HD"]
+    np.testing.assert_allclose(hd[["min", "max", "mean"]].to_numpy(), 0.5, atol=1e-9)
+    np.testing.assert_allclose(hd["sd"], 0.0, atol=1e-9)
+    nsd = summary.loc[summary["metric"] == "NSD"]
+    # 0.01 in [0, 1] is 1 percentage point.
+    np.testing.assert_allclose(nsd["mean"], 1.0, atol=1e-9)
+    assert set(nsd["unit"]) == {"%pt"} and set(hd["unit"]) == {"mm"}
+
+
+def test_nonfinite_and_failed_rows_are_counted_not_dropped(scores):
+    delta = st.deltas(scores, ["medpy", "miseval", "anima"])
+    summary = st.summarize_deltas(delta, ["metric", "spacing", "tool"]).set_index(
+        ["metric", "spacing", "tool"])
+    medpy = summary.loc[("HD95", "1x1x1", "medpy")]
+    assert medpy["n_nonfinite"] == 2 and medpy["n"] == 24 and medpy["n_finite"] == 22
+    assert summary.loc[("HD", "2x2x2", "miseval"), "n_failed"] == 2
+    anima = summary.loc[("HD", "1x1x1", "anima")]
+    assert anima["n_failed"] == anima["n"] and np.isnan(anima["mean"])
+
+
+def test_summary_matches_plain_pandas(scores):
+    summary = st.summarize_deltas(st.deltas(scores, ["medpy"]), ["metric", "spacing", "tool"])
+    got = summary.set_index(["metric", "spacing", "tool"]).loc[("HD95", "1x1x1", "medpy")]
+    keys = ["case", "oar"]
+    pick = (scores["metric"] == "HD95") & (scores["spacing"] == "1x1x1")
+    tool = scores.loc[pick & (scores["tool"] == "medpy")].set_index(keys)["value"]
+    ref = scores.loc[pick & (scores["tool"] == "reference")].set_index(keys)["value"]
+    diff = (tool - ref).replace([np.inf, -np.inf], np.nan).dropna()
+    assert got["mean"] == pytest.approx(diff.mean())
+    assert got["sd"] == pytest.approx(diff.std(ddof=1))
+    assert got["min"] == pytest.approx(diff.min()) and got["max"] == pytest.approx(diff.max())
+
+
+def test_missing_reference_row_is_classified(scores):
+    drop = scores.index[(scores["tool"] == "reference") & (scores["metric"] == "HD")][:1]
+    delta = st.deltas(scores.drop(drop), ["monai"])
+    assert (delta["kind"] == "no_reference").sum() == 1
+
+
+def test_deltas_rejects_a_table_without_required_columns(scores):
+    with pytest.raises(ValueError, match="lacks columns"):
+        st.deltas(scores.drop(columns=["status"]))
+
+
+def test_wilcoxon_p_value_matches_scipy_directly(scores):
+    factor = st.bonferroni_factor_from_config(make_config())
+    table = st.wilcoxon_table(scores, st.implementations(TOOLS), ["1x1x1"], factor)
+    row = table.loc[(table["metric"] == "HD") & (table["tool_a"] == "medpy")
+                    & (table["tool_b"] == "reference")].iloc[0]
+    pick = (scores["metric"] == "HD") & (scores["spacing"] == "1x1x1")
+    medpy = scores.loc[pick & (scores["tool"] == "medpy")].set_index(["case", "oar"])["value"]
+    ref = scores.loc[pick & (scores["tool"] == "reference")].set_index(["case", "oar"])["value"]
+    expected = wilcoxon(medpy.sort_index(), ref.sort_index()).pvalue
+    assert row["p_value"] == pytest.approx(expected)
+    assert row["p_corrected"] == pytest.approx(min(1.0, expected * factor))
+    assert row["status"] == "tested" and row["n_common"] == 24
+
+
+def test_wilcoxon_marks_identical_and_untestable_pairs(scores):
+    table = st.wilcoxon_table(scores, st.implementations(TOOLS), ["1x1x1"], 378)
+    by_pair = table.set_index(["metric", "tool_a", "tool_b"])
+    assert by_pair.loc[("HD", "metricsreloaded", "monai"), "status"] == "identical"
+    assert by_pair.loc[("HD", "deepmind", "reference"), "status"] == "identical"
+    assert by_pair.loc[("HD", "anima", "monai"), "status"] == "untestable"
+    assert np.isnan(by_pair.loc[("HD", "anima", "monai"), "p_corrected"])
+    # monai vs reference: 24 positive differences, exact p = 2/2^24, corrected 378x.
+    assert by_pair.loc[("HD", "monai", "reference"), "significant"]
+    # One row per pair, metric and voxel size: C(7, 2) x 6 metrics.
+    assert len(table) == math.comb(7, 2) * 6
+
+
+def test_smallest_attainable_p():
+    assert st.smallest_attainable_p(10) == pytest.approx(2 / 1024)
+    assert st.smallest_attainable_p(0) == 1.0
+
+
+def test_tool_order_puts_unknown_tools_before_the_reference():
+    order = st.ordered_tools(["reference", "zzz_new_tool", "monai", "anima",
+                              "reference-surface-nets"])
+    assert order == ["anima", "monai", "zzz_new_tool", "reference", "reference-surface-nets"]
+    assert st.tool_label("zzz_new_tool") == "zzz_new_tool"
