@@ -1,0 +1,210 @@
+"""What every adapter is: a thin, faithful wrapper around one tool.
+
+An adapter converts the study's inputs (bool masks `a` and `b`, spacing in mm along array axes)
+into what its tool wants, calls the tool the way the study did, and maps the tool's names back
+to the study's metric keys (`study.records.METRICS`). It never fixes the tool's arithmetic.
+
+Two kinds exist: Python tools, called in-process (importing torch/MONAI costs seconds, so a
+fresh interpreter per call is out of the question), and program tools, run through
+`subprocess` with a timeout on files written with the right header.
+"""
+
+from __future__ import annotations
+
+import importlib.metadata
+import importlib.util
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import warnings
+from collections.abc import Sequence
+from pathlib import Path
+
+import numpy as np
+
+TOOL_PATHS: dict[str, str | None] = {}
+"""Binary paths from the config (`tool_paths:`), keyed by registry name; set by `configure`."""
+
+
+class ToolError(RuntimeError):
+    """A program tool failed: non-zero exit, timeout, or output that cannot be parsed."""
+
+
+class ToolStderrWarning(UserWarning):
+    """A line a program tool printed on stderr that reads as a warning."""
+
+
+def configure(tool_paths: dict[str, str | None] | None = None) -> None:
+    """Record binary paths from the config; a None entry means "look on PATH"."""
+    for name, path in (tool_paths or {}).items():
+        TOOL_PATHS[name] = str(path) if path else None
+
+
+class Adapter:
+    """One tool. Subclasses set the class attributes and implement `_compute`.
+
+    Attributes:
+        name: registry key ("monai").
+        label: the tool's own name as in the paper's tables ("MONAI").
+        metrics: metric keys (from `study.records.METRICS`) the tool supports, DSC included.
+        ignores_spacing: metrics for which the tool ignores the voxel size (results then come
+            in voxel units whatever the spacing); flagged by the compare command.
+        is_program: True for tools run as external programs.
+    """
+
+    name: str = ""
+    label: str = ""
+    metrics: tuple[str, ...] = ()
+    ignores_spacing: frozenset[str] = frozenset()
+    is_program: bool = False
+
+    def version(self) -> str:
+        raise NotImplementedError
+
+    def unavailable(self) -> str | None:
+        raise NotImplementedError
+
+    def compute(self, a: np.ndarray, b: np.ndarray, spacing: Sequence[float], *,
+                metrics: Sequence[str], percentile: float = 95, tau: float = 2.0,
+                **options) -> dict[str, float]:
+        """Metric key -> the tool's value for the requested `metrics` it supports.
+
+        `a` goes to the tool's reference / ground-truth argument, `b` to its prediction.
+        """
+        unknown = sorted(set(metrics) - set(self.metrics))
+        if unknown:
+            raise ValueError(f"{self.name} does not compute {unknown}; it supports {self.metrics}")
+        return self._compute(np.asarray(a, dtype=bool), np.asarray(b, dtype=bool),
+                             tuple(float(s) for s in spacing), tuple(metrics),
+                             float(percentile), float(tau), **options)
+
+    def _compute(self, a: np.ndarray, b: np.ndarray, spacing: tuple[float, ...],
+                 metrics: tuple[str, ...], percentile: float, tau: float,
+                 **options) -> dict[str, float]:
+        raise NotImplementedError
+
+    def __repr__(self) -> str:
+        return f"<{type(self).__name__} {self.name!r}>"
+
+
+class PythonAdapter(Adapter):
+    """A tool imported into this process; `module` is checked without importing it."""
+
+    module: str = ""
+    distribution: str = ""
+    install_hint: str = ""
+
+    def unavailable(self) -> str | None:
+        # find_spec does not execute the package, so asking costs no torch import.
+        try:
+            found = importlib.util.find_spec(self.module) is not None
+        except (ImportError, ValueError) as error:
+            return f"Python package {self.module!r} cannot be inspected: {error}"
+        if not found:
+            return f"Python package {self.module!r} is not installed ({self.install_hint})"
+        return None
+
+    def version(self) -> str:
+        try:
+            return importlib.metadata.version(self.distribution)
+        except importlib.metadata.PackageNotFoundError:
+            return "not installed"
+
+
+_WARNING_LINE = re.compile(r"warn", re.IGNORECASE)
+
+
+class ProgramAdapter(Adapter):
+    """A tool run as an external program on NIfTI files it reads with ITK."""
+
+    is_program = True
+    binary: str = ""
+    env_var: str = ""
+    install_hint: str = ""
+
+    def find_binary(self) -> str | None:
+        """Config path, then the environment variable, then PATH, then next to Python.
+
+        Snakemake jobs may run without .venv/bin on PATH, yet pip wheels that ship a
+        program (plastimatch) put it next to sys.executable.
+        """
+        for candidate in (TOOL_PATHS.get(self.name), os.environ.get(self.env_var)):
+            if candidate:
+                return candidate
+        on_path = shutil.which(self.binary)
+        if on_path:
+            return on_path
+        beside_python = Path(sys.executable).parent / self.binary
+        return str(beside_python) if beside_python.is_file() else None
+
+    def unavailable(self) -> str | None:
+        path = self.find_binary()
+        if path is None:
+            return (f"program {self.binary!r} not found (set tool_paths.{self.name} in the "
+                    f"config or ${self.env_var}, or put it on PATH; {self.install_hint})")
+        if not (os.path.isfile(path) and os.access(path, os.X_OK)):
+            return f"{path} (for {self.name}) is not an executable file"
+        return None
+
+    def run(self, arguments: Sequence[str], *, timeout: float, cwd: str | None = None) -> str:
+        """Run the binary; return its stdout. Failures raise ToolError with the tool's words.
+
+        Lines on stderr that mention a warning are re-issued as ToolStderrWarning, so the
+        harness records them the same way as Python warnings.
+        """
+        binary = self.find_binary()
+        if binary is None:
+            raise ToolError(self.unavailable() or f"{self.binary} not found")
+        try:
+            finished = subprocess.run([binary, *arguments], capture_output=True, text=True,
+                                      timeout=timeout, cwd=cwd, errors="replace")
+        except subprocess.TimeoutExpired as error:
+            raise ToolError(f"{self.binary} timed out after {timeout:g} s") from error
+        except OSError as error:
+            raise ToolError(f"{self.binary} could not be started: {error}") from error
+        for line in finished.stderr.splitlines():
+            if _WARNING_LINE.search(line):
+                warnings.warn(line.strip(), ToolStderrWarning, stacklevel=2)
+        if finished.returncode != 0:
+            said = (finished.stderr.strip() or finished.stdout.strip())[-2000:]
+            raise ToolError(f"{self.binary} exited with code {finished.returncode}: {said}")
+        return finished.stdout
+
+    def _compute(self, a, b, spacing, metrics, percentile, tau, *, timeout: float = 600.0):
+        with tempfile.TemporaryDirectory(prefix=f"{self.name}-") as folder:
+            path_a = write_mask(a, spacing, Path(folder) / "a.nii.gz")
+            path_b = write_mask(b, spacing, Path(folder) / "b.nii.gz")
+            return self._run_on_files(path_a, path_b, folder, metrics, percentile, tau,
+                                      timeout=timeout)
+
+    def _run_on_files(self, path_a: Path, path_b: Path, folder: str, metrics: tuple[str, ...],
+                      percentile: float, tau: float, *, timeout: float) -> dict[str, float]:
+        raise NotImplementedError
+
+
+def sitk_image(mask: np.ndarray, spacing: Sequence[float]):
+    """A uint8 SimpleITK image of `mask`; SimpleITK's spacing is in (x, y, z) = reversed order."""
+    import SimpleITK as sitk
+
+    image = sitk.GetImageFromArray(np.ascontiguousarray(mask, dtype=np.uint8))
+    image.SetSpacing(tuple(float(s) for s in reversed(spacing)))
+    return image
+
+
+def write_mask(mask: np.ndarray, spacing: Sequence[float], path: Path) -> Path:
+    """Write `mask` as a uint8 NIfTI file with its spacing in the header."""
+    import SimpleITK as sitk
+
+    sitk.WriteImage(sitk_image(mask, spacing), str(path))
+    return path
+
+
+def parse_number(text: str, *, what: str) -> float:
+    """float(text), or a ToolError naming the output field that could not be read."""
+    try:
+        return float(text)
+    except (TypeError, ValueError) as error:
+        raise ToolError(f"cannot read {what} from the tool's output: {text!r}") from error

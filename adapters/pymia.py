@@ -1,0 +1,38 @@
+"""pymia (PyPI `pymia`), `pymia.evaluation.evaluator.SegmentationEvaluator`.
+
+HD, HDp and NSD (`HausdorffDistance`, `SurfaceDiceOverlap`) use code copied from DeepMind's
+surface-distance: half-voxel-shifted surfels weighted by area. MASD is `AverageDistance`:
+SimpleITK's average Hausdorff distance over all foreground voxels (no boundary), the mean of
+the two directed means.
+Arguments: `evaluate(prediction=b, reference=a)` on SimpleITK images, from which the evaluator
+takes the spacing (it falls back to 1 mm for numpy input). Needs numpy < 2.4 (`np.in1d`).
+"""
+
+from __future__ import annotations
+
+from adapters.base import PythonAdapter, sitk_image
+
+
+class Pymia(PythonAdapter):
+    name = "pymia"
+    label = "pymia"
+    metrics = ("HD", "HD95", "MASD", "NSD", "DSC")
+    module = "pymia"
+    distribution = "pymia"
+    install_hint = "pip install pymia"
+
+    def _compute(self, a, b, spacing, metrics, percentile, tau):
+        from pymia.evaluation import evaluator as pymia_evaluator
+        from pymia.evaluation import metric as pymia_metric
+
+        factories = {
+            "HD": lambda: pymia_metric.HausdorffDistance(percentile=100, metric="HD"),
+            "HD95": lambda: pymia_metric.HausdorffDistance(percentile=percentile, metric="HD95"),
+            "MASD": lambda: pymia_metric.AverageDistance(metric="MASD"),
+            "NSD": lambda: pymia_metric.SurfaceDiceOverlap(tolerance=tau, metric="NSD"),
+            "DSC": lambda: pymia_metric.DiceCoefficient(metric="DSC"),
+        }
+        evaluator = pymia_evaluator.SegmentationEvaluator(
+            [factories[metric]() for metric in metrics], {1: "foreground"})
+        evaluator.evaluate(sitk_image(b, spacing), sitk_image(a, spacing), "pair")
+        return {result.metric: float(result.value) for result in evaluator.results}
