@@ -1,0 +1,138 @@
+"""The scoring loop: one implementation (a tool or a reference variant) on every mask pair.
+
+Every call goes through `adapters.invoke`, which times it and turns a tool's failure into an
+error instead of an exception, so one misbehaving tool never stops the study. The reference is
+wrapped in the same adapter interface, so it is timed and isolated exactly like the tools.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+import time
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+
+import pandas as pd
+
+from adapters import REGISTRY, Adapter, invoke
+from study.records import METRICS, REFERENCE_VARIANTS, SCORE_COLUMNS, status_of
+
+log = logging.getLogger(__name__)
+
+MESSAGE_LIMIT = 500
+"""Longest tool message kept per row: enough for an error's last line and its cause."""
+
+
+class ReferenceImplementation(Adapter):
+    """The mesh-based reference behind the adapter interface, for one meshing method."""
+
+    metrics = METRICS
+
+    def __init__(self, name: str, meshing: str) -> None:
+        self.name = name
+        self.meshing = meshing
+        self.label = "Reference" if name == "reference" else f"Reference ({meshing})"
+
+    def version(self) -> str:
+        import reference
+
+        return f"{getattr(reference, '__version__', 'unknown')} ({self.meshing})"
+
+    def unavailable(self) -> str | None:
+        return None
+
+    def _compute(self, a, b, spacing, metrics, percentile, tau) -> dict[str, float]:
+        from reference import compute_metrics
+
+        scores = compute_metrics(a, b, spacing, percentile=percentile, tau=tau,
+                                 meshing=self.meshing)
+        return {m: scores[m] for m in metrics}
+
+
+def implementation(name: str):
+    """The adapter-like object scoring `name`: a registry tool or a reference variant."""
+    if name in REFERENCE_VARIANTS:
+        return ReferenceImplementation(name, REFERENCE_VARIANTS[name])
+
+    if name not in REGISTRY:
+        known = ", ".join(sorted([*REGISTRY, *REFERENCE_VARIANTS]))
+        raise ValueError(f"unknown tool {name!r}; known tools: {known}")
+    return REGISTRY[name]
+
+
+def outcome_rows(outcome, metrics: Iterable[str], context: Mapping[str, object]) -> list[dict]:
+    """Tidy rows for one call's outcome: one row per metric the tool supports.
+
+    A failed call gives every metric an error row with the tool's message; a metric the tool
+    did not return is an error row too ("no value"), so nothing is silently missing.
+    """
+    warning_text = " | ".join(outcome.warnings)
+    rows = []
+    for metric in metrics:
+        value = outcome.values.get(metric) if outcome.error is None else None
+        if outcome.error is not None:
+            status, message, value = "error", outcome.error, math.nan
+        elif value is None:
+            status, message, value = "error", "the tool returned no value", math.nan
+        else:
+            value = float(value)
+            status, message = status_of(value), warning_text
+        rows.append({**context, "metric": metric, "value": value, "status": status,
+                     "message": message[-MESSAGE_LIMIT:], "seconds": outcome.seconds})
+    return rows
+
+
+def score_pairs(tool: str, pairs: pd.DataFrame, *, dataset: str, percentile: float,
+                tau: float, timeout: float, read_mask, progress_every: int = 10) -> pd.DataFrame:
+    """Score every pair in `pairs` (rows of pairs.csv) with one tool; tidy rows out.
+
+    `read_mask(path) -> (mask, spacing, origin)` loads one mask; the tool sees both masks on
+    the grid they were voxelized on, uncropped, exactly as a user's call would.
+    """
+    impl = implementation(tool)
+    metrics = [m for m in METRICS if m in impl.metrics]
+    version = impl.version()
+    rows: list[dict] = []
+    started = time.perf_counter()
+    for done, pair in enumerate(pairs.itertuples(index=False), start=1):
+        mask_a, spacing, _ = read_mask(pair.path_a)
+        mask_b, _, _ = read_mask(pair.path_b)
+        outcome = invoke(impl, mask_a, mask_b, spacing, metrics=metrics,
+                         percentile=percentile, tau=tau, timeout=timeout)
+        context = {"dataset": dataset, "case": pair.case, "oar": pair.oar,
+                   "category": pair.category, "spacing": pair.spacing, "tool": tool,
+                   "tool_version": version}
+        rows.extend(outcome_rows(outcome, metrics, context))
+        if done % progress_every == 0 or done == len(pairs):
+            log.info("%s: %d/%d pairs scored, %.1f s elapsed", tool, done, len(pairs),
+                     time.perf_counter() - started)
+    return pd.DataFrame(rows, columns=list(SCORE_COLUMNS))
+
+
+def unavailable_rows(tool: str, reason: str, *, dataset: str) -> pd.DataFrame:
+    """The single row that records an unavailable tool once per run, not once per pair."""
+    row = {c: "" for c in SCORE_COLUMNS} | {
+        "dataset": dataset, "tool": tool, "tool_version": "", "metric": "",
+        "value": math.nan, "status": "unavailable", "message": reason, "seconds": math.nan,
+    }
+    return pd.DataFrame([row], columns=list(SCORE_COLUMNS))
+
+
+def read_pairs(paths: Iterable[str | Path]) -> pd.DataFrame:
+    """Concatenate pairs.csv files; mask paths become absolute (they are relative to the CSV)."""
+    frames = []
+    for path in map(Path, paths):
+        frame = pd.read_csv(path, dtype={"case": str})
+        for column in ("path_a", "path_b"):
+            frame[column] = [str((path.parent / p).resolve()) for p in frame[column]]
+        frames.append(frame)
+    return pd.concat(frames, ignore_index=True)
+
+
+def collect(paths: Iterable[str | Path]) -> pd.DataFrame:
+    """One long table from the per-job score files, in a stable order."""
+    frames = [pd.read_parquet(p) for p in paths]
+    table = pd.concat([f for f in frames if len(f)], ignore_index=True)
+    return table.sort_values(["tool", "spacing", "case", "oar", "metric"], kind="stable",
+                             ignore_index=True)

@@ -1,0 +1,16 @@
+"""Snakemake entry point of rule probe_edge_cases: a tool on empty and swapped inputs."""
+
+import json
+
+from adapters.base import configure
+from study.edge_cases import probe
+from study.scoring import implementation
+from study.workflow_logging import log_to
+
+snakemake = globals()["snakemake"]
+
+with log_to(snakemake.log[0]):
+    configure(snakemake.params.tool_paths)
+    record = probe(implementation(snakemake.wildcards.tool))
+    with open(snakemake.output[0], "w", encoding="utf-8") as stream:
+        json.dump(record, stream, indent=1)

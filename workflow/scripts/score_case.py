@@ -1,0 +1,21 @@
+"""Snakemake entry point of rule score_case: one tool on every pair of one case."""
+
+from adapters.base import configure
+from study.masks import read_mask
+from study.scoring import read_pairs, score_pairs
+from study.workflow_logging import log_to
+
+snakemake = globals()["snakemake"]  # injected by Snakemake's script directive
+
+with log_to(snakemake.log[0]):
+    configure(snakemake.params.tool_paths)
+    table = score_pairs(
+        snakemake.wildcards.tool,
+        read_pairs(snakemake.input.pairs),
+        dataset=snakemake.wildcards.dataset,
+        percentile=snakemake.params.percentile,
+        tau=snakemake.params.tau,
+        timeout=snakemake.params.timeout,
+        read_mask=read_mask,
+    )
+    table.to_parquet(snakemake.output[0], index=False)

@@ -1,0 +1,15 @@
+"""Snakemake entry point of rule time_hd: HD call time per pair, repeated, for Fig. A5."""
+
+from adapters.base import configure
+from study.scoring import implementation, read_pairs
+from study.timing import time_hd
+from study.workflow_logging import log_to
+
+snakemake = globals()["snakemake"]
+
+with log_to(snakemake.log[0]):
+    configure(snakemake.params.tool_paths)
+    pairs = read_pairs(snakemake.input.pairs)
+    table = time_hd(implementation(snakemake.wildcards.tool), pairs, snakemake.params.repeats)
+    table["dataset"] = snakemake.params.dataset
+    table.to_parquet(snakemake.output[0], index=False)
