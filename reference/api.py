@@ -1,0 +1,236 @@
+"""Public entry points: metrics between two masks, or between two closed surfaces."""
+
+from __future__ import annotations
+
+import math
+import warnings
+from pathlib import Path
+
+import numpy as np
+
+from reference import biou
+from reference import meshing as meshing_lib
+from reference.closest import SurfaceIndex
+from reference.metrics import TIE_TOLERANCE, directed_distances, weighted_metrics
+from reference.signed import SignedSurface, orient_outward
+
+DEFAULT_SUBDIVISION = 2
+"""Levels of selective subdivision; chosen by the convergence study (docs/reference.md)."""
+
+METRIC_KEYS = ("HD", "HD95", "MASD", "ASSD", "NSD", "BIoU", "DSC")
+
+
+def _check_parameters(percentile, tau, subdivision) -> None:
+    if not (isinstance(percentile, int | float) and 0 < percentile <= 100):
+        raise ValueError(f"percentile must be in (0, 100]; got {percentile!r}")
+    if not (isinstance(tau, int | float) and math.isfinite(tau) and tau > 0):
+        raise ValueError(f"tau must be a positive finite number of mm; got {tau!r}")
+    if not (isinstance(subdivision, int | np.integer) and subdivision >= 0):
+        raise ValueError(f"subdivision must be a non-negative integer; got {subdivision!r}")
+
+
+def _load(mask, name: str):
+    """(array, spacing, origin) of a SimpleITK image or image file; arrays pass through."""
+    if isinstance(mask, str | Path):
+        import SimpleITK as sitk
+
+        if not Path(mask).is_file():
+            raise ValueError(f"{name}: file not found: {mask}")
+        mask = sitk.ReadImage(str(mask))
+    if type(mask).__name__ == "Image" and hasattr(mask, "GetSpacing"):
+        import SimpleITK as sitk
+
+        direction = np.asarray(mask.GetDirection()).reshape(mask.GetDimension(), -1)
+        if not np.allclose(np.abs(direction), np.eye(len(direction))):
+            raise ValueError(f"{name}: oblique image directions are not supported")
+        # SimpleITK lists spacing and origin x first; numpy's axis 0 is the slowest (z).
+        return (sitk.GetArrayFromImage(mask), tuple(mask.GetSpacing())[::-1],
+                tuple(mask.GetOrigin())[::-1])
+    return np.asarray(mask), None, None
+
+
+def _binary(array: np.ndarray, name: str) -> np.ndarray:
+    if array.dtype == bool:
+        return array
+    values = np.unique(array)
+    if not np.all(np.isin(values, (0, 1))):
+        raise ValueError(f"{name} must be binary (0/1 or bool); found values {values[:5]}")
+    return array.astype(bool)
+
+
+def _check_spacing(spacing, dim: int) -> np.ndarray:
+    try:
+        spacing = np.asarray(spacing, dtype=float).reshape(-1)
+    except (TypeError, ValueError) as error:
+        raise ValueError(f"spacing must be {dim} numbers; got {spacing!r}") from error
+    if len(spacing) != dim:
+        raise ValueError(f"spacing must have {dim} entries (one per mask axis); got {len(spacing)}")
+    if not np.all(np.isfinite(spacing) & (spacing > 0)):
+        raise ValueError(f"spacing must be positive and finite; got {tuple(spacing)}")
+    return spacing
+
+
+def _empty_result(empty_a: bool, empty_b: bool) -> dict[str, float]:
+    if empty_a and empty_b:
+        warnings.warn("both masks are empty: every metric is undefined (NaN)", stacklevel=3)
+        return dict.fromkeys(METRIC_KEYS, math.nan)
+    warnings.warn(f"mask {'a' if empty_a else 'b'} is empty: distances are inf, "
+                  "NSD, BIoU and DSC are 0", stacklevel=3)
+    return {"HD": math.inf, "HD95": math.inf, "MASD": math.inf, "ASSD": math.inf,
+            "NSD": 0.0, "BIoU": 0.0, "DSC": 0.0}
+
+
+def _distance_metrics(surface_a, surface_b, *, percentile, tau, subdivision, refine):
+    """Weighted metrics from one distance pass per direction; also the two signed surfaces."""
+    extent = np.ptp(np.concatenate([surface_a[0], surface_b[0]]), axis=0).max()
+    threshold = tau + TIE_TOLERANCE * max(float(extent), tau)
+    signed_a, signed_b = SignedSurface(*surface_a), SignedSurface(*surface_b)
+    directed = [directed_distances(src[0][src[1]], target.index, percentile=percentile,
+                                   threshold=threshold, subdivision=subdivision, refine=refine)
+                for src, target in ((surface_a, signed_b), (surface_b, signed_a))]
+    scores = weighted_metrics(*directed, percentile=percentile, threshold=threshold)
+    return scores, signed_a, signed_b
+
+
+def compute_metrics(a, b, spacing=None, *, percentile: float = 95, tau: float = 2.0,
+                    meshing: str = "discrete_marching_cubes",
+                    subdivision: int = DEFAULT_SUBDIVISION, origin=None,
+                    refine: str = "adaptive") -> dict[str, float]:
+    """HD, HDp ("HD95"), MASD, ASSD, NSD, BIoU, DSC between two masks (2D or 3D).
+
+    a, b: bool arrays (spacing[i] = voxel size in mm along axis i), or SimpleITK images or
+    image paths (spacing and origin from the header; axes reversed to numpy order). Both
+    masks are meshed, distances measured between the meshes (module `metrics`), BIoU counted
+    on a grid five times denser than the image grid (module `biou`); DSC from the voxels.
+    """
+    _check_parameters(percentile, tau, subdivision)
+    if refine not in ("adaptive", "uniform"):
+        raise ValueError(f"refine must be 'adaptive' or 'uniform'; got {refine!r}")
+    if meshing not in meshing_lib.MESHINGS:
+        raise ValueError(f"meshing must be one of {meshing_lib.MESHINGS}; got {meshing!r}")
+    a, spacing_a, origin_a = _load(a, "a")
+    b, _, _ = _load(b, "b")
+    spacing = spacing_a if spacing is None else spacing
+    origin = origin_a if origin is None else origin
+    if a.shape != b.shape:
+        raise ValueError(f"a and b must have the same shape; got {a.shape} and {b.shape}")
+    if a.ndim not in (2, 3):
+        raise ValueError(f"masks must be 2D or 3D; got {a.ndim} dimensions")
+    if spacing is None:
+        raise ValueError("spacing is required for numpy masks")
+    spacing = _check_spacing(spacing, a.ndim)
+    a, b = _binary(a, "a"), _binary(b, "b")
+    origin = np.zeros(a.ndim) if origin is None else _check_origin(origin, a.ndim)
+    if not a.any() or not b.any():
+        return _empty_result(not a.any(), not b.any())
+
+    # Crop to the union bounding box: meshing and BIoU only see the voxels that matter.
+    lower, upper = _union_box(a, b)
+    box = tuple(slice(lo, hi) for lo, hi in zip(lower, upper, strict=True))
+    a, b = a[box], b[box]
+    crop_origin = origin + lower * spacing
+    surface_a = mesh_surface(a, spacing, crop_origin, meshing)
+    surface_b = mesh_surface(b, spacing, crop_origin, meshing)
+    scores, signed_a, signed_b = _distance_metrics(
+        surface_a, surface_b, percentile=percentile, tau=tau, subdivision=subdivision,
+        refine=refine)
+    # The meshes stay within one voxel of the cropped masks, and every band point is inside.
+    grid = biou.dense_grid_of_image(crop_origin, spacing, -np.ones(a.ndim, int),
+                                    np.array(a.shape) + 1)
+    scores["BIoU"] = biou.count_bands(signed_a, signed_b, tau, grid).biou()
+    scores["DSC"] = 2.0 * np.count_nonzero(a & b) / (np.count_nonzero(a) + np.count_nonzero(b))
+    return {key: float(scores[key]) for key in METRIC_KEYS}
+
+
+def _union_box(a: np.ndarray, b: np.ndarray):
+    """First and one-past-last index of the foreground of a | b along every axis."""
+    lower, upper = [], []
+    for axis in range(a.ndim):
+        others = tuple(j for j in range(a.ndim) if j != axis)
+        occupied = np.flatnonzero(a.any(axis=others) | b.any(axis=others))
+        lower.append(occupied[0])
+        upper.append(occupied[-1] + 1)
+    return np.array(lower), np.array(upper)
+
+
+def _check_origin(origin, dim: int) -> np.ndarray:
+    origin = np.asarray(origin, dtype=float).reshape(-1)
+    if len(origin) != dim or not np.all(np.isfinite(origin)):
+        raise ValueError(f"origin must be {dim} finite numbers; got {tuple(origin)}")
+    return origin
+
+
+def mesh_surface(mask, spacing, origin, method):
+    """Mesh one mask and fix its orientation (outward), see `meshing.mesh_mask`."""
+    vertices, cells = meshing_lib.mesh_mask(mask, spacing, origin, method)
+    if method == "surface_nets" and mask.ndim == 2:
+        cells = _orient_segments_by_mask(vertices, cells, mask, spacing, origin)
+    return vertices, orient_outward(vertices, cells)
+
+
+def _orient_segments_by_mask(vertices, cells, mask, spacing, origin):
+    """Orient each 2D segment so its right-hand normal points out of the mask.
+
+    VTK's 2D surface nets emits segments in no consistent order. A step of a quarter voxel
+    from the midpoint along the right-hand normal lands in the voxel on that side.
+    """
+    start, end = vertices[cells[:, 0]], vertices[cells[:, 1]]
+    edge = end - start
+    normal = np.column_stack([edge[:, 1], -edge[:, 0]])
+    normal /= np.linalg.norm(normal, axis=1, keepdims=True)
+    probe = 0.5 * (start + end) + 0.25 * spacing.min() * normal
+    index = np.rint((probe - origin) / spacing).astype(int)
+    inside = np.all((index >= 0) & (index < mask.shape), axis=1)
+    inside[inside] = mask[tuple(index[inside].T)]
+    return np.where(inside[:, None], cells[:, ::-1], cells)
+
+
+def _check_surface(surface, name: str, dim: int | None = None):
+    try:
+        vertices, cells = surface
+        vertices = np.asarray(vertices, dtype=float)
+        cells = np.asarray(cells)
+    except (TypeError, ValueError) as error:
+        raise ValueError(f"{name} must be (vertices, cells)") from error
+    if vertices.ndim != 2 or vertices.shape[1] not in (2, 3):
+        raise ValueError(f"{name}: vertices must be (n, 2) or (n, 3); got {vertices.shape}")
+    if cells.ndim != 2 or cells.shape[1] != vertices.shape[1] or not np.issubdtype(
+            cells.dtype, np.integer):
+        raise ValueError(f"{name}: cells must be integer (m, {vertices.shape[1]}); "
+                         f"got {cells.dtype} {cells.shape}")
+    if len(cells) and (cells.min() < 0 or cells.max() >= len(vertices)):
+        raise ValueError(f"{name}: cells index vertices out of range")
+    if not np.all(np.isfinite(vertices)):
+        raise ValueError(f"{name}: vertices must be finite")
+    if dim is not None and vertices.shape[1] != dim:
+        raise ValueError(f"{name} has dimension {vertices.shape[1]}, the other surface {dim}")
+    return vertices, cells.astype(np.int64)
+
+
+def compute_surface_metrics(surface_a, surface_b, *, percentile: float = 95, tau: float = 2.0,
+                            subdivision: int = DEFAULT_SUBDIVISION, grid_step: float | None = None,
+                            refine: str = "adaptive") -> dict[str, float]:
+    """The same metrics between two closed surfaces given in mm (vertices, cells).
+
+    BIoU and DSC are counted on a regular grid of step `grid_step` (default tau / 10) over the
+    bounding box of both surfaces, with exact signed distances; DSC here is the volume overlap
+    of the two enclosed regions on that grid.
+    """
+    _check_parameters(percentile, tau, subdivision)
+    surface_a = _check_surface(surface_a, "surface_a")
+    surface_b = _check_surface(surface_b, "surface_b", surface_a[0].shape[1])
+    if len(surface_a[1]) == 0 or len(surface_b[1]) == 0:
+        return _empty_result(len(surface_a[1]) == 0, len(surface_b[1]) == 0)
+    surface_a = (surface_a[0], orient_outward(*surface_a))
+    surface_b = (surface_b[0], orient_outward(*surface_b))
+    scores, signed_a, signed_b = _distance_metrics(
+        surface_a, surface_b, percentile=percentile, tau=tau, subdivision=subdivision,
+        refine=refine)
+    step = tau / 10 if grid_step is None else float(grid_step)
+    points = np.concatenate([surface_a[0], surface_b[0]])
+    low, high = points.min(axis=0) - step, points.max(axis=0) + step
+    shape = tuple(int(n) for n in np.ceil((high - low) / step))
+    grid = biou.DenseGrid(low + 0.5 * step, np.full(len(low), step), shape)
+    counts = biou.count_bands(signed_a, signed_b, tau, grid, with_volumes=True)
+    scores["BIoU"], scores["DSC"] = counts.biou(), counts.dsc()
+    return {key: float(scores[key]) for key in METRIC_KEYS}

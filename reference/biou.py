@@ -1,0 +1,135 @@
+"""Boundary IoU from exact signed distances on a dense grid, evaluated hierarchically.
+
+X_b = {x in X : -tau <= sd_X(x) <= 0} is the part of X within tau of its own boundary, with
+sd_X the signed distance to the surface of X (negative inside). BIoU = |A_b & B_b| / |A_b | B_b|,
+volumes counted as points of a dense grid (five times denser than the image grid, as in the
+paper's Algorithm 1).
+
+Evaluating sd at every dense point is wasteful: sd is 1-Lipschitz, so within a block of dense
+points whose farthest point is rho from the block centre c, sd lies in [sd(c) - rho,
+sd(c) + rho]. If that interval lies inside [-tau, 0] every point of the block is in the band;
+if it misses [-tau, 0] none is. Only undecided blocks are split (halving each axis), down to
+single points, which are always decided. The counts are exactly those of evaluating sd at
+every dense point, at a fraction of the cost.
+"""
+
+from __future__ import annotations
+
+import itertools
+from dataclasses import dataclass
+
+import numpy as np
+
+from reference.signed import SignedSurface
+
+DENSE_FACTOR = 5
+"""Dense grid points per image voxel along each axis (the paper's choice)."""
+
+TOP_LEVEL_BLOCKS = 32768
+"""Upper bound on the number of blocks evaluated first; sets the size of the top blocks."""
+
+
+@dataclass
+class DenseGrid:
+    """Points origin + j * step for integer j in [0, shape) along every axis."""
+
+    origin: np.ndarray
+    step: np.ndarray
+    shape: tuple[int, ...]
+
+
+@dataclass
+class BandCounts:
+    """Dense points in A_b, in B_b, in both; and (if asked) in A, in B, in both."""
+
+    band_a: int = 0
+    band_b: int = 0
+    band_both: int = 0
+    inside_a: int = 0
+    inside_b: int = 0
+    inside_both: int = 0
+
+    def biou(self) -> float:
+        union = self.band_a + self.band_b - self.band_both
+        return self.band_both / union if union else float("nan")
+
+    def dsc(self) -> float:
+        total = self.inside_a + self.inside_b
+        return 2.0 * self.inside_both / total if total else float("nan")
+
+
+def dense_grid_of_image(origin, spacing, lower, upper, factor: int = DENSE_FACTOR) -> DenseGrid:
+    """Dense grid covering image voxels lower..upper-1: `factor` points per voxel and axis.
+
+    The points of voxel i sit at the centres of its factor**dim sub-voxels:
+    origin + (i - 1/2 + (k + 1/2) / factor) * spacing, k = 0..factor-1.
+    """
+    spacing = np.asarray(spacing, float)
+    step = spacing / factor
+    first = np.asarray(origin, float) + (np.asarray(lower) - 0.5 + 0.5 / factor) * spacing
+    shape = tuple(int(n) * factor for n in np.asarray(upper) - np.asarray(lower))
+    return DenseGrid(first, step, shape)
+
+
+def _classify(sd: np.ndarray, rho: np.ndarray, low: float, high: float):
+    """(decided, member) for blocks whose sd lies within rho of sd(centre): member of [low, high]."""
+    member = (sd - rho >= low) & (sd + rho <= high)
+    outside = (sd + rho < low) | (sd - rho > high)
+    return member | outside, member
+
+
+def _split(starts: np.ndarray, ends: np.ndarray):
+    """Children of blocks [starts, ends): each axis longer than 1 is halved."""
+    mids = (starts + ends) // 2
+    children_starts, children_ends = [], []
+    for halves in itertools.product((0, 1), repeat=starts.shape[1]):
+        halves = np.array(halves)
+        s = np.where(halves == 0, starts, mids)
+        e = np.where(halves == 0, mids, ends)
+        keep = np.all(e > s, axis=1)
+        children_starts.append(s[keep])
+        children_ends.append(e[keep])
+    return np.concatenate(children_starts), np.concatenate(children_ends)
+
+
+def _top_blocks(shape: tuple[int, ...]):
+    side = 1
+    while np.prod([-(-n // side) for n in shape]) > TOP_LEVEL_BLOCKS:
+        side *= 2
+    axes = [np.arange(0, n, side) for n in shape]
+    starts = np.stack(np.meshgrid(*axes, indexing="ij"), axis=-1).reshape(-1, len(shape))
+    ends = np.minimum(starts + side, np.array(shape))
+    return starts, ends
+
+
+def count_bands(surface_a: SignedSurface, surface_b: SignedSurface, tau: float,
+                grid: DenseGrid, *, with_volumes: bool = False) -> BandCounts:
+    """Count dense points in A_b, B_b and both (and in A, B, both with `with_volumes`)."""
+    counts = BandCounts()
+    starts, ends = _top_blocks(grid.shape)
+    while len(starts):
+        centres = grid.origin + (starts + ends - 1) / 2.0 * grid.step
+        rho = 0.5 * np.linalg.norm((ends - starts - 1) * grid.step, axis=1)
+        # Beyond tau + rho from a surface, a block is out of that surface's band whatever its
+        # sign; volumes need the sign everywhere, so no cut-off then.
+        reach = np.inf if with_volumes else tau + float(rho.max())
+        sd_a = surface_a.signed_distance(centres, reach)
+        sd_b = surface_b.signed_distance(centres, reach)
+        size = np.prod(ends - starts, axis=1)
+        decided_a, band_a = _classify(sd_a, rho, -tau, 0.0)
+        decided_b, band_b = _classify(sd_b, rho, -tau, 0.0)
+        decided = decided_a & decided_b
+        if with_volumes:
+            decided_ia, in_a = _classify(sd_a, rho, -np.inf, 0.0)
+            decided_ib, in_b = _classify(sd_b, rho, -np.inf, 0.0)
+            decided &= decided_ia & decided_ib
+            counts.inside_a += int(size[decided & in_a].sum())
+            counts.inside_b += int(size[decided & in_b].sum())
+            counts.inside_both += int(size[decided & in_a & in_b].sum())
+        counts.band_a += int(size[decided & band_a].sum())
+        counts.band_b += int(size[decided & band_b].sum())
+        counts.band_both += int(size[decided & band_a & band_b].sum())
+        if np.any(~decided & (size == 1)):
+            raise FloatingPointError("signed distance is NaN at a dense grid point")
+        starts, ends = _split(starts[~decided], ends[~decided])
+    return counts
