@@ -1,0 +1,381 @@
+"""The paper's figures: Fig. 4 (Δ box plots), A3 (OAR volumes), A4 (significance), A5 (time).
+
+One tool order (`statistics.ordered_tools`) and one colour per tool (`tool_colour`) in every
+figure. Sizes are for a two-column journal page (7.2 in wide), fonts 6-8 pt, PNG at 300 dpi
+plus a vector PDF.
+"""
+
+from __future__ import annotations
+
+import zlib
+from collections.abc import Sequence
+from pathlib import Path
+
+import matplotlib
+
+matplotlib.use("Agg")  # figures are files; never open a window (and work without a display)
+
+import matplotlib.pyplot as plt  # noqa: E402
+import numpy as np  # noqa: E402
+import pandas as pd  # noqa: E402
+from matplotlib.colors import BoundaryNorm, ListedColormap  # noqa: E402
+from matplotlib.lines import Line2D  # noqa: E402
+from matplotlib.patches import Patch  # noqa: E402
+from matplotlib.ticker import FuncFormatter  # noqa: E402
+
+from study import statistics as st  # noqa: E402
+from study.records import parse_spacing_label  # noqa: E402
+
+PAGE_WIDTH_IN = 7.2
+"""Two-column width of a typical journal page, inches."""
+
+DPI = 300
+
+_STUDY_PALETTE = [plt.get_cmap("tab20")(i) for i in (0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 1)]
+"""Eleven distinct colours for the eleven study tools, in the study's order."""
+
+_EXTRA_PALETTE = [plt.get_cmap("tab20")(i) for i in (3, 5, 7, 9, 11, 13, 15, 17, 19)]
+"""Colours for tools outside the study list; picked by a stable hash of the key."""
+
+_REFERENCE_COLOURS = {st.REFERENCE: "#222222", "reference-marching-cubes": "#777777",
+                      "reference-surface-nets": "#AAAAAA"}
+
+CATEGORY_COLOURS = {"small": "#4C72B0", "midsize": "#55A868", "large": "#C44E52",
+                    "tubular": "#8172B2"}
+CATEGORY_THRESHOLDS_MM3 = (1e3, 1e4)
+"""Category limits on the median OAR volume: small <= 1e3 < midsize <= 1e4 < large."""
+
+_STYLE = {"font.size": 7, "axes.titlesize": 7, "axes.labelsize": 7, "xtick.labelsize": 6,
+          "ytick.labelsize": 6, "legend.fontsize": 6, "axes.linewidth": 0.6,
+          "lines.linewidth": 0.8, "pdf.fonttype": 42}
+
+
+def tool_colour(tool: str):
+    """The one colour of a tool in every figure; depends on the tool key only."""
+    if tool in _REFERENCE_COLOURS:
+        return _REFERENCE_COLOURS[tool]
+    _, order = st._registry()
+    if tool in order and list(order).index(tool) < len(_STUDY_PALETTE):
+        return _STUDY_PALETTE[list(order).index(tool)]
+    return _EXTRA_PALETTE[zlib.crc32(tool.encode()) % len(_EXTRA_PALETTE)]
+
+
+def save(figure: plt.Figure, png_path: str | Path, pdf_path: str | Path | None = None) -> None:
+    """Write the figure as a 300 dpi PNG (and a PDF) and close it."""
+    for path in (png_path, pdf_path):
+        if path is not None:
+            Path(path).parent.mkdir(parents=True, exist_ok=True)
+    figure.savefig(png_path, dpi=DPI, bbox_inches="tight")
+    if pdf_path is not None:
+        figure.savefig(pdf_path, bbox_inches="tight")
+    plt.close(figure)
+
+
+def spacing_title(label: str) -> str:
+    """"0.5x0.5x2" -> "(0.5, 0.5, 2) mm"."""
+    return "(" + ", ".join(f"{v:g}" for v in parse_spacing_label(label)) + ") mm"
+
+
+def _legend_handles(tools: Sequence[str]) -> list[Patch]:
+    return [Patch(facecolor=tool_colour(t), edgecolor="black", linewidth=0.4,
+                  label=st.tool_label(t)) for t in tools]
+
+
+def _footer(figure: plt.Figure, text: str) -> None:
+    """A small-print line under the figure (versions, configuration)."""
+    figure.text(0.01, -0.005, text, fontsize=5, ha="left", va="top", wrap=True)
+
+
+# --------------------------------------------------------------------------------------------
+# Fig. 4: Δ box plots
+# --------------------------------------------------------------------------------------------
+
+def _plain_number(value: float, _position=None) -> str:
+    """Tick label without exponents: 0, 1, 10, 100, −10 (symlog ticks are powers of ten)."""
+    return f"{value:g}".replace("-", "−")
+
+
+def _decade_above(value: float) -> float:
+    """Axis limit at the next power of ten (at least 1), so a labelled tick bounds the data."""
+    return 1.3 * 10.0 ** max(0.0, np.ceil(np.log10(max(value, 1.0)) - 1e-9))
+
+
+def _box_panel(axis, delta: pd.DataFrame, tools: Sequence[str]) -> None:
+    """Box plots of finite Δ for each tool, with the count of non-finite Δ above each box."""
+    finite = delta.loc[delta["kind"] == "finite"]
+    positions = np.arange(len(tools))
+    data = [finite.loc[finite["tool"] == t, "scaled"].to_numpy() for t in tools]
+    drawn = [i for i, values in enumerate(data) if len(values)]
+    if drawn:
+        boxes = axis.boxplot([data[i] for i in drawn], positions=positions[drawn], widths=0.7,
+                             patch_artist=True, showfliers=True,
+                             flierprops={"markersize": 1.5, "markeredgewidth": 0.3},
+                             medianprops={"color": "black", "linewidth": 0.8},
+                             whiskerprops={"linewidth": 0.5}, capprops={"linewidth": 0.5})
+        for patch, i in zip(boxes["boxes"], drawn, strict=True):
+            patch.set_facecolor(tool_colour(tools[i]))
+            patch.set_linewidth(0.5)
+    axis.set_yscale("symlog", linthresh=1.0, linscale=1.0)
+    low, high = axis.get_ylim()
+    # Always show the whole linear band [-1, 1] so panels read alike.
+    axis.set_ylim(-_decade_above(-low), _decade_above(high))
+    axis.yaxis.set_major_formatter(FuncFormatter(_plain_number))
+    axis.axhline(0.0, color="black", linewidth=0.4, zorder=0)
+    for y in (-1.0, 1.0):
+        axis.axhline(y, color="grey", linewidth=0.3, linestyle=":", zorder=0)
+    _annotate_excluded(axis, delta, tools)
+    axis.set_xlim(-0.6, len(tools) - 0.4)
+    axis.set_xticks(positions)
+    axis.grid(axis="y", linewidth=0.2, alpha=0.5)
+
+
+def _annotate_excluded(axis, delta: pd.DataFrame, tools: Sequence[str]) -> None:
+    """Write the number of Δ that could not be plotted (non-finite or failed) above each tool."""
+    transform = axis.get_xaxis_transform()
+    for i, tool in enumerate(tools):
+        rows = delta.loc[delta["tool"] == tool]
+        nonfinite = int((rows["kind"] == "nonfinite").sum())
+        failed = int(rows["kind"].isin(["failed", "no_reference"]).sum())
+        if not len(rows) or len(rows) == failed:
+            axis.text(i, 0.5, "n/a", transform=transform, ha="center", va="center",
+                      fontsize=5, rotation=90, color="grey")
+            continue
+        label = "\n".join(x for x in (f"{nonfinite}∞" if nonfinite else "",
+                                       f"{failed}E" if failed else "") if x)
+        if label:
+            # Above the frame, so the count never hides a box.
+            axis.text(i, 1.02, label, transform=transform, ha="center", va="bottom",
+                      fontsize=4.5, color="#B00020", clip_on=False)
+
+
+def figure_4(delta: pd.DataFrame, png_path, pdf_path=None, *, spacings: Sequence[str] | None
+             = None, metrics: Sequence[str] = st.TESTED_METRICS, footer: str = "") -> None:
+    """Box plots of Δ per metric (rows), voxel size (columns) and tool (colour).
+
+    Linear inside [-1, 1] and logarithmic outside (symlog, linthresh = 1); Δ of NSD and BIoU
+    in percentage points. Above each box: how many Δ were non-finite (∞) or failed (E).
+    """
+    delta = delta.assign(scaled=delta["delta"] * delta["metric"].map(st.display_scale))
+    metrics = [m for m in metrics if m in set(delta["metric"])]
+    spacings = st.ordered_spacings(delta["spacing"], spacings)
+    if not metrics or not spacings:
+        raise ValueError("figure_4: no Δ to plot (no tested metric or voxel size in the table)")
+    all_tools = st.ordered_tools(delta["tool"])
+    with plt.rc_context(_STYLE):
+        figure, axes = plt.subplots(len(metrics), len(spacings), squeeze=False,
+                                    figsize=(PAGE_WIDTH_IN, 1.25 * len(metrics) + 0.9))
+        for row, metric in enumerate(metrics):
+            in_metric = delta.loc[delta["metric"] == metric]
+            for col, spacing in enumerate(spacings):
+                axis = axes[row, col]
+                # Same tools at the same x in every panel; a tool without the metric is "n/a".
+                _box_panel(axis, in_metric.loc[in_metric["spacing"] == spacing], all_tools)
+                bottom = row == len(metrics) - 1
+                axis.set_xticklabels([st.tool_label(t) for t in all_tools] if bottom else [],
+                                     rotation=60, ha="right", rotation_mode="anchor",
+                                     fontsize=5.5)
+                if row == 0:
+                    axis.set_title(spacing_title(spacing), pad=9)
+                if col == 0:
+                    axis.set_ylabel(f"Δ{metric} ({st.display_unit(metric)})")
+        figure.legend(handles=_legend_handles(all_tools), loc="lower center",
+                      bbox_to_anchor=(0.5, 1.0), ncol=min(6, len(all_tools)), frameon=False)
+        figure.tight_layout(h_pad=0.6, w_pad=0.4)
+        if footer:
+            _footer(figure, footer)
+        save(figure, png_path, pdf_path)
+
+
+# --------------------------------------------------------------------------------------------
+# Fig. A3: OAR volumes
+# --------------------------------------------------------------------------------------------
+
+def figure_a3(manifest: pd.DataFrame, png_path, pdf_path=None, *, footer: str = "") -> None:
+    """Box plots of OAR volume (mm³, log scale) per OAR, sorted by median, coloured by
+    category, with the category thresholds 1e3 and 1e4 mm³. Empty masks are left out."""
+    for column in ("oar", "category", "volume_mm3"):
+        if column not in manifest.columns:
+            raise ValueError(f"manifest lacks column {column!r}")
+    drawn = manifest.loc[manifest["volume_mm3"] > 0]
+    medians = drawn.groupby("oar")["volume_mm3"].median().sort_values()
+    category_of = drawn.groupby("oar")["category"].first()
+    with plt.rc_context(_STYLE):
+        figure, axis = plt.subplots(figsize=(PAGE_WIDTH_IN, 2.6))
+        data = [drawn.loc[drawn["oar"] == oar, "volume_mm3"].to_numpy() for oar in medians.index]
+        boxes = axis.boxplot(data, patch_artist=True, widths=0.7,
+                             flierprops={"markersize": 1.5},
+                             medianprops={"color": "black", "linewidth": 0.8})
+        for patch, oar in zip(boxes["boxes"], medians.index, strict=True):
+            patch.set_facecolor(CATEGORY_COLOURS.get(category_of[oar], "lightgrey"))
+            patch.set_linewidth(0.5)
+        axis.set_yscale("log")
+        for threshold in CATEGORY_THRESHOLDS_MM3:
+            axis.axhline(threshold, color="black", linestyle="--", linewidth=0.6)
+            axis.text(len(medians) + 0.4, threshold * 1.08, f"{threshold:,.0f} mm³",
+                      fontsize=5, va="bottom", ha="right")
+        axis.set_xticks(np.arange(1, len(medians) + 1))
+        axis.set_xticklabels(medians.index, rotation=60, ha="right", rotation_mode="anchor")
+        axis.set_ylabel("OAR volume (mm³)")
+        present = [c for c in CATEGORY_COLOURS if c in set(category_of)]
+        axis.legend(handles=[Patch(facecolor=CATEGORY_COLOURS[c], label=c) for c in present],
+                    loc="upper left", frameon=False, ncol=len(present))
+        axis.grid(axis="y", linewidth=0.2, alpha=0.5)
+        figure.tight_layout()
+        if footer:
+            _footer(figure, footer)
+        save(figure, png_path, pdf_path)
+
+
+# --------------------------------------------------------------------------------------------
+# Fig. A4: significance matrices
+# --------------------------------------------------------------------------------------------
+
+SIGNIFICANCE_CLASSES: tuple[str, ...] = (
+    "no common finite scores", "identical", "not significant", "p < 0.05", "p < 0.01",
+    "p < 0.001")
+_SIGNIFICANCE_COLOURS = ("#FFFFFF", "#6BAED6", "#C6DBEF", "#FDD49E", "#FC8D59", "#B30000")
+"""Blues: no difference detected; oranges to red: significant after correction."""
+
+
+def significance_class(row) -> int:
+    """Index into `SIGNIFICANCE_CLASSES` of one Wilcoxon row (corrected p)."""
+    if row["status"] == "untestable":
+        return 0
+    if row["status"] == "identical":
+        return 1
+    p = row["p_corrected"]
+    return 5 if p < 0.001 else 4 if p < 0.01 else 3 if p < st.ALPHA else 2
+
+
+def _significance_matrix(rows: pd.DataFrame, tools: Sequence[str]) -> np.ndarray:
+    """Lower-triangular matrix of significance classes; NaN on and above the diagonal."""
+    index = {t: i for i, t in enumerate(tools)}
+    matrix = np.full((len(tools), len(tools)), np.nan)
+    for row in rows.to_dict("records"):
+        i, j = sorted((index[row["tool_a"]], index[row["tool_b"]]), reverse=True)
+        matrix[i, j] = significance_class(row)
+    return matrix
+
+
+def figure_a4(wilcoxon: pd.DataFrame, png_path, pdf_path=None, *,
+              spacings: Sequence[str] | None = None, footer: str = "") -> None:
+    """Significance of every pair of implementations per metric (rows) and voxel size
+    (columns); colours bin the Bonferroni-corrected p (the factor is in the title)."""
+    if wilcoxon.empty:
+        raise ValueError("figure_a4: the Wilcoxon table is empty")
+    factor = int(wilcoxon["factor"].iloc[0])
+    metrics = [m for m in st.TESTED_METRICS if m in set(wilcoxon["metric"])]
+    spacings = st.ordered_spacings(wilcoxon["spacing"], spacings)
+    tools = st.ordered_tools([*wilcoxon["tool_a"], *wilcoxon["tool_b"]])
+    labels = [st.tool_label(t) for t in tools]
+    cmap = ListedColormap(_SIGNIFICANCE_COLOURS)
+    norm = BoundaryNorm(np.arange(len(SIGNIFICANCE_CLASSES) + 1) - 0.5, cmap.N)
+    with plt.rc_context(_STYLE):
+        # Voxel sizes as rows, metrics as columns: fits a page at two-column width.
+        figure, axes = plt.subplots(len(spacings), len(metrics), squeeze=False,
+                                    figsize=(PAGE_WIDTH_IN, 1.25 * len(spacings) + 1.1))
+        for r, spacing in enumerate(spacings):
+            for c, metric in enumerate(metrics):
+                axis = axes[r, c]
+                rows = wilcoxon.loc[(wilcoxon["metric"] == metric)
+                                    & (wilcoxon["spacing"] == spacing)]
+                matrix = _significance_matrix(rows, tools)
+                axis.imshow(matrix, cmap=cmap, norm=norm)
+                # Untestable cells get a cross so they differ from the empty upper triangle.
+                ys, xs = np.nonzero(matrix == 0)
+                axis.scatter(xs, ys, marker="x", s=3, linewidths=0.4, color="#888888")
+                _matrix_axes(axis, labels, r == len(spacings) - 1, c == 0)
+                axis.set_title(f"{metric}, {spacing_title(spacing)}", pad=2, fontsize=5.5)
+        handles = [Patch(facecolor=colour, edgecolor="grey", linewidth=0.3, label=name)
+                   for name, colour in zip(SIGNIFICANCE_CLASSES, _SIGNIFICANCE_COLOURS,
+                                           strict=True)]
+        handles[0] = Line2D([], [], marker="x", linestyle="", color="#888888", markersize=3,
+                            label=SIGNIFICANCE_CLASSES[0])
+        figure.legend(handles=handles, loc="lower center", bbox_to_anchor=(0.5, 1.0),
+                      ncol=len(handles), frameon=False,
+                      title=f"Paired Wilcoxon signed-rank tests; p × corr with corr = "
+                            f"{factor:,} (Bonferroni)")
+        figure.tight_layout(h_pad=0.3, w_pad=0.1)
+        if footer:
+            _footer(figure, footer)
+        save(figure, png_path, pdf_path)
+
+
+def _matrix_axes(axis, labels: Sequence[str], show_x: bool, show_y: bool) -> None:
+    ticks = np.arange(len(labels))
+    axis.set_xticks(ticks)
+    axis.set_yticks(ticks)
+    axis.set_xticklabels(labels if show_x else [], rotation=90, fontsize=4.5)
+    axis.set_yticklabels(labels if show_y else [], fontsize=4.5)
+    axis.tick_params(length=1, width=0.3)
+    axis.tick_params(which="minor", length=0)
+    axis.set_xticks(ticks - 0.5, minor=True)
+    axis.set_yticks(ticks - 0.5, minor=True)
+    axis.grid(which="minor", color="white", linewidth=0.3)
+    for side in axis.spines.values():
+        side.set_visible(False)
+
+
+# --------------------------------------------------------------------------------------------
+# Fig. A5: HD execution time
+# --------------------------------------------------------------------------------------------
+
+CATEGORY_ORDER: tuple[str, ...] = ("small", "midsize", "large", "tubular")
+
+
+def time_per_case(timing: pd.DataFrame) -> pd.DataFrame:
+    """Median over repeats of the HD time of each tool on each mask pair (status ok only)."""
+    ok = timing.loc[(timing["status"] == "ok") & np.isfinite(timing["seconds"])]
+    keys = ["dataset", "case", "oar", "category", "tool"]
+    return ok.groupby(keys, as_index=False)["seconds"].median()
+
+
+def figure_a5(timing: pd.DataFrame, png_path, pdf_path=None, *, footer: str = "") -> None:
+    """Box plots of HD time per case (s, log scale) by OAR category (groups) and tool
+    (colour); the number of failed timing runs per tool is in the legend."""
+    per_case = time_per_case(timing)
+    if per_case.empty:
+        raise ValueError("figure_a5: no successful timing rows")
+    tools = st.ordered_tools(timing["tool"])
+    failed = timing.loc[timing["status"] != "ok"].groupby("tool").size()
+    present = set(per_case["category"])
+    categories = [c for c in CATEGORY_ORDER if c in present] + sorted(present - set(CATEGORY_ORDER))
+    width = 0.8 / len(tools)
+    with plt.rc_context(_STYLE):
+        figure, axis = plt.subplots(figsize=(PAGE_WIDTH_IN, 2.6))
+        for k, tool in enumerate(tools):
+            for g, category in enumerate(categories):
+                values = per_case.loc[(per_case["tool"] == tool)
+                                      & (per_case["category"] == category), "seconds"]
+                if values.empty:
+                    continue
+                box = axis.boxplot([values.to_numpy()], positions=[g - 0.4 + (k + 0.5) * width],
+                                   widths=width * 0.85, patch_artist=True,
+                                   flierprops={"markersize": 1.2},
+                                   medianprops={"color": "black", "linewidth": 0.7})
+                box["boxes"][0].set_facecolor(tool_colour(tool))
+                box["boxes"][0].set_linewidth(0.4)
+        axis.set_yscale("log")
+        axis.set_xticks(np.arange(len(categories)))
+        axis.set_xticklabels(categories)
+        axis.set_xlim(-0.5, len(categories) - 0.5)
+        axis.set_ylabel("HD time per case (s)")
+        axis.grid(axis="y", which="both", linewidth=0.2, alpha=0.5)
+        handles = _legend_handles(tools)
+        for handle, tool in zip(handles, tools, strict=True):
+            if failed.get(tool, 0):
+                handle.set_label(f"{handle.get_label()} ({failed[tool]} failed runs)")
+        axis.legend(handles=handles, loc="upper left", bbox_to_anchor=(1.0, 1.0),
+                    frameon=False)
+        figure.tight_layout()
+        if footer:
+            _footer(figure, footer)
+        save(figure, png_path, pdf_path)
+
+
+def versions_footer(frame: pd.DataFrame, prefix: str = "") -> str:
+    """"Versions: Google DeepMind 0.1; MONAI 1.6.1; ..." from a table with tool_version."""
+    versions = frame.groupby("tool")["tool_version"].agg(
+        lambda v: "/".join(sorted(set(map(str, v)))))
+    parts = [f"{st.tool_label(t)} {versions[t]}" for t in st.ordered_tools(versions.index)]
+    return (prefix + " " if prefix else "") + "Versions: " + "; ".join(parts) + "."
