@@ -34,7 +34,7 @@ class ToolError(RuntimeError):
 
 
 class ToolStderrWarning(UserWarning):
-    """A line a program tool printed on stderr that reads as a warning."""
+    """A diagnostic line a program tool printed (a warning, or an error it survived)."""
 
 
 def configure(tool_paths: dict[str, str | None] | None = None) -> None:
@@ -114,7 +114,7 @@ class PythonAdapter(Adapter):
             return "not installed"
 
 
-_WARNING_LINE = re.compile(r"warn", re.IGNORECASE)
+_DIAGNOSTIC_LINE = re.compile(r"warn|error|empty", re.IGNORECASE)
 
 
 class ProgramAdapter(Adapter):
@@ -152,8 +152,9 @@ class ProgramAdapter(Adapter):
     def run(self, arguments: Sequence[str], *, timeout: float, cwd: str | None = None) -> str:
         """Run the binary; return its stdout. Failures raise ToolError with the tool's words.
 
-        Lines on stderr that mention a warning are re-issued as ToolStderrWarning, so the
-        harness records them the same way as Python warnings.
+        Diagnostic lines (mentioning a warning, an error or an empty input) the program prints
+        on either stream are re-issued as ToolStderrWarning, so the harness records them like
+        Python warnings: Anima, for one, prints "ERROR : ..." and still exits with 0.
         """
         binary = self.find_binary()
         if binary is None:
@@ -165,8 +166,8 @@ class ProgramAdapter(Adapter):
             raise ToolError(f"{self.binary} timed out after {timeout:g} s") from error
         except OSError as error:
             raise ToolError(f"{self.binary} could not be started: {error}") from error
-        for line in finished.stderr.splitlines():
-            if _WARNING_LINE.search(line):
+        for line in (finished.stderr + "\n" + finished.stdout).splitlines():
+            if _DIAGNOSTIC_LINE.search(line):
                 warnings.warn(line.strip(), ToolStderrWarning, stacklevel=2)
         if finished.returncode != 0:
             said = (finished.stderr.strip() or finished.stdout.strip())[-2000:]

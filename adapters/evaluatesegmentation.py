@@ -57,7 +57,11 @@ class EvaluateSegmentation(ProgramAdapter):
         except ElementTree.ParseError as error:
             raise ToolError(f"unreadable {report.name}: {error}") from error
         metrics = root.find("metrics")
-        return {} if metrics is None else {node.tag: node.get("value") for node in metrics}
+        if metrics is None:
+            # An empty mask: the program exits with 0 and writes only <message>.
+            said = (root.findtext("message") or "").strip()
+            raise ToolError(f"EvaluateSegmentation reported no metrics: {said or 'no message'}")
+        return {node.tag: node.get("value") for node in metrics}
 
 
 def _value(found: dict, symbol: str) -> float:

@@ -1,0 +1,88 @@
+"""HD execution time per pair and tool (paper, Fig. A5).
+
+Each repeat is one `adapters.invoke` call asking for HD only; `seconds` is the wall time of
+the tool call (for program tools the whole process, writing and reading files included).
+Masks are read once per pair, outside the timed call.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from adapters import Adapter, invoke
+from study.records import TIMING_COLUMNS, spacing_label, status_of
+
+PAIR_FIELDS = ("case", "oar", "category", "spacing", "path_a", "path_b")
+
+
+def read_mask(path: str | Path) -> tuple[np.ndarray, tuple[float, ...]]:
+    """(bool mask, spacing in array axis order) of a mask file.
+
+    Uses the project's `study.masks.read_mask` when present; otherwise SimpleITK directly.
+    """
+    try:
+        from study.masks import read_mask as project_read_mask
+    except ImportError:
+        project_read_mask = None
+    if project_read_mask is not None:
+        mask, spacing, _origin = project_read_mask(path)
+        return np.asarray(mask, dtype=bool), tuple(float(s) for s in spacing)
+    import SimpleITK as sitk
+
+    if not Path(path).is_file():
+        raise FileNotFoundError(f"mask file {path} does not exist")
+    image = sitk.ReadImage(str(path))
+    return sitk.GetArrayFromImage(image) != 0, tuple(reversed(image.GetSpacing()))
+
+
+def _checked(pair: Mapping, base: Path | None) -> dict:
+    missing = [name for name in PAIR_FIELDS if name not in pair]
+    if missing:
+        raise ValueError(f"pair row {dict(pair)} lacks the fields {missing}")
+    row = dict(pair)
+    for key in ("path_a", "path_b"):
+        path = Path(str(row[key]))
+        row[key] = base / path if base is not None and not path.is_absolute() else path
+    return row
+
+
+def time_hd(adapter: Adapter, pairs: Iterable[Mapping], repeats: int, *,
+            base: Path | None = None, timeout: float = 600.0,
+            dataset: str = "") -> pd.DataFrame:
+    """One row per pair and repeat with `TIMING_COLUMNS`; tool failures become error rows.
+
+    `pairs` holds rows of pairs.csv (case, oar, category, spacing, path_a, path_b); relative
+    paths are taken relative to `base`.
+    """
+    if repeats < 1:
+        raise ValueError(f"repeats must be at least 1, got {repeats}")
+    version = adapter.version()
+    rows = []
+    for pair in pairs:
+        row = _checked(pair, base)
+        a, spacing = read_mask(row["path_a"])
+        b, spacing_b = read_mask(row["path_b"])
+        if not np.allclose(spacing, spacing_b):
+            raise ValueError(f"{row['path_a']} and {row['path_b']} differ in spacing")
+        for repeat in range(repeats):
+            outcome = invoke(adapter, a, b, spacing, metrics=("HD",), timeout=timeout)
+            if outcome.unavailable is not None:
+                status, message = "unavailable", outcome.unavailable
+            elif outcome.error is not None:
+                status, message = "error", outcome.error
+            elif "HD" not in outcome.values:
+                status, message = "error", "the tool returned no HD"
+            else:
+                status, message = status_of(outcome.values["HD"]), "; ".join(outcome.warnings)
+            rows.append({
+                "dataset": row.get("dataset", dataset), "case": row["case"],
+                "oar": row["oar"], "category": row["category"],
+                "spacing": row.get("spacing") or spacing_label(spacing),
+                "tool": adapter.name, "tool_version": version, "repeat": repeat,
+                "seconds": outcome.seconds, "status": status, "message": message,
+            })
+    return pd.DataFrame(rows, columns=list(TIMING_COLUMNS))
