@@ -79,9 +79,9 @@ def _classify(sd: np.ndarray, rho: np.ndarray, low: float, high: float):
 
 
 def _split(starts: np.ndarray, ends: np.ndarray):
-    """Children of blocks [starts, ends): each axis longer than 1 is halved."""
+    """Children of blocks [starts, ends) (each axis longer than 1 halved), and their parents."""
     mids = (starts + ends) // 2
-    children_starts, children_ends = [], []
+    children_starts, children_ends, parents = [], [], []
     for halves in itertools.product((0, 1), repeat=starts.shape[1]):
         halves = np.array(halves)
         s = np.where(halves == 0, starts, mids)
@@ -89,7 +89,9 @@ def _split(starts: np.ndarray, ends: np.ndarray):
         keep = np.all(e > s, axis=1)
         children_starts.append(s[keep])
         children_ends.append(e[keep])
-    return np.concatenate(children_starts), np.concatenate(children_ends)
+        parents.append(np.flatnonzero(keep))
+    return (np.concatenate(children_starts), np.concatenate(children_ends),
+            np.concatenate(parents))
 
 
 def _top_blocks(shape: tuple[int, ...]):
@@ -102,34 +104,50 @@ def _top_blocks(shape: tuple[int, ...]):
     return starts, ends
 
 
+def _state(surface, centres, rho, known, tau, reach, with_volumes):
+    """Per block: -1 undecided, else a bit set (1 = in band, 2 = inside); only unknowns queried."""
+    state = known.copy()
+    todo = np.flatnonzero(state < 0)
+    sd = surface.signed_distance(centres[todo], reach)
+    decided, band = _classify(sd, rho[todo], -tau, 0.0)
+    value = band.astype(int)
+    if with_volumes:
+        decided_in, inside = _classify(sd, rho[todo], -np.inf, 0.0)
+        decided &= decided_in
+        value += 2 * inside
+    state[todo] = np.where(decided, value, -1)
+    return state
+
+
 def count_bands(surface_a: SignedSurface, surface_b: SignedSurface, tau: float,
                 grid: DenseGrid, *, with_volumes: bool = False) -> BandCounts:
-    """Count dense points in A_b, B_b and both (and in A, B, both with `with_volumes`)."""
+    """Count dense points in A_b, B_b and both (and in A, B, both with `with_volumes`).
+
+    A block decided for one surface passes its state to its children, so each surface is
+    only queried where it is still undecided.
+    """
     counts = BandCounts()
     starts, ends = _top_blocks(grid.shape)
+    known_a = known_b = np.full(len(starts), -1)
     while len(starts):
         centres = grid.origin + (starts + ends - 1) / 2.0 * grid.step
         rho = 0.5 * np.linalg.norm((ends - starts - 1) * grid.step, axis=1)
         # Beyond tau + rho from a surface, a block is out of that surface's band whatever its
         # sign; volumes need the sign everywhere, so no cut-off then.
         reach = np.inf if with_volumes else tau + float(rho.max())
-        sd_a = surface_a.signed_distance(centres, reach)
-        sd_b = surface_b.signed_distance(centres, reach)
+        state_a = _state(surface_a, centres, rho, known_a, tau, reach, with_volumes)
+        state_b = _state(surface_b, centres, rho, known_b, tau, reach, with_volumes)
         size = np.prod(ends - starts, axis=1)
-        decided_a, band_a = _classify(sd_a, rho, -tau, 0.0)
-        decided_b, band_b = _classify(sd_b, rho, -tau, 0.0)
-        decided = decided_a & decided_b
-        if with_volumes:
-            decided_ia, in_a = _classify(sd_a, rho, -np.inf, 0.0)
-            decided_ib, in_b = _classify(sd_b, rho, -np.inf, 0.0)
-            decided &= decided_ia & decided_ib
-            counts.inside_a += int(size[decided & in_a].sum())
-            counts.inside_b += int(size[decided & in_b].sum())
-            counts.inside_both += int(size[decided & in_a & in_b].sum())
-        counts.band_a += int(size[decided & band_a].sum())
-        counts.band_b += int(size[decided & band_b].sum())
-        counts.band_both += int(size[decided & band_a & band_b].sum())
+        decided = (state_a >= 0) & (state_b >= 0)
+        sa, sb, n = state_a[decided], state_b[decided], size[decided]
+        counts.band_a += int(n[(sa & 1) > 0].sum())
+        counts.band_b += int(n[(sb & 1) > 0].sum())
+        counts.band_both += int(n[(sa & sb & 1) > 0].sum())
+        counts.inside_a += int(n[(sa & 2) > 0].sum())
+        counts.inside_b += int(n[(sb & 2) > 0].sum())
+        counts.inside_both += int(n[(sa & sb & 2) > 0].sum())
         if np.any(~decided & (size == 1)):
             raise FloatingPointError("signed distance is NaN at a dense grid point")
-        starts, ends = _split(starts[~decided], ends[~decided])
+        starts, ends, parent = _split(starts[~decided], ends[~decided])
+        known_a, known_b = state_a[~decided][parent], state_b[~decided][parent]
     return counts
