@@ -1,0 +1,411 @@
+"""The generated summary: what the data say, in sentences, and how that compares with the paper.
+
+Every sentence is computed from the Δ summaries, the Wilcoxon table and the timings; nothing
+here is written by hand except the paper's claims being checked (STUDY.md section 7).
+"""
+
+from __future__ import annotations
+
+import html
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+import pandas as pd
+
+from study import statistics as st
+from study.records import parse_spacing_label, spacing_label
+
+NEGLIGIBLE: dict[str, float] = {"mm": 0.01, "%pt": 0.1}
+"""|Δ| at or below this (in display units) counts as agreeing with the reference."""
+
+PAPER_VERSIONS: dict[str, str] = {
+    "anima": "4.2", "deepmind": "0.1", "medpy": "0.4.0", "metricsreloaded": "0.1.0",
+    "miseval": "1.2.2", "monai": "1.3.0", "plastimatch": "1.9.4", "pymia": "0.3.2",
+    "segmetrics": "1.1.6", "simpleitk": "2.3.1",
+}
+"""Tool versions the paper used (Feb 2024), to flag where ours differ."""
+
+PAPER_PAIRS = 1561
+"""Mask pairs in the paper's study."""
+
+
+@dataclass
+class Section:
+    """A titled list of sentences (Markdown inline syntax allowed: **bold**)."""
+
+    title: str
+    lines: list[str] = field(default_factory=list)
+
+
+@dataclass
+class AnalysisInputs:
+    """Everything the findings are computed from."""
+
+    scores: pd.DataFrame
+    wilcoxon: pd.DataFrame
+    config: Mapping
+    timing: pd.DataFrame | None = None
+
+
+# --------------------------------------------------------------------------------------------
+# Helpers
+# --------------------------------------------------------------------------------------------
+
+def spacing_text(label: str) -> str:
+    return "(" + ", ".join(f"{v:g}" for v in parse_spacing_label(label)) + ") mm"
+
+
+def is_anisotropic(label: str) -> bool:
+    return len(set(parse_spacing_label(label))) > 1
+
+
+def signed(value: float) -> str:
+    return f"{value:+.2f}" if np.isfinite(value) else "n/a"
+
+
+def configured_spacings(config: Mapping) -> list[str]:
+    return [spacing_label(v) for v in config.get("voxel_sizes", [])]
+
+
+def _label_list(tools: Sequence[str]) -> str:
+    return ", ".join(st.tool_label(t) for t in st.ordered_tools(tools)) or "none"
+
+
+# --------------------------------------------------------------------------------------------
+# Sections
+# --------------------------------------------------------------------------------------------
+
+def setup_section(inputs: AnalysisInputs, spacings: Sequence[str]) -> Section:
+    """What was compared: data, configuration, tools and versions, Bonferroni factor."""
+    scores, config = inputs.scores, inputs.config
+    pairs = scores[["dataset", "case", "oar"]].drop_duplicates()
+    metrics = config.get("metrics", {})
+    versions = scores.groupby("tool")["tool_version"].agg(lambda v: "/".join(sorted(set(v))))
+    version_text = "; ".join(f"{st.tool_label(t)} {versions[t]}"
+                             for t in st.ordered_tools(versions.index))
+    factor = int(inputs.wilcoxon["factor"].iloc[0]) if not inputs.wilcoxon.empty else None
+    return Section("Set-up", [
+        f"Dataset **{', '.join(sorted(pairs['dataset'].unique()))}**: {len(pairs)} mask pairs "
+        f"({pairs['case'].nunique()} cases, {pairs['oar'].nunique()} OARs) at "
+        f"{len(spacings)} voxel sizes: {', '.join(spacing_text(s) for s in spacings)}.",
+        f"HDp with p = {metrics.get('percentile', 95)}; NSD and BIoU with tau = "
+        f"{metrics.get('tau_mm', 2.0)} mm. Δ = tool − reference; NSD and BIoU in percentage "
+        "points.",
+        f"Versions: {version_text}.",
+        f"Wilcoxon p-values are multiplied by the Bonferroni factor {factor:,}."
+        if factor else "No Wilcoxon tests were run.",
+    ])
+
+
+def spacing_verdict(row: Mapping, tolerance: float) -> str:
+    """Verdict on one tool, metric and voxel size from its finite-Δ summary."""
+    if not np.isfinite(row["mean"]):
+        return "has no finite Δ"
+    if max(abs(row["min"]), abs(row["max"])) <= tolerance:
+        return "agrees"
+    if row["mean"] > tolerance:
+        return "over-estimates"
+    if row["mean"] < -tolerance:
+        return "under-estimates"
+    return "scatters around the reference"
+
+
+def spacings_text(spacings: Sequence[str], every: Sequence[str]) -> str:
+    """"all voxel sizes" or the listed ones."""
+    if len(every) > 1 and list(spacings) == list(every):
+        return "all voxel sizes"
+    return ", ".join(spacing_text(s) for s in spacings)
+
+
+def tool_deviation(stats: pd.DataFrame, tolerance: float, spacings: Sequence[str]) -> str:
+    """"over-estimates at (2, 2, 2) mm by +10.2 [+1.29, +18.7]; agrees at (1, 1, 1) mm"."""
+    groups: dict[str, list[str]] = {}
+    for spacing, row in stats.iterrows():
+        groups.setdefault(spacing_verdict(row, tolerance), []).append(spacing)
+    parts = []
+    for verdict, members in groups.items():
+        if verdict in ("over-estimates", "under-estimates", "scatters around the reference"):
+            numbers = ", ".join(
+                f"{signed(stats.loc[s, 'mean'])} [{signed(stats.loc[s, 'min'])}, "
+                f"{signed(stats.loc[s, 'max'])}] at {spacing_text(s)}" for s in members)
+            parts.append(f"{verdict} (mean [min, max]: {numbers})")
+        else:
+            parts.append(f"{verdict} at {spacings_text(members, spacings)}")
+    excluded = int((stats["n"] - stats["n_finite"]).sum())
+    return "; ".join(parts) + (f"; {excluded} Δ not finite or failed" if excluded else "")
+
+
+def deviation_section(summary: pd.DataFrame, spacings: Sequence[str]) -> Section:
+    """Per metric, every tool's direction and size of Δ, largest mean |Δ| first."""
+    section = Section("Over- and under-estimation")
+    for metric in [m for m in st.TESTED_METRICS if m in set(summary["metric"])]:
+        unit = st.display_unit(metric)
+        rows = summary.loc[summary["metric"] == metric]
+        ranked = rows.groupby("tool")["mean"].apply(lambda m: m.abs().max()).dropna() \
+            .sort_values(ascending=False)
+        tools = []
+        for tool in ranked.index:
+            stats = rows.loc[rows["tool"] == tool].set_index("spacing")
+            stats = stats.reindex([s for s in spacings if s in stats.index])
+            tools.append(f"{st.tool_label(tool)} "
+                         f"{tool_deviation(stats, NEGLIGIBLE[unit], spacings)}")
+        if tools:
+            section.lines.append(f"**Δ{metric}** ({unit}, |Δ| ≤ {NEGLIGIBLE[unit]} counts as "
+                                 "agreement): " + " · ".join(tools) + ".")
+    return section
+
+
+def indistinguishable_section(wilcoxon: pd.DataFrame, spacings: Sequence[str]) -> Section:
+    """Pairs of implementations whose scores the corrected test cannot tell apart."""
+    section = Section("Indistinguishable pairs (identical scores, or corrected p ≥ "
+                      f"{st.ALPHA})")
+    if wilcoxon.empty:
+        section.lines.append("No tests were run.")
+        return section
+    same = wilcoxon.loc[wilcoxon["status"].isin(["identical"])
+                        | ((wilcoxon["status"] == "tested") & ~wilcoxon["significant"])]
+    for (a, b), rows in same.groupby(["tool_a", "tool_b"], sort=False):
+        where = "; ".join(
+            f"{metric} at {spacings_text(list(group['spacing']), spacings)}"
+            + (" (identical)" if (group["status"] == "identical").all() else "")
+            for metric, group in rows.groupby("metric", sort=False))
+        section.lines.append(f"{st.tool_label(a)} and {st.tool_label(b)}: {where}.")
+    if same.empty:
+        section.lines.append("Every testable pair differs significantly.")
+    untestable = int((wilcoxon["status"] == "untestable").sum())
+    section.lines.append(f"{untestable} of {len(wilcoxon)} comparisons had no common finite "
+                         "scores (a tool lacks the metric, failed, or is not installed).")
+    tested = wilcoxon.loc[wilcoxon["status"] == "tested", "n_common"]
+    if not tested.empty:
+        factor = int(wilcoxon["factor"].iloc[0])
+        floor = st.smallest_attainable_p(int(tested.min())) * factor
+        if floor >= st.ALPHA:
+            section.lines.append(
+                f"Caution: with only {int(tested.min())} common pairs, the smallest attainable "
+                f"corrected p is {min(floor, 1.0):.3g}, so 'not significant' here may only mean "
+                "too few pairs.")
+    return section
+
+
+def failures_section(scores: pd.DataFrame) -> Section:
+    """Tools that were not installed, and how many scores were errors or non-finite."""
+    section = Section("Missing and non-finite scores")
+    status_counts = scores.groupby(["tool", "status"]).size().unstack(fill_value=0)
+    for tool in st.ordered_tools(status_counts.index):
+        counts = status_counts.loc[tool]
+        total = int(counts.sum())
+        if counts.get("unavailable", 0) == total:
+            message = scores.loc[scores["tool"] == tool, "message"].iloc[0]
+            section.lines.append(f"{st.tool_label(tool)}: not available ({message}).")
+            continue
+        issues = {k: int(counts.get(k, 0)) for k in ("error", "nan", "inf", "unavailable")}
+        if any(issues.values()):
+            text = ", ".join(f"{n} {k}" for k, n in issues.items() if n)
+            section.lines.append(f"{st.tool_label(tool)}: {text} of {total} scores.")
+    if not section.lines:
+        section.lines.append("Every score of every tool is finite.")
+    return section
+
+
+def timing_section(timing: pd.DataFrame | None) -> Section:
+    """Median HD time per case and tool, fastest first."""
+    section = Section("HD execution time")
+    if timing is None or timing.empty:
+        section.lines.append("No timing records.")
+        return section
+    ok = timing.loc[timing["status"] == "ok"]
+    per_case = ok.groupby(["case", "oar", "tool"])["seconds"].median()
+    medians = per_case.groupby("tool").median().sort_values()
+    section.lines.append("Median per case, fastest first: " + "; ".join(
+        f"{st.tool_label(t)} {s * 1000:.3g} ms" for t, s in medians.items()) + ".")
+    return section
+
+
+# --------------------------------------------------------------------------------------------
+# Comparison with the paper
+# --------------------------------------------------------------------------------------------
+
+Check = Callable[[pd.DataFrame, pd.DataFrame, pd.DataFrame | None, Sequence[str]], str | None]
+
+
+def _mean(summary: pd.DataFrame, tool: str, metric: str, spacing: str | None = None) -> float:
+    rows = summary.loc[(summary["tool"] == tool) & (summary["metric"] == metric)]
+    if spacing is not None:
+        rows = rows.loc[rows["spacing"] == spacing]
+    return float(rows["mean"].mean()) if rows["mean"].notna().any() else np.nan
+
+
+def _pair_rows(wilcoxon: pd.DataFrame, a: str, b: str, metrics: Sequence[str]) -> pd.DataFrame:
+    pair = {a, b}
+    mask = [({x, y} == pair) for x, y in zip(wilcoxon["tool_a"], wilcoxon["tool_b"],
+                                             strict=True)]
+    rows = wilcoxon.loc[mask]
+    return rows.loc[rows["metric"].isin(metrics) & (rows["status"] != "untestable")]
+
+
+def check_miseval_hd(summary, wilcoxon, timing, spacings) -> str | None:
+    tools = set(summary["tool"])
+    if "miseval" not in tools:
+        return None
+    worst = {t: np.nanmax(np.abs([_mean(summary, t, "HD", s) for s in spacings]))
+             for t in tools if summary.loc[(summary["tool"] == t) & (summary["metric"] == "HD"),
+                                           "mean"].notna().any()}
+    leader = max(worst, key=worst.get)
+    others = max((v for t, v in worst.items() if t != "miseval"), default=np.nan)
+    agrees = leader == "miseval"
+    return (f"Paper: HD agrees across tools except MISeval (voxel size ignored). Here: largest "
+            f"|mean ΔHD| is {st.tool_label(leader)} ({worst[leader]:.2f} mm); the largest of "
+            f"the other tools is {others:.2f} mm — {'agrees' if agrees else 'differs'}.")
+
+
+def _equal_pair_check(a: str, b: str, metrics: Sequence[str]):
+    def check(summary, wilcoxon, timing, spacings) -> str | None:
+        rows = _pair_rows(wilcoxon, a, b, metrics)
+        if rows.empty:
+            return None
+        same = rows["status"].eq("identical") | ~rows["significant"]
+        verdict = "agrees" if same.all() else "differs"
+        return (f"Paper: {st.tool_label(a)} = {st.tool_label(b)} for {', '.join(metrics)}. "
+                f"Here: indistinguishable in {int(same.sum())} of {len(rows)} tests "
+                f"({int(rows['status'].eq('identical').sum())} identical) — {verdict}.")
+    return check
+
+
+def check_hd95_underestimation(summary, wilcoxon, timing, spacings) -> str | None:
+    found = [t for t in ("plastimatch", "segmetrics") if t in set(summary["tool"])]
+    if not found:
+        return None
+    parts, agrees = [], True
+    for tool in found:
+        rows = summary.loc[(summary["tool"] == tool) & (summary["metric"] == "HD95")]
+        mean, low = float(rows["mean"].mean()), float(rows["min"].min())
+        agrees &= bool(mean < 0)
+        parts.append(f"{st.tool_label(tool)} mean {signed(mean)} mm, min {signed(low)} mm")
+    return ("Paper: Plastimatch and seg-metrics underestimate HD95 with large outliers "
+            f"(Plastimatch down to −115 mm). Here: {'; '.join(parts)} — "
+            f"{'agrees' if agrees else 'differs'}.")
+
+
+def check_anisotropy(summary, wilcoxon, timing, spacings) -> str | None:
+    aniso = [s for s in spacings if is_anisotropic(s)]
+    iso = [s for s in spacings if not is_anisotropic(s)]
+    if not aniso or not iso or "deepmind" not in set(summary["tool"]):
+        return None
+    distance = summary.loc[summary["metric"].isin(["HD95", "MASD", "ASSD"])]
+    ratio = {}
+    for tool, rows in distance.groupby("tool"):
+        a = rows.loc[rows["spacing"].isin(aniso), "mean"].abs().mean()
+        i = rows.loc[rows["spacing"] == iso[0], "mean"].abs().mean()
+        if np.isfinite(a) and np.isfinite(i) and i > 0:
+            ratio[tool] = a / i
+    if "deepmind" not in ratio or len(ratio) < 2:
+        return None
+    others = np.median([v for t, v in ratio.items() if t != "deepmind"])
+    agrees = ratio["deepmind"] < others
+    return (f"Paper: point-based tools degrade on the anisotropic grid while DeepMind does not. "
+            f"Here: mean |Δ| (HD95, MASD, ASSD) at {spacing_text(aniso[0])} over "
+            f"{spacing_text(iso[0])} is {ratio['deepmind']:.2f}× for Google DeepMind, median "
+            f"{others:.2f}× for the other tools — {'agrees' if agrees else 'differs'}.")
+
+
+def check_reference_significance(summary, wilcoxon, timing, spacings) -> str | None:
+    versus = wilcoxon.loc[((wilcoxon["tool_a"] == st.REFERENCE)
+                           | (wilcoxon["tool_b"] == st.REFERENCE))
+                          & (wilcoxon["status"] != "untestable")]
+    if versus.empty:
+        return None
+    same = versus.loc[~versus["significant"]]
+    names = [f"{st.tool_label(r.tool_a if r.tool_b == st.REFERENCE else r.tool_b)} "
+             f"{r.metric} at {spacing_text(r.spacing)}" for r in same.itertuples()]
+    expected = {("medpy", "MASD"), ("monai", "MASD")}
+    observed = {(r.tool_a if r.tool_b == st.REFERENCE else r.tool_b, r.metric)
+                for r in same.itertuples()}
+    agrees = observed == expected and all(is_anisotropic(s) for s in same["spacing"])
+    return ("Paper: every tool differs significantly from the reference except MedPy and MONAI "
+            f"for MASD on the anisotropic grid. Here: {len(versus) - len(same)} of "
+            f"{len(versus)} tests against the reference are significant; not significant: "
+            f"{', '.join(names) or 'none'} — {'agrees' if agrees else 'differs'}.")
+
+
+def check_fastest(summary, wilcoxon, timing, spacings) -> str | None:
+    if timing is None or timing.empty:
+        return None
+    ok = timing.loc[(timing["status"] == "ok") & (timing["tool"] != st.REFERENCE)]
+    medians = ok.groupby(["case", "oar", "tool"])["seconds"].median().groupby("tool").median()
+    if len(medians) < 2:
+        return None
+    fastest = list(medians.sort_values().index[:2])
+    agrees = set(fastest) == {"deepmind", "monai"}
+    return (f"Paper: DeepMind and MONAI are the fastest. Here: the two fastest are "
+            f"{_label_list(fastest)} — {'agrees' if agrees else 'differs'}.")
+
+
+PAPER_CHECKS: tuple[Check, ...] = (
+    check_miseval_hd,
+    _equal_pair_check("metricsreloaded", "monai", ("HD", "HD95")),
+    _equal_pair_check("deepmind", "pymia", ("HD", "HD95", "NSD")),
+    check_hd95_underestimation,
+    check_anisotropy,
+    check_reference_significance,
+    check_fastest,
+)
+
+
+def paper_section(inputs: AnalysisInputs, summary: pd.DataFrame, spacings) -> Section:
+    """The paper's headline findings checked against these data, and why they may differ."""
+    section = Section("Compared with the paper")
+    for check in PAPER_CHECKS:
+        sentence = check(summary, inputs.wilcoxon, inputs.timing, spacings)
+        if sentence:
+            section.lines.append(sentence)
+    pairs = len(inputs.scores[["dataset", "case", "oar"]].drop_duplicates())
+    versions = inputs.scores.groupby("tool")["tool_version"].first()
+    changed = [f"{st.tool_label(t)} {PAPER_VERSIONS[t]} → {versions[t]}"
+               for t in st.ordered_tools(versions.index)
+               if t in PAPER_VERSIONS and str(versions[t]) != PAPER_VERSIONS[t]]
+    section.lines.append(
+        f"Why numbers differ: {pairs} mask pairs here against {PAPER_PAIRS:,} in the paper "
+        "(fewer pairs give the Wilcoxon test less power and the min | max ranges fewer "
+        "extremes); the shapes are synthetic, not HaN-Seg's clinical delineations; tool "
+        f"versions changed ({'; '.join(changed) or 'none'}); and our reference is our own "
+        "implementation of the paper's Algorithm 1.")
+    return section
+
+
+# --------------------------------------------------------------------------------------------
+# Assembly and rendering
+# --------------------------------------------------------------------------------------------
+
+def build_findings(inputs: AnalysisInputs) -> list[Section]:
+    """All sections, in reading order."""
+    st.check_scores(inputs.scores)
+    spacings = st.ordered_spacings(inputs.scores["spacing"], configured_spacings(inputs.config))
+    tools = [t for t in inputs.config.get("tools", []) if t in set(inputs.scores["tool"])]
+    summary = st.summarize_deltas(st.deltas(inputs.scores, tools or None),
+                                  ["metric", "spacing", "tool"])
+    return [setup_section(inputs, spacings), deviation_section(summary, spacings),
+            indistinguishable_section(inputs.wilcoxon, spacings), failures_section(inputs.scores),
+            timing_section(inputs.timing), paper_section(inputs, summary, spacings)]
+
+
+def render_markdown(sections: Sequence[Section], title: str = "Findings") -> str:
+    out = [f"# {title}", ""]
+    for section in sections:
+        out += [f"## {section.title}", ""] + [f"- {line}" for line in section.lines] + [""]
+    return "\n".join(out)
+
+
+def render_html(sections: Sequence[Section], title: str = "Findings") -> str:
+    """Self-contained HTML of the same sections (for the Snakemake report)."""
+    def inline(text: str) -> str:
+        escaped = html.escape(text)
+        parts = escaped.split("**")  # **bold** -> <b>bold</b>
+        return "".join(f"<b>{p}</b>" if i % 2 else p for i, p in enumerate(parts))
+    body = "".join(f"<h2>{html.escape(s.title)}</h2><ul>"
+                   + "".join(f"<li>{inline(line)}</li>" for line in s.lines) + "</ul>"
+                   for s in sections)
+    return (f"<!DOCTYPE html><html><head><meta charset='utf-8'><title>{html.escape(title)}"
+            "</title><style>body{font-family:sans-serif;font-size:14px;max-width:60em}"
+            f"li{{margin:0.3em 0}}</style></head><body><h1>{html.escape(title)}</h1>{body}"
+            "</body></html>\n")

@@ -1,0 +1,79 @@
+"""Figures are written as PNG (300 dpi) and PDF, with one colour per tool everywhere."""
+
+from __future__ import annotations
+
+import matplotlib.image as mpimg
+import pytest
+from analysis_fixtures import SPACINGS, TOOLS, make_manifest, make_scores, make_timing
+
+from study import figures
+from study import statistics as st
+
+
+@pytest.fixture(scope="module")
+def scores():
+    return make_scores()
+
+
+def assert_written(tmp_path, stem):
+    png, pdf = tmp_path / f"{stem}.png", tmp_path / f"{stem}.pdf"
+    assert pdf.read_bytes().startswith(b"%PDF")
+    image = mpimg.imread(png)
+    # At 300 dpi a two-column figure is about 2,100 px wide.
+    assert 1800 < image.shape[1] < 2600
+    return image
+
+
+def test_figure_4(tmp_path, scores):
+    figures.figure_4(st.deltas(scores), tmp_path / "f4.png", tmp_path / "f4.pdf",
+                     spacings=list(SPACINGS), footer="Dataset synthetic.")
+    assert_written(tmp_path, "f4")
+
+
+def test_figure_4_uses_symlog_with_unit_linear_band(scores, monkeypatch):
+    axes_seen = []
+    original = figures._box_panel
+
+    def spy(axis, delta, tools):
+        original(axis, delta, tools)
+        axes_seen.append(axis)
+    monkeypatch.setattr(figures, "_box_panel", spy)
+    monkeypatch.setattr(figures, "save", lambda *a, **k: None)
+    figures.figure_4(st.deltas(scores), "unused.png")
+    assert len(axes_seen) == 6 * 3
+    scale = axes_seen[0].yaxis.get_transform()
+    assert axes_seen[0].get_yscale() == "symlog" and scale.linthresh == 1.0
+    low, high = axes_seen[0].get_ylim()
+    assert low <= -1 and high >= 1
+
+
+def test_figure_a3_a4_a5(tmp_path, scores):
+    figures.figure_a3(make_manifest(), tmp_path / "a3.png", tmp_path / "a3.pdf")
+    wilcoxon = st.wilcoxon_table(scores, st.implementations(TOOLS), list(SPACINGS), 378)
+    figures.figure_a4(wilcoxon, tmp_path / "a4.png", tmp_path / "a4.pdf")
+    figures.figure_a5(make_timing(), tmp_path / "a5.png", tmp_path / "a5.pdf")
+    for stem in ("a3", "a4", "a5"):
+        assert_written(tmp_path, stem)
+
+
+def test_one_colour_per_tool_independent_of_the_other_tools():
+    keys = ["anima", "deepmind", "evaluatesegmentation", "medpy", "metricsreloaded",
+            "miseval", "monai", "plastimatch", "pymia", "segmetrics", "simpleitk", "reference"]
+    colours = [figures.tool_colour(k) for k in keys]
+    assert len({str(c) for c in colours}) == len(keys)
+    assert figures.tool_colour("new_tool") == figures.tool_colour("new_tool")
+
+
+def test_significance_classes():
+    row = {"status": "tested", "p_corrected": 0.004}
+    assert figures.SIGNIFICANCE_CLASSES[figures.significance_class(row)] == "p < 0.01"
+    assert figures.significance_class({"status": "untestable", "p_corrected": float("nan")}) == 0
+    assert figures.SIGNIFICANCE_CLASSES[
+        figures.significance_class({"status": "tested", "p_corrected": 0.2})] == "not significant"
+
+
+def test_empty_inputs_fail_clearly(tmp_path, scores):
+    with pytest.raises(ValueError, match="no successful timing"):
+        figures.figure_a5(make_timing().assign(status="error"), tmp_path / "x.png")
+    with pytest.raises(ValueError, match="volume_mm3"):
+        figures.figure_a3(make_manifest().drop(columns="volume_mm3"), tmp_path / "x.png")

@@ -1,0 +1,84 @@
+"""The generated findings state what the planted data contain."""
+
+from __future__ import annotations
+
+import pandas as pd
+import pytest
+from analysis_fixtures import SPACINGS, TOOLS, make_config, make_scores, make_timing
+
+from study import findings
+from study import statistics as st
+
+
+@pytest.fixture(scope="module")
+def sections() -> dict[str, findings.Section]:
+    scores, config = make_scores(), make_config()
+    wilcoxon = st.wilcoxon_table(scores, st.implementations(TOOLS), list(SPACINGS),
+                                 st.bonferroni_factor_from_config(config))
+    built = findings.build_findings(findings.AnalysisInputs(scores, wilcoxon, config,
+                                                            make_timing()))
+    return {section.title.split(" (")[0]: section for section in built}
+
+
+def text_of(section: findings.Section) -> str:
+    return "\n".join(section.lines)
+
+
+def test_setup_states_pairs_and_bonferroni_factor(sections):
+    text = text_of(sections["Set-up"])
+    assert "24 mask pairs" in text and "Bonferroni factor 378" in text
+
+
+def test_directions_and_sizes_of_planted_offsets(sections):
+    lines = {line.split("**")[1]: line for line in sections["Over- and under-estimation"].lines}
+    assert "MONAI over-estimates (mean [min, max]: +0.50 [+0.50, +0.50]" in lines["ΔHD"]
+    assert "Google DeepMind agrees at all voxel sizes" in lines["ΔHD"]
+    # MISeval ignores the voxel size: exact at 1 mm, over-estimates elsewhere.
+    assert "MISeval agrees at (1, 1, 1) mm; over-estimates" in lines["ΔHD"]
+    assert "MONAI over-estimates (mean [min, max]: +1.00" in lines["ΔNSD"]
+    # Ranked by the largest mean |Δ|: MISeval (about +10 mm) before MedPy (+2 mm).
+    assert lines["ΔHD"].index("MISeval") < lines["ΔHD"].index("MedPy")
+
+
+def test_indistinguishable_pairs_are_listed(sections):
+    text = text_of(sections["Indistinguishable pairs"])
+    assert "Metrics Reloaded and MONAI: HD at all voxel sizes (identical)" in text
+    assert "Google DeepMind and Reference" in text
+    assert "MedPy and Reference" not in text  # +2 mm on every pair is significant
+
+
+def test_failures_and_timing(sections):
+    failures = text_of(sections["Missing and non-finite scores"])
+    assert "Anima: not available (not installed)" in failures
+    assert "MISeval: 2 error of 144 scores" in failures
+    timing = text_of(sections["HD execution time"])
+    assert timing.index("Google DeepMind") < timing.index("MONAI") < timing.index("MedPy")
+
+
+def test_paper_comparison_checks_the_data(sections):
+    text = text_of(sections["Compared with the paper"])
+    assert "largest |mean ΔHD| is MISeval" in text and "— agrees" in text
+    assert "Metrics Reloaded = MONAI for HD, HD95. Here: indistinguishable in 6 of 6" in text
+    assert "the two fastest are Google DeepMind, MONAI — agrees" in text
+    assert "24 mask pairs here against 1,561" in text
+
+
+def test_small_samples_are_flagged():
+    scores = make_scores()
+    keep = scores["case"].eq("case_01") & scores["oar"].isin(["Cochlea_L", "Glottis"])
+    wilcoxon = st.wilcoxon_table(scores.loc[keep], ["monai", "reference"], ["1x1x1"], 1188)
+    section = findings.indistinguishable_section(wilcoxon, ["1x1x1"])
+    assert "smallest attainable corrected p" in text_of(section)
+
+
+def test_renderings(sections):
+    markdown = findings.render_markdown(list(sections.values()))
+    assert markdown.startswith("# Findings") and "## Compared with the paper" in markdown
+    page = findings.render_html(list(sections.values()))
+    assert "<b>ΔHD</b>" in page and "**" not in page
+
+
+def test_rejects_a_table_without_scores_columns():
+    with pytest.raises(ValueError, match="lacks columns"):
+        findings.build_findings(findings.AnalysisInputs(pd.DataFrame({"x": [1]}),
+                                                        pd.DataFrame(), make_config()))
