@@ -1,0 +1,76 @@
+"""HD timing rows from pairs.csv rows."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+import SimpleITK as sitk
+
+from adapters import REGISTRY
+from adapters.__main__ import main
+from adapters.base import PythonAdapter
+from study.records import TIMING_COLUMNS
+from study.timing import time_hd
+
+
+def write_pair(folder, spacing=(2.0, 1.0, 1.0)):
+    a = np.zeros((12, 12, 12), dtype=np.uint8)
+    a[3:8, 3:8, 3:8] = 1
+    b = np.roll(a, 1, axis=0)
+    paths = []
+    for name, mask in (("a", a), ("b", b)):
+        image = sitk.GetImageFromArray(mask)
+        image.SetSpacing(tuple(reversed(spacing)))
+        path = folder / f"Cochlea_L__{name}.nii.gz"
+        sitk.WriteImage(image, str(path))
+        paths.append(path.name)
+    return {"case": "case_01", "oar": "Cochlea_L", "category": "small", "spacing": "2x1x1",
+            "path_a": paths[0], "path_b": paths[1], "volume_a_mm3": 250.0,
+            "volume_b_mm3": 250.0}
+
+
+def test_time_hd_rows(tmp_path):
+    pair = write_pair(tmp_path)
+    table = time_hd(REGISTRY["simpleitk"], [pair], repeats=3, base=tmp_path, dataset="tiny")
+    assert tuple(table.columns) == TIMING_COLUMNS
+    assert list(table["repeat"]) == [0, 1, 2]
+    assert (table["status"] == "ok").all() and (table["seconds"] > 0).all()
+    assert set(table["dataset"]) == {"tiny"} and set(table["tool"]) == {"simpleitk"}
+
+
+class Crashing(PythonAdapter):
+    name = "crashing"
+    label = "Crashing"
+    metrics = ("HD", "DSC")
+    module = "numpy"
+    distribution = "numpy"
+
+    def _compute(self, *args):
+        raise MemoryError("out of memory")
+
+
+def test_tool_failure_becomes_error_rows(tmp_path):
+    table = time_hd(Crashing(), [write_pair(tmp_path)], repeats=2, base=tmp_path)
+    assert list(table["status"]) == ["error", "error"]
+    assert table["message"].str.contains("MemoryError").all()
+
+
+def test_bad_pairs_fail_early(tmp_path):
+    with pytest.raises(ValueError, match="lacks the fields"):
+        time_hd(REGISTRY["simpleitk"], [{"case": "x"}], repeats=1)
+    with pytest.raises(ValueError, match="repeats"):
+        time_hd(REGISTRY["simpleitk"], [], repeats=0)
+    pair = write_pair(tmp_path) | {"path_b": "missing.nii.gz"}
+    with pytest.raises(FileNotFoundError):
+        time_hd(REGISTRY["simpleitk"], [pair], repeats=1, base=tmp_path)
+
+
+def test_timing_command(tmp_path):
+    pairs = tmp_path / "pairs.csv"
+    pd.DataFrame([write_pair(tmp_path)]).to_csv(pairs, index=False)
+    out = tmp_path / "timing"
+    assert main(["timing", "--pairs", str(pairs), "--repeats", "2", "--tools", "simpleitk",
+                 "miseval", "--out", str(out)]) == 0
+    table = pd.read_parquet(out / "miseval.parquet")
+    assert len(table) == 2 and tuple(table.columns) == TIMING_COLUMNS
