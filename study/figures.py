@@ -379,3 +379,65 @@ def versions_footer(frame: pd.DataFrame, prefix: str = "") -> str:
         lambda v: "/".join(sorted(set(map(str, v)))))
     parts = [f"{st.tool_label(t)} {versions[t]}" for t in st.ordered_tools(versions.index)]
     return (prefix + " " if prefix else "") + "Versions: " + "; ".join(parts) + "."
+
+
+# --------------------------------------------------------------------------------------------
+# Entry points of the workflow rules (paths in, files out)
+# --------------------------------------------------------------------------------------------
+
+def configuration_footer(config: dict, dataset: str) -> str:
+    """"Dataset synthetic; HDp p = 95; NSD/BIoU tau = 2 mm." for figure small print."""
+    metrics = config.get("metrics", {})
+    return (f"Dataset {dataset}; HDp p = {metrics.get('percentile', 95)}; NSD and BIoU tau = "
+            f"{metrics.get('tau_mm', 2.0):g} mm.")
+
+
+def read_timing(paths: Sequence[str | Path]) -> pd.DataFrame:
+    """All timing records in one table; a missing file is an error naming it."""
+    frames = []
+    for path in paths:
+        if not Path(path).is_file():
+            raise FileNotFoundError(f"{path}: timing records not found")
+        frames.append(pd.read_parquet(path))
+    if not frames:
+        raise ValueError("no timing files given")
+    return pd.concat(frames, ignore_index=True)
+
+
+def make_figure_4(scores_path, png_path, pdf_path, config: dict) -> None:
+    """Fig. 4 from the scores file."""
+    from study.tables import configured_spacings, configured_tools, read_scores
+    scores = read_scores(scores_path)
+    delta = st.deltas(scores, configured_tools(config, scores) or None)
+    footer = configuration_footer(config, ", ".join(sorted(scores["dataset"].unique())))
+    figure_4(delta, png_path, pdf_path, spacings=configured_spacings(config),
+             footer=versions_footer(delta, footer))
+
+
+def make_figure_a3(manifest_path, png_path, pdf_path) -> None:
+    """Fig. A3 from the dataset manifest."""
+    if not Path(manifest_path).is_file():
+        raise FileNotFoundError(f"{manifest_path}: dataset manifest not found")
+    manifest = pd.read_csv(manifest_path)
+    dataset = Path(manifest_path).parent.name
+    figure_a3(manifest, png_path, pdf_path,
+              footer=f"Dataset {dataset}: {manifest[['case', 'oar']].drop_duplicates().shape[0]}"
+                     " OARs; volume of each observer's mask; empty masks left out.")
+
+
+def make_figure_a4(wilcoxon_csv, png_path, pdf_path, config: dict) -> None:
+    """Fig. A4 from the Wilcoxon table written by the table_wilcoxon rule."""
+    wilcoxon = pd.read_csv(wilcoxon_csv, dtype={"spacing": str})
+    from study.tables import configured_spacings
+    figure_a4(wilcoxon, png_path, pdf_path, spacings=configured_spacings(config),
+              footer="p-values of paired two-sided Wilcoxon signed-rank tests (scipy) on mask "
+                     "pairs where both implementations gave a finite score.")
+
+
+def make_figure_a5(timing_paths, png_path, pdf_path) -> None:
+    """Fig. A5 from the timing records."""
+    timing = read_timing(timing_paths)
+    spacings = ", ".join(spacing_title(s) for s in sorted(timing["spacing"].unique()))
+    figure_a5(timing, png_path, pdf_path,
+              footer=versions_footer(timing, f"HD only, voxel size {spacings}; median over "
+                                             f"{timing['repeat'].nunique()} repeats per case."))

@@ -409,3 +409,20 @@ def render_html(sections: Sequence[Section], title: str = "Findings") -> str:
             "</title><style>body{font-family:sans-serif;font-size:14px;max-width:60em}"
             f"li{{margin:0.3em 0}}</style></head><body><h1>{html.escape(title)}</h1>{body}"
             "</body></html>\n")
+
+
+def make_findings(scores_path, wilcoxon_csv, timing_paths, config: Mapping, md_path,
+                  html_path) -> list[Section]:
+    """Findings from the workflow's files; writes the Markdown and HTML renderings."""
+    from pathlib import Path
+
+    from study.figures import read_timing
+    from study.tables import read_scores
+    wilcoxon = pd.read_csv(wilcoxon_csv, dtype={"spacing": str})
+    timing = read_timing(timing_paths) if timing_paths else None
+    sections = build_findings(AnalysisInputs(read_scores(scores_path), wilcoxon, config,
+                                             timing))
+    Path(md_path).parent.mkdir(parents=True, exist_ok=True)
+    Path(md_path).write_text(render_markdown(sections), encoding="utf-8")
+    Path(html_path).write_text(render_html(sections), encoding="utf-8")
+    return sections

@@ -17,7 +17,13 @@ import numpy as np
 import pandas as pd
 
 from study import statistics as st
-from study.records import EDGE_CASES, EDGE_OUTPUTS, METRICS, parse_spacing_label
+from study.records import (
+    EDGE_CASES,
+    EDGE_OUTPUTS,
+    METRICS,
+    parse_spacing_label,
+    spacing_label,
+)
 
 CATEGORY_ORDER: tuple[str, ...] = ("small", "midsize", "large", "tubular")
 """OAR categories in the paper's order."""
@@ -373,3 +379,64 @@ def write_table(table: Table, csv_path: str | Path, md_path: str | Path,
     Path(tex_path).write_text(render_latex(table), encoding="utf-8")
     if html_path is not None:
         Path(html_path).write_text(render_html(table), encoding="utf-8")
+
+
+# --------------------------------------------------------------------------------------------
+# Entry points of the workflow rules (paths in, files out)
+# --------------------------------------------------------------------------------------------
+
+def read_scores(path: str | Path) -> pd.DataFrame:
+    """The scores table at `path`, checked for the columns the analysis needs."""
+    if not Path(path).is_file():
+        raise FileNotFoundError(f"{path}: scores table not found (run the collect rule first)")
+    scores = pd.read_parquet(path)
+    st.check_scores(scores, str(path))
+    if scores.empty:
+        raise ValueError(f"{path}: scores table has no rows")
+    return scores
+
+
+def configured_spacings(config: Mapping) -> list[str]:
+    """Voxel-size labels of the configuration, in its order."""
+    return [spacing_label(v) for v in config.get("voxel_sizes", [])]
+
+
+def configured_tools(config: Mapping, scores: pd.DataFrame) -> list[str]:
+    """Configured tools (and cross-checks) that appear in the scores table."""
+    wanted = [*config.get("tools", []), *config.get("cross_checks", [])]
+    present = set(scores["tool"])
+    return [t for t in wanted if t in present]
+
+
+def make_delta_table(which: str, scores_path, outputs: Mapping[str, str],
+                     config: Mapping) -> Table:
+    """Build Table A1, A2 or A4 from the scores file and write csv/md/tex/html outputs."""
+    scores = read_scores(scores_path)
+    spacings = configured_spacings(config)
+    tools = configured_tools(config, scores) or None
+    builders = {"a1": lambda: table_a1(scores, tools, spacings),
+                "a2": lambda: table_a2(scores, tools),
+                "a4": lambda: table_a4(scores, spacings)}
+    if which not in builders:
+        raise ValueError(f"unknown Δ table {which!r}; expected one of {list(builders)}")
+    table = builders[which]()
+    write_table(table, outputs["csv"], outputs["md"], outputs["tex"], outputs.get("html"))
+    return table
+
+
+def make_wilcoxon_table(scores_path, outputs: Mapping[str, str], config: Mapping) -> Table:
+    """Run every pairwise test with the configuration's Bonferroni factor; write the table."""
+    scores = read_scores(scores_path)
+    names = st.implementations(config["tools"])
+    factor = st.bonferroni_factor_from_config(config)
+    result = st.wilcoxon_table(scores, names, configured_spacings(config), factor)
+    table = table_wilcoxon(result, len(names))
+    write_table(table, outputs["csv"], outputs["md"], outputs["tex"], outputs.get("html"))
+    return table
+
+
+def make_edge_case_table(paths: Sequence[str | Path], outputs: Mapping[str, str]) -> Table:
+    """Table A3 from the edge-case JSON files; writes csv/md/tex/html outputs."""
+    table = table_a3(load_edge_cases(paths))
+    write_table(table, outputs["csv"], outputs["md"], outputs["tex"], outputs.get("html"))
+    return table

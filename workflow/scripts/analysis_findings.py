@@ -1,0 +1,10 @@
+"""Snakemake entry point of rule findings: the generated summary (Markdown and HTML)."""
+
+from study.findings import make_findings
+from study.workflow_logging import log_to
+
+snakemake = globals()["snakemake"]
+
+with log_to(snakemake.log[0]):
+    make_findings(snakemake.input.scores, snakemake.input.wilcoxon, list(snakemake.input.timing),
+                  snakemake.config, snakemake.output.md, snakemake.output.html)

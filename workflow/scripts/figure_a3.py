@@ -1,0 +1,9 @@
+"""Snakemake entry point of rule figure_a3: OAR volumes with the category thresholds."""
+
+from study.figures import make_figure_a3
+from study.workflow_logging import log_to
+
+snakemake = globals()["snakemake"]
+
+with log_to(snakemake.log[0]):
+    make_figure_a3(snakemake.input[0], snakemake.output.png, snakemake.output.pdf)

@@ -1,0 +1,9 @@
+"""Snakemake entry point of rule figure_a5: HD time per case by OAR category."""
+
+from study.figures import make_figure_a5
+from study.workflow_logging import log_to
+
+snakemake = globals()["snakemake"]
+
+with log_to(snakemake.log[0]):
+    make_figure_a5(list(snakemake.input), snakemake.output.png, snakemake.output.pdf)

@@ -1,0 +1,9 @@
+"""Snakemake entry point of rule table_a3: edge-case handling of every tool."""
+
+from study.tables import make_edge_case_table
+from study.workflow_logging import log_to
+
+snakemake = globals()["snakemake"]
+
+with log_to(snakemake.log[0]):
+    make_edge_case_table(list(snakemake.input), dict(snakemake.output.items()))

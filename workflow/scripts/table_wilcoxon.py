@@ -1,0 +1,9 @@
+"""Snakemake entry point of rule table_wilcoxon: pairwise tests, Bonferroni-corrected."""
+
+from study.tables import make_wilcoxon_table
+from study.workflow_logging import log_to
+
+snakemake = globals()["snakemake"]
+
+with log_to(snakemake.log[0]):
+    make_wilcoxon_table(snakemake.input[0], dict(snakemake.output.items()), snakemake.config)
