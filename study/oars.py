@@ -1,0 +1,76 @@
+"""The 30 organs-at-risk (OARs) of the HaN-Seg dataset and their volume categories.
+
+Categories follow the study (median volume V over cases): small V <= 1e3 mm^3,
+midsize 1e3 < V <= 1e4 mm^3, large V > 1e4 mm^3; the two carotid arteries form the fourth
+category, tubular, whatever their volume.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from types import MappingProxyType
+
+CATEGORIES: tuple[str, ...] = ("small", "midsize", "large", "tubular")
+
+SMALL_MAX_MM3 = 1e3
+MIDSIZE_MAX_MM3 = 1e4
+
+OARS: Mapping[str, str] = MappingProxyType({
+    "A_Carotid_L": "tubular",
+    "A_Carotid_R": "tubular",
+    "Arytenoid": "small",
+    "Bone_Mandible": "large",
+    "Brainstem": "large",
+    "BuccalMucosa": "midsize",
+    "Cavity_Oral": "large",
+    "Cochlea_L": "small",
+    "Cochlea_R": "small",
+    "Cricopharyngeus": "midsize",
+    "Esophagus_S": "midsize",
+    "Eye_AL": "small",
+    "Eye_AR": "small",
+    "Eye_PL": "midsize",
+    "Eye_PR": "midsize",
+    "Glnd_Lacrimal_L": "small",
+    "Glnd_Lacrimal_R": "small",
+    "Glnd_Submand_L": "midsize",
+    "Glnd_Submand_R": "midsize",
+    "Glnd_Thyroid": "large",
+    "Glottis": "midsize",
+    "Larynx_SG": "large",
+    "Lips": "midsize",
+    "OpticChiasm": "small",
+    "OpticNrv_L": "small",
+    "OpticNrv_R": "small",
+    "Parotid_L": "large",
+    "Parotid_R": "large",
+    "Pituitary": "small",
+    "SpinalCord": "large",
+})
+"""OAR name -> category, in HaN-Seg's alphabetical label order (read-only)."""
+
+
+def category_of_volume(volume_mm3: float) -> str:
+    """Volume category of a (median) volume in mm^3: small, midsize or large.
+
+    Tubular is a category by anatomy, not by volume, so it is never returned here.
+    """
+    if not volume_mm3 >= 0:  # also rejects NaN
+        raise ValueError(f"volume must be a non-negative number of mm^3, got {volume_mm3!r}")
+    if volume_mm3 <= SMALL_MAX_MM3:
+        return "small"
+    if volume_mm3 <= MIDSIZE_MAX_MM3:
+        return "midsize"
+    return "large"
+
+
+def check_oar_names(names: Iterable[str], *, where: str = "OAR list") -> list[str]:
+    """Return `names` as a list, or raise ValueError naming every unknown OAR and `where`."""
+    names = list(names)
+    unknown = [name for name in names if name not in OARS]
+    if unknown:
+        raise ValueError(
+            f"{where}: unknown OAR name(s) {', '.join(map(repr, unknown))}; "
+            f"known names are the 30 HaN-Seg OARs: {', '.join(OARS)}"
+        )
+    return names

@@ -1,0 +1,115 @@
+"""Meshes to binary masks with VTK, on one grid shared by both observers of a pair.
+
+Grid convention (as everywhere in the study): mask[i, j, k] is the voxel whose centre is at
+origin + (i, j, k) * spacing, array axis n being physical axis n (x, y, z), in mm. A voxel is
+inside when its centre is inside the closed surface (vtkPolyDataToImageStencil), the rule the
+HDilemma study used; it maps a mesh made from a mask on the same grid back to that mask.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+import vtk
+
+from study.meshes import array_from_image, check_closed
+
+
+@dataclass(frozen=True)
+class VoxelizedPair:
+    """Masks of observers A and B on one grid (spacing and origin in mm, array axis order)."""
+
+    mask_a: np.ndarray
+    mask_b: np.ndarray
+    spacing: tuple[float, float, float]
+    origin: tuple[float, float, float]
+
+    @property
+    def shape(self) -> tuple[int, ...]:
+        return self.mask_a.shape
+
+
+def check_spacing(spacing: Sequence[float], *, name: str = "spacing") -> tuple[float, ...]:
+    """Spacing as a tuple of 3 positive finite floats, or ValueError naming `name`."""
+    try:
+        values = tuple(float(s) for s in spacing)
+    except (TypeError, ValueError) as error:
+        raise ValueError(f"{name}: voxel size must be 3 numbers in mm, got {spacing!r}") from error
+    if len(values) != 3 or not all(math.isfinite(s) and s > 0 for s in values):
+        raise ValueError(f"{name}: voxel size must be 3 positive finite numbers in mm, "
+                         f"got {spacing!r}")
+    return values
+
+
+def voxelize_mesh(mesh: vtk.vtkPolyData | None, spacing: Sequence[float],
+                  origin: Sequence[float], shape: Sequence[int]) -> np.ndarray:
+    """Bool mask (shape) of the voxels whose centres lie inside the closed `mesh`."""
+    spacing = check_spacing(spacing)
+    shape = tuple(int(n) for n in shape)
+    if len(shape) != 3 or min(shape) < 1:
+        raise ValueError(f"grid shape must be 3 positive integers, got {shape!r}")
+    if mesh is None:
+        return np.zeros(shape, dtype=bool)
+    stencil = vtk.vtkPolyDataToImageStencil()
+    stencil.SetInputData(mesh)
+    stencil.SetOutputOrigin(*map(float, origin))
+    stencil.SetOutputSpacing(*spacing)
+    stencil.SetOutputWholeExtent(0, shape[0] - 1, 0, shape[1] - 1, 0, shape[2] - 1)
+    stencil.SetTolerance(0.0)  # a centre exactly on the surface is not moved inside
+    to_image = vtk.vtkImageStencilToImage()
+    to_image.SetInputConnection(stencil.GetOutputPort())
+    to_image.SetInsideValue(1)
+    to_image.SetOutsideValue(0)
+    to_image.SetOutputScalarTypeToUnsignedChar()
+    to_image.Update()
+    return array_from_image(to_image.GetOutput()).astype(bool)
+
+
+def union_bounds(meshes: Sequence[vtk.vtkPolyData | None]) -> tuple[np.ndarray, np.ndarray]:
+    """(lower, upper) corners of the union of the meshes' bounding boxes (mm)."""
+    boxes = [np.reshape(m.GetBounds(), (3, 2)) for m in meshes if m is not None]
+    if not boxes:
+        raise ValueError("both observers are empty: there is no grid to voxelize on")
+    return np.min([b[:, 0] for b in boxes], axis=0), np.max([b[:, 1] for b in boxes], axis=0)
+
+
+def pair_grid(lower: np.ndarray, upper: np.ndarray, spacing: Sequence[float], *,
+              margin_mm: float = 5.0, size_mm: Sequence[float] | None = None
+              ) -> tuple[tuple[float, ...], tuple[int, ...]]:
+    """Origin and shape of the grid for a pair with union bounds [lower, upper].
+
+    Union-bbox policy: the box plus `margin_mm` on every side. Fixed policy (`size_mm`): a
+    field of view of that size centred on the box. Origins are snapped to whole multiples of
+    the spacing, so every pair of a study at one voxel size lies on a common lattice.
+    """
+    spacing_arr = np.asarray(check_spacing(spacing))
+    if size_mm is None:
+        if not (math.isfinite(margin_mm) and margin_mm >= 0):
+            raise ValueError(f"margin_mm must be a non-negative number, got {margin_mm!r}")
+        low, high = lower - margin_mm, upper + margin_mm
+    else:
+        size = np.asarray(check_spacing(size_mm, name="size_mm"))
+        if np.any(size < upper - lower):
+            raise ValueError(f"field of view size_mm={list(size)} is smaller than the organ pair "
+                             f"(extent {np.round(upper - lower, 1).tolist()} mm)")
+        center = (lower + upper) / 2
+        low, high = center - size / 2, center + size / 2
+    origin = np.floor(low / spacing_arr) * spacing_arr
+    shape = np.floor((high - origin) / spacing_arr).astype(int) + 1
+    return tuple(float(o) for o in origin), tuple(int(n) for n in shape)
+
+
+def voxelize_pair(mesh_a: vtk.vtkPolyData | None, mesh_b: vtk.vtkPolyData | None,
+                  spacing: Sequence[float], *, margin_mm: float = 5.0,
+                  size_mm: Sequence[float] | None = None) -> VoxelizedPair:
+    """Voxelize both observers' meshes at `spacing` on one shared grid (see `pair_grid`)."""
+    spacing = check_spacing(spacing)
+    check_closed(mesh_a, name="observer A mesh")
+    check_closed(mesh_b, name="observer B mesh")
+    lower, upper = union_bounds([mesh_a, mesh_b])
+    origin, shape = pair_grid(lower, upper, spacing, margin_mm=margin_mm, size_mm=size_mm)
+    return VoxelizedPair(voxelize_mesh(mesh_a, spacing, origin, shape),
+                         voxelize_mesh(mesh_b, spacing, origin, shape), spacing, origin)
