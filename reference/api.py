@@ -10,7 +10,6 @@ import numpy as np
 
 from reference import biou
 from reference import meshing as meshing_lib
-from reference.closest import SurfaceIndex
 from reference.metrics import TIE_TOLERANCE, directed_distances, weighted_metrics
 from reference.signed import SignedSurface, orient_outward
 

@@ -72,7 +72,7 @@ def dense_grid_of_image(origin, spacing, lower, upper, factor: int = DENSE_FACTO
 
 
 def _classify(sd: np.ndarray, rho: np.ndarray, low: float, high: float):
-    """(decided, member) for blocks whose sd lies within rho of sd(centre): member of [low, high]."""
+    """(decided, member) per block, sd known within rho: is every point in [low, high]?"""
     member = (sd - rho >= low) & (sd + rho <= high)
     outside = (sd + rho < low) | (sd - rho > high)
     return member | outside, member

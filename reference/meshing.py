@@ -74,6 +74,7 @@ def mesh_mask(mask: np.ndarray, spacing, origin=None,
     cell_array = polydata.GetPolys() if dim == 3 else polydata.GetLines()
     offsets = vtk_to_numpy(cell_array.GetOffsetsArray())
     if not np.all(np.diff(offsets) == dim):
-        raise RuntimeError(f"{meshing} produced cells that are not {'triangles' if dim == 3 else 'segments'}")
+        kind = "triangles" if dim == 3 else "segments"
+        raise RuntimeError(f"{meshing} produced cells that are not {kind}")
     cells = vtk_to_numpy(cell_array.GetConnectivityArray()).astype(np.int64).reshape(-1, dim)
     return vertices, cells
