@@ -222,3 +222,45 @@ def read_mesh(path: str | Path, *, check: bool = True) -> vtk.vtkPolyData:
     if check:
         check_closed(mesh, name=str(path))
     return mesh
+
+
+MANIFEST_COLUMNS: tuple[str, ...] = ("case", "oar", "category", "observer", "path", "volume_mm3")
+"""Columns of a mesh manifest; `path` is relative to the manifest, empty = drew nothing."""
+
+
+def write_manifest(rows: Sequence[dict], path: str | Path) -> None:
+    """Write mesh-manifest rows (MANIFEST_COLUMNS) as CSV."""
+    import pandas as pd
+
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    pd.DataFrame(list(rows), columns=list(MANIFEST_COLUMNS)).to_csv(path, index=False)
+
+
+def read_manifest(path: str | Path):
+    """Mesh manifest as a DataFrame with an extra column `file`: absolute mesh path or None."""
+    import pandas as pd
+
+    path = Path(path)
+    if not path.is_file():
+        raise FileNotFoundError(f"{path}: mesh manifest not found")
+    table = pd.read_csv(path, dtype={"case": str, "path": str}, keep_default_na=False)
+    missing = [c for c in MANIFEST_COLUMNS if c not in table.columns]
+    if missing:
+        raise ValueError(f"{path}: mesh manifest lacks column(s) {missing}")
+    table["file"] = [str((path.parent / p).resolve()) if p else None for p in table["path"]]
+    return table
+
+
+def merge_manifests(case_manifests: Sequence[str | Path], out_csv: str | Path) -> None:
+    """One manifest for a dataset from per-case ones, paths rewritten relative to `out_csv`."""
+    import os
+
+    out_csv = Path(out_csv)
+    rows = []
+    for case_csv in case_manifests:
+        table = read_manifest(case_csv)
+        table["path"] = [os.path.relpath(f, out_csv.parent.resolve()) if f else ""
+                         for f in table["file"]]
+        rows += table[list(MANIFEST_COLUMNS)].to_dict("records")
+    write_manifest(rows, out_csv)

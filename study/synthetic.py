@@ -28,7 +28,13 @@ import vtk
 from scipy.interpolate import CubicSpline
 from scipy.spatial import cKDTree
 
-from study.meshes import check_closed, mesh_from_field, mesh_volume, write_mesh
+from study.meshes import (
+    check_closed,
+    mesh_from_field,
+    mesh_volume,
+    write_manifest,
+    write_mesh,
+)
 from study.oars import OARS, check_oar_names
 
 OBSERVERS: tuple[str, str] = ("A", "B")
@@ -548,13 +554,24 @@ def case_id(case: int) -> str:
     return f"case_{case:02d}"
 
 
+def is_foreign_folder(folder: str | Path) -> bool:
+    """True when `folder` holds files but no generator marker: someone else's data.
+
+    Empty directories do not count (Snakemake creates output folders before a job runs).
+    """
+    folder = Path(folder)
+    if not folder.exists() or (folder / MARKER_FILE).is_file():
+        return False
+    return any(path.is_file() or path.is_symlink() for path in folder.rglob("*"))
+
+
 def claim_folder(folder: Path, *, seed: int) -> None:
     """Create `folder` for a synthetic dataset, or accept it if this generator made it.
 
     A folder that exists without the marker may hold someone's data: refuse to touch it.
     """
     marker = folder / MARKER_FILE
-    if folder.exists() and any(folder.iterdir()) and not marker.is_file():
+    if is_foreign_folder(folder):
         raise FileExistsError(
             f"{folder}: exists and was not created by the synthetic generator (no {MARKER_FILE});"
             " refusing to overwrite it. Choose another dataset.name or move the folder.")
@@ -564,23 +581,25 @@ def claim_folder(folder: Path, *, seed: int) -> None:
 
 
 def write_case(folder: str | Path, case: int, seed: int, oars: Sequence[str] | None = None
-               ) -> list[dict]:
-    """Generate one case into folder/meshes/<case_id>/; return its manifest rows.
+               ) -> Path:
+    """Generate one case into folder/meshes/<case_id>/ with its manifest.csv; return that path.
 
-    Paths in the rows are relative to `folder` (where manifest.csv lives).
+    Paths in the case manifest are relative to it (file names).
     """
     folder = Path(folder)
     claim_folder(folder, seed=seed)
+    case_dir = folder / "meshes" / case_id(case)
     rows = []
     for name, pair in generate_case(case, seed, oars).items():
         for observer, mesh in pair.items():
-            relative = f"meshes/{case_id(case)}/{name}__{observer}.vtp" if mesh else ""
+            file_name = f"{name}__{observer}.vtp" if mesh is not None else ""
             if mesh is not None:
-                write_mesh(folder / relative, mesh)
+                write_mesh(case_dir / file_name, mesh)
             rows.append({"case": case_id(case), "oar": name, "category": OARS[name],
-                         "observer": observer, "path": relative,
+                         "observer": observer, "path": file_name,
                          "volume_mm3": round(mesh_volume(mesh), 3)})
-    return rows
+    write_manifest(rows, case_dir / "manifest.csv")
+    return case_dir / "manifest.csv"
 
 
 def agreement_summary(cases: int, seed: int, spacing=(0.5, 0.5, 0.5)) -> str:

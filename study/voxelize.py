@@ -11,6 +11,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
+from pathlib import Path
 
 import numpy as np
 import vtk
@@ -113,3 +114,47 @@ def voxelize_pair(mesh_a: vtk.vtkPolyData | None, mesh_b: vtk.vtkPolyData | None
     origin, shape = pair_grid(lower, upper, spacing, margin_mm=margin_mm, size_mm=size_mm)
     return VoxelizedPair(voxelize_mesh(mesh_a, spacing, origin, shape),
                          voxelize_mesh(mesh_b, spacing, origin, shape), spacing, origin)
+
+
+PAIR_COLUMNS: tuple[str, ...] = ("case", "oar", "category", "spacing", "path_a", "path_b",
+                                 "volume_a_mm3", "volume_b_mm3")
+"""Columns of pairs.csv; paths are relative to pairs.csv; volumes are of the masks."""
+
+
+def voxelize_case(mesh_manifest: str | Path, spacing: Sequence[float], out_dir: str | Path, *,
+                  margin_mm: float = 5.0, size_mm: Sequence[float] | None = None) -> Path:
+    """Voxelize every (OAR, A/B) mesh pair of one case's manifest at `spacing`.
+
+    Writes <oar>__A.nii.gz, <oar>__B.nii.gz (an observer who drew nothing gets an empty
+    mask on the shared grid) and pairs.csv into `out_dir`; returns the pairs.csv path.
+    """
+    import pandas as pd
+
+    from study.masks import write_mask
+    from study.meshes import read_manifest, read_mesh
+    from study.records import spacing_label
+
+    spacing = check_spacing(spacing)
+    out_dir = Path(out_dir)
+    table = read_manifest(mesh_manifest)
+    rows = []
+    for (case, oar), group in table.groupby(["case", "oar"], sort=False):
+        files = dict(zip(group["observer"], group["file"], strict=True))
+        if set(files) != {"A", "B"}:
+            raise ValueError(f"{mesh_manifest}: case {case} OAR {oar} needs observers A and B, "
+                             f"found {sorted(files)}")
+        meshes = {obs: read_mesh(f) if f else None for obs, f in files.items()}
+        pair = voxelize_pair(meshes["A"], meshes["B"], spacing, margin_mm=margin_mm,
+                             size_mm=size_mm)
+        voxel_mm3 = float(np.prod(spacing))
+        for observer, mask in (("A", pair.mask_a), ("B", pair.mask_b)):
+            write_mask(out_dir / f"{oar}__{observer}.nii.gz", mask, spacing, pair.origin)
+        rows.append({"case": case, "oar": oar, "category": group["category"].iloc[0],
+                     "spacing": spacing_label(spacing),
+                     "path_a": f"{oar}__A.nii.gz", "path_b": f"{oar}__B.nii.gz",
+                     "volume_a_mm3": round(float(pair.mask_a.sum()) * voxel_mm3, 3),
+                     "volume_b_mm3": round(float(pair.mask_b.sum()) * voxel_mm3, 3)})
+    out_dir.mkdir(parents=True, exist_ok=True)
+    pairs_path = out_dir / "pairs.csv"
+    pd.DataFrame(rows, columns=list(PAIR_COLUMNS)).to_csv(pairs_path, index=False)
+    return pairs_path

@@ -1,0 +1,131 @@
+"""Loading and validating the study configuration (config.yaml).
+
+The JSON Schema in workflow/schemas/config.schema.yaml states every key, its type and its
+default; `load_config` validates against it, fills in defaults, and then checks what a schema
+cannot say well (finite numbers, known OAR names, a manifest that exists).
+"""
+
+from __future__ import annotations
+
+import copy
+import math
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import jsonschema
+import yaml
+
+from study.oars import OARS
+
+SCHEMA_PATH = Path(__file__).resolve().parent.parent / "workflow" / "schemas" / \
+    "config.schema.yaml"
+
+
+class ConfigError(ValueError):
+    """A configuration value is missing, malformed or inconsistent; the message names the key."""
+
+
+def load_schema() -> dict:
+    with open(SCHEMA_PATH, encoding="utf-8") as handle:
+        return yaml.safe_load(handle)
+
+
+def _key_path(path) -> str:
+    """['voxel_sizes', 2, 0] -> 'voxel_sizes[2][0]'."""
+    text = ""
+    for part in path:
+        text += f"[{part}]" if isinstance(part, int) else (f".{part}" if text else str(part))
+    return text or "<top level>"
+
+
+def _fill_defaults(instance: Any, schema: Mapping) -> None:
+    """Insert the schema's `default` for every missing property, recursively (in place)."""
+    if not isinstance(instance, dict):
+        return
+    for key, sub in schema.get("properties", {}).items():
+        if key not in instance and "default" in sub:
+            instance[key] = copy.deepcopy(sub["default"])
+        if key in instance:
+            _fill_defaults(instance[key], sub)
+
+
+def _read(source: str | Path | Mapping) -> tuple[dict, str]:
+    if isinstance(source, Mapping):
+        return copy.deepcopy(dict(source)), "config"
+    path = Path(source)
+    if not path.is_file():
+        raise ConfigError(f"{path}: config file not found")
+    try:
+        with open(path, encoding="utf-8") as handle:
+            data = yaml.safe_load(handle)
+    except yaml.YAMLError as error:
+        raise ConfigError(f"{path}: not valid YAML: {error}") from error
+    if data is None:
+        data = {}
+    if not isinstance(data, dict):
+        raise ConfigError(f"{path}: top level must be a mapping of keys, got {type(data).__name__}")
+    return data, str(path)
+
+
+def _check_finite(config: dict, where: str) -> None:
+    """JSON Schema lets NaN through (every comparison with NaN is false): reject it here."""
+    sizes = [(f"voxel_sizes[{i}]", size) for i, size in enumerate(config["voxel_sizes"])]
+    sizes.append(("timing.voxel_size", config["timing"]["voxel_size"]))
+    if config["field_of_view"]["size_mm"] is not None:
+        sizes.append(("field_of_view.size_mm", config["field_of_view"]["size_mm"]))
+    for key, values in sizes:
+        if not all(math.isfinite(v) and v > 0 for v in values):
+            raise ConfigError(f"{where}: {key} must hold positive finite numbers (mm), "
+                              f"got {values!r}")
+    for key in ("percentile", "tau_mm"):
+        if not math.isfinite(config["metrics"][key]):
+            raise ConfigError(f"{where}: metrics.{key} must be finite, got "
+                              f"{config['metrics'][key]!r}")
+    if not math.isfinite(config["field_of_view"]["margin_mm"]):
+        raise ConfigError(f"{where}: field_of_view.margin_mm must be finite")
+
+
+def _check_consistency(config: dict, where: str) -> None:
+    dataset = config["dataset"]
+    if dataset["oars"] != "all":
+        unknown = [name for name in dataset["oars"] if name not in OARS]
+        if unknown:
+            raise ConfigError(f"{where}: dataset.oars has unknown OAR name(s) {unknown}; "
+                              f"known: {', '.join(OARS)}")
+    if dataset["source"] == "manifest" and not dataset["manifest"]:
+        raise ConfigError(f"{where}: dataset.manifest must name a CSV when dataset.source is "
+                          "'manifest'")
+    fov = config["field_of_view"]
+    if fov["policy"] == "fixed" and fov["size_mm"] is None:
+        raise ConfigError(f"{where}: field_of_view.size_mm is required when policy is 'fixed'")
+    sizes = [tuple(map(float, s)) for s in config["voxel_sizes"]]
+    if len(set(sizes)) != len(sizes):
+        raise ConfigError(f"{where}: voxel_sizes lists a voxel size twice: {config['voxel_sizes']}")
+    if tuple(map(float, config["timing"]["voxel_size"])) not in sizes:
+        raise ConfigError(f"{where}: timing.voxel_size {config['timing']['voxel_size']} is not "
+                          "one of voxel_sizes")
+
+
+def load_config(source: str | Path | Mapping) -> dict:
+    """Validated configuration with defaults filled in, from a YAML path or a mapping.
+
+    Raises ConfigError naming the file and the offending key.
+    """
+    config, where = _read(source)
+    schema = load_schema()
+    validator = jsonschema.Draft202012Validator(schema)
+    errors = sorted(validator.iter_errors(config), key=lambda e: list(e.absolute_path))
+    if errors:
+        error = errors[0]
+        raise ConfigError(f"{where}: {_key_path(error.absolute_path)}: {error.message}")
+    _fill_defaults(config, schema)
+    _check_finite(config, where)
+    _check_consistency(config, where)
+    return config
+
+
+def selected_oars(config: Mapping) -> list[str]:
+    """OAR names the configuration keeps, in HaN-Seg order."""
+    chosen = config["dataset"]["oars"]
+    return list(OARS) if chosen == "all" else [name for name in OARS if name in chosen]

@@ -1,0 +1,198 @@
+"""User-supplied masks: the pair manifest, its HaN-Seg folder helper, and meshing.
+
+A pair manifest is a CSV with one row per (case, OAR): columns case, oar, path_a, path_b
+(NRRD or NIfTI; relative paths are relative to the CSV; an empty path = that observer drew
+nothing) and optionally label_a, label_b (label number in a label map; empty = binary mask)
+and category (needed only for organs outside the 30 HaN-Seg names). Masks are meshed with
+marching cubes plus gentle smoothing, as in the HDilemma study, and the meshes go to a folder
+under results/; the user's folders are only ever read.
+
+Command line, to list a HaN-Seg-style layout (one folder per observer, each holding
+case_XX/case_XX_OAR_<Name>.seg.nrrd):
+
+    python -m study.realdata hanseg OBSERVER_A_DIR OBSERVER_B_DIR manifest.csv
+"""
+
+from __future__ import annotations
+
+import argparse
+import re
+from collections.abc import Sequence
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from study.masks import read_mask
+from study.meshes import mesh_from_mask, mesh_volume, write_manifest, write_mesh
+from study.oars import CATEGORIES, OARS
+
+REQUIRED_COLUMNS = ("case", "oar", "path_a", "path_b")
+OPTIONAL_COLUMNS = ("label_a", "label_b", "category")
+HANSEG_FILE = re.compile(r"^(case_\d+)_OAR_(.+)\.seg\.nrrd$")
+GRID_TOLERANCE = 1e-4  # mm; headers written by different programs round differently
+
+
+def read_pair_manifest(path: str | Path) -> pd.DataFrame:
+    """Validated pair manifest with absolute `file_a`/`file_b` (None = drew nothing),
+    integer-or-None `label_a`/`label_b` and a `category` for every row."""
+    path = Path(path)
+    if not path.is_file():
+        raise FileNotFoundError(f"{path}: pair manifest not found")
+    table = pd.read_csv(path, dtype=str, keep_default_na=False)
+    missing = [c for c in REQUIRED_COLUMNS if c not in table.columns]
+    if missing:
+        raise ValueError(f"{path}: pair manifest lacks column(s) {missing}; required: "
+                         f"{list(REQUIRED_COLUMNS)}")
+    if table.empty:
+        raise ValueError(f"{path}: pair manifest has no rows")
+    for column in OPTIONAL_COLUMNS:
+        if column not in table.columns:
+            table[column] = ""
+    duplicated = table.duplicated(["case", "oar"])
+    if duplicated.any():
+        first = table[duplicated].iloc[0]
+        raise ValueError(f"{path}: case {first['case']} OAR {first['oar']} is listed twice")
+    rows = [_checked_row(path, line + 2, row) for line, row in table.iterrows()]
+    return pd.DataFrame(rows)
+
+
+def _checked_row(path: Path, line: int, row: pd.Series) -> dict:
+    where = f"{path}, line {line}"
+    if not row["case"] or not row["oar"]:
+        raise ValueError(f"{where}: case and oar must not be empty")
+    if not re.fullmatch(r"[A-Za-z0-9_.-]+", row["case"]):
+        raise ValueError(f"{where}: case {row['case']!r} may only hold letters, digits, _ . -")
+    category = row["category"] or OARS.get(row["oar"], "")
+    if not category:
+        raise ValueError(f"{where}: unknown OAR name {row['oar']!r}; use one of the 30 HaN-Seg "
+                         f"names or give a category ({', '.join(CATEGORIES)})")
+    if category not in CATEGORIES:
+        raise ValueError(f"{where}: category {category!r} is not one of {CATEGORIES}")
+    files = {}
+    for observer in ("a", "b"):
+        text = row[f"path_{observer}"]
+        file = (path.parent / text).resolve() if text else None
+        if file is not None and not file.is_file():
+            raise FileNotFoundError(f"{where}: mask file {text!r} not found (looked at {file})")
+        files[observer] = file
+    if files["a"] is None and files["b"] is None:
+        raise ValueError(f"{where}: both path_a and path_b are empty")
+    labels = {}
+    for observer in ("a", "b"):
+        text = row[f"label_{observer}"]
+        if text and not re.fullmatch(r"\d+", text):
+            raise ValueError(f"{where}: label_{observer} must be a whole number, got {text!r}")
+        labels[observer] = int(text) if text else None
+    return {"case": row["case"], "oar": row["oar"], "category": category,
+            "file_a": files["a"], "file_b": files["b"],
+            "label_a": labels["a"], "label_b": labels["b"]}
+
+
+def read_mask_pair(row: dict) -> dict[str, tuple | None]:
+    """Both observers' (mask, spacing, origin); None for an empty path. Grids must agree."""
+    loaded = {obs: read_mask(row[f"file_{obs}"], row[f"label_{obs}"])
+              if row[f"file_{obs}"] else None for obs in ("a", "b")}
+    if loaded["a"] is not None and loaded["b"] is not None:
+        (mask_a, spacing_a, origin_a), (mask_b, spacing_b, origin_b) = loaded["a"], loaded["b"]
+        if mask_a.shape != mask_b.shape or not np.allclose(spacing_a, spacing_b,
+                                                            atol=GRID_TOLERANCE) \
+                or not np.allclose(origin_a, origin_b, atol=GRID_TOLERANCE):
+            raise ValueError(
+                f"{row['file_a']} and {row['file_b']}: the two observers' grids differ "
+                f"(shape {mask_a.shape} vs {mask_b.shape}, spacing {spacing_a} vs {spacing_b}, "
+                f"origin {origin_a} vs {origin_b}); resample one onto the other first")
+    return loaded
+
+
+def mesh_user_case(manifest: str | Path, case: str, out_dir: str | Path,
+                   oars: Sequence[str] | str = "all") -> list[dict]:
+    """Mesh every pair of `case` (of the OARs in `oars`, or all) into
+    out_dir/<oar>__<A|B>.vtp and write out_dir/manifest.csv.
+
+    Refuses an `out_dir` inside a folder that holds the user's masks.
+    """
+    table = read_pair_manifest(manifest)
+    rows = table[table["case"] == case]
+    if oars != "all":
+        rows = rows[rows["oar"].isin(list(oars))]
+    if rows.empty:
+        raise ValueError(f"{manifest}: no rows for case {case!r}")
+    out_dir = Path(out_dir).resolve()
+    for file in [*rows["file_a"], *rows["file_b"]]:
+        if file is not None and out_dir.is_relative_to(Path(file).parent):
+            raise ValueError(f"{out_dir}: meshes must not be written into the user's data "
+                             f"folder {Path(file).parent}")
+    records = []
+    for row in rows.to_dict("records"):
+        loaded = read_mask_pair(row)
+        for observer in ("A", "B"):
+            item = loaded[observer.lower()]
+            mesh = mesh_from_mask(*item) if item is not None else None
+            name = f"{row['oar']}__{observer}.vtp" if mesh is not None else ""
+            if mesh is not None:
+                write_mesh(out_dir / name, mesh)
+            records.append({"case": case, "oar": row["oar"], "category": row["category"],
+                            "observer": observer, "path": name,
+                            "volume_mm3": round(mesh_volume(mesh), 3)})
+    write_manifest(records, out_dir / "manifest.csv")
+    return records
+
+
+def build_hanseg_manifest(observer_a: str | Path, observer_b: str | Path,
+                          out_csv: str | Path, *, overwrite: bool = False) -> pd.DataFrame:
+    """Pair manifest of two HaN-Seg-style folders (one per observer) as CSV at `out_csv`.
+
+    An OAR present for only one observer gets an empty path for the other. Paths are written
+    relative to the CSV when possible. An existing CSV is kept unless `overwrite`.
+    """
+    out_csv = Path(out_csv)
+    if out_csv.exists() and not overwrite:
+        raise FileExistsError(f"{out_csv}: exists; refusing to overwrite it")
+    found: dict[tuple[str, str], dict[str, Path]] = {}
+    for observer, root in (("a", Path(observer_a)), ("b", Path(observer_b))):
+        if not root.is_dir():
+            raise FileNotFoundError(f"{root}: observer folder not found")
+        for file in sorted(root.glob("case_*/case_*_OAR_*.seg.nrrd")):
+            match = HANSEG_FILE.match(file.name)
+            if match is None or match.group(1) != file.parent.name:
+                continue
+            found.setdefault((match.group(1), match.group(2)), {})[observer] = file
+    if not found:
+        raise ValueError(f"{observer_a}, {observer_b}: no case_XX/case_XX_OAR_<Name>.seg.nrrd "
+                         "files found")
+    unknown = sorted({oar for _, oar in found if oar not in OARS})
+    if unknown:
+        raise ValueError(f"{observer_a}, {observer_b}: unknown OAR name(s) {unknown}")
+    base = out_csv.parent.resolve()
+
+    def relative(file: Path | None) -> str:
+        if file is None:
+            return ""
+        file = file.resolve()
+        return str(file.relative_to(base)) if file.is_relative_to(base) else str(file)
+
+    table = pd.DataFrame([{"case": case, "oar": oar, "path_a": relative(files.get("a")),
+                           "path_b": relative(files.get("b"))}
+                          for (case, oar), files in sorted(found.items())])
+    out_csv.parent.mkdir(parents=True, exist_ok=True)
+    table.to_csv(out_csv, index=False)
+    return table
+
+
+def main(argv: Sequence[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description="Build a pair manifest from HaN-Seg folders.")
+    sub = parser.add_subparsers(dest="command", required=True)
+    hanseg = sub.add_parser("hanseg", help="list two observers' HaN-Seg-style folders")
+    hanseg.add_argument("observer_a")
+    hanseg.add_argument("observer_b")
+    hanseg.add_argument("out_csv")
+    hanseg.add_argument("--overwrite", action="store_true")
+    args = parser.parse_args(argv)
+    table = build_hanseg_manifest(args.observer_a, args.observer_b, args.out_csv,
+                                  overwrite=args.overwrite)
+    print(f"{args.out_csv}: {len(table)} pairs in {table['case'].nunique()} cases")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,15 @@
+"""Snakemake entry point of rule synthesize_case: one synthetic case's meshes and manifest."""
+
+from pathlib import Path
+
+from study.synthetic import write_case
+from study.workflow_logging import log_to
+
+snakemake = globals()["snakemake"]  # injected by Snakemake's script directive
+
+with log_to(snakemake.log[0]):
+    case_number = int(snakemake.wildcards.case.removeprefix("case_"))
+    written = write_case(Path("data") / snakemake.wildcards.dataset, case_number,
+                         snakemake.params.seed, snakemake.params.oars)
+    if written.resolve() != Path(snakemake.output[0]).resolve():
+        raise RuntimeError(f"wrote {written}, expected {snakemake.output[0]}")

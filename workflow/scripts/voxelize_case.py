@@ -1,0 +1,13 @@
+"""Snakemake entry point of rule voxelize_case: one case's mesh pairs at one voxel size."""
+
+from pathlib import Path
+
+from study.voxelize import voxelize_case
+from study.workflow_logging import log_to
+
+snakemake = globals()["snakemake"]  # injected by Snakemake's script directive
+
+with log_to(snakemake.log[0]):
+    voxelize_case(snakemake.input[0], snakemake.params.spacing,
+                  Path(snakemake.output[0]).parent, margin_mm=snakemake.params.margin_mm,
+                  size_mm=snakemake.params.size_mm)
