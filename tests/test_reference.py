@@ -153,8 +153,10 @@ def test_invariances_swap_translate_permute():
     base, others = _invariance_runs()
     for other in others:
         for key, value in base.items():
+            # Permuting axes changes how marching cubes splits voxel faces into triangles,
+            # and with it where selective subdivision lands: 1e-3 mm, not bit-identical.
             if key != "BIoU":
-                assert other[key] == pytest.approx(value, abs=1e-6), key
+                assert other[key] == pytest.approx(value, abs=1e-3), key
 
 
 @pytest.mark.xfail(strict=True, reason="open: BIoU moves by ~2e-3 under one of the transforms")
