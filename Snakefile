@@ -23,15 +23,12 @@ for stage in OPTIONAL_STAGES:
 
         include: f"workflow/rules/{stage}.smk"
 
-
-def all_targets():
-    """Union of the targets of every included stage."""
-    names = ["dataset", "voxelize", *OPTIONAL_STAGES]
-    functions = [globals().get(f"{name}_targets") for name in names]
-    return [path for function in functions if function is not None for path in function()]
+# Union of the targets of every included stage, each stage's <stage>_targets().
+TARGET_FUNCTIONS = [globals().get(f"{name}_targets")
+                    for name in ["dataset", "voxelize", *OPTIONAL_STAGES]]
 
 
 rule all:
     default_target: True
     input:
-        all_targets(),
+        [path for targets in TARGET_FUNCTIONS if targets is not None for path in targets()],

@@ -129,3 +129,50 @@ def selected_oars(config: Mapping) -> list[str]:
     """OAR names the configuration keeps, in HaN-Seg order."""
     chosen = config["dataset"]["oars"]
     return list(OARS) if chosen == "all" else [name for name in OARS if name in chosen]
+
+
+class Layout:
+    """Paths and target lists of the dataset and voxelize stages, for the Snakemake rules.
+
+    Living here (not in the .smk files) keeps rule files free of function definitions and
+    lets tests check the paths without Snakemake.
+    """
+
+    def __init__(self, config: Mapping):
+        from study.records import spacing_label
+        from study.synthetic import case_id
+
+        dataset = config["dataset"]
+        self.dataset = dataset["name"]
+        self.source = dataset["source"]
+        self.spacings = [spacing_label(size) for size in config["voxel_sizes"]]
+        self.timing_spacing = spacing_label(config["timing"]["voxel_size"])
+        if self.source == "synthetic":
+            self.cases = [case_id(n) for n in range(1, dataset["cases"] + 1)]
+            # Generated data go to data/<name>/.
+            self.mesh_root = f"data/{self.dataset}"
+        else:
+            from study.realdata import read_pair_manifest
+
+            self.cases = sorted(read_pair_manifest(dataset["manifest"])["case"].unique())
+            # Meshes of the user's masks go to results/: the user's folders are only read.
+            self.mesh_root = f"results/meshes/{self.dataset}"
+
+    def case_manifest(self) -> str:
+        """Pattern of one case's mesh manifest ({case})."""
+        return f"{self.mesh_root}/meshes/{{case}}/manifest.csv"
+
+    def dataset_manifest(self) -> str:
+        return f"{self.mesh_root}/manifest.csv"
+
+    @staticmethod
+    def pairs_csv() -> str:
+        """Pattern of the pairs table of one ({dataset}, {spacing}, {case})."""
+        return "results/masks/{dataset}/{spacing}/{case}/pairs.csv"
+
+    def dataset_targets(self) -> list[str]:
+        return [self.dataset_manifest()]
+
+    def voxelize_targets(self) -> list[str]:
+        return [self.pairs_csv().format(dataset=self.dataset, spacing=spacing, case=case)
+                for spacing in self.spacings for case in self.cases]

@@ -1,51 +1,28 @@
 # Configuration, validated at start-up, and the names every stage shares.
 import re
 
-from study.config import load_config, selected_oars
-from study.records import spacing_label
-from study.synthetic import MARKER_FILE, case_id, is_foreign_folder
+from study.config import Layout, load_config, selected_oars
+from study.synthetic import MARKER_FILE, is_foreign_folder
 
 # Validate config.yaml (and any --config overrides) against workflow/schemas/ and fill in
 # defaults; a bad key stops the workflow here, before any job runs.
 config.update(load_config(dict(config)))
 
-DATASET = config["dataset"]["name"]
-SOURCE = config["dataset"]["source"]
+LAYOUT = Layout(config)
+DATASET = LAYOUT.dataset
+SOURCE = LAYOUT.source
+CASES = LAYOUT.cases
+SPACINGS = LAYOUT.spacings
+TIMING_SPACING = LAYOUT.timing_spacing
+MESH_ROOT = LAYOUT.mesh_root
 OARS_SELECTED = selected_oars(config)
-SPACINGS = [spacing_label(size) for size in config["voxel_sizes"]]
-TIMING_SPACING = spacing_label(config["timing"]["voxel_size"])
+case_manifest = LAYOUT.case_manifest
+pairs_csv = LAYOUT.pairs_csv
 
-
-def _cases():
-    """Case ids: case_01.. for the synthetic dataset, else those of the user's manifest."""
-    if SOURCE == "synthetic":
-        return [case_id(n) for n in range(1, config["dataset"]["cases"] + 1)]
-    from study.realdata import read_pair_manifest
-
-    return sorted(read_pair_manifest(config["dataset"]["manifest"])["case"].unique())
-
-
-CASES = _cases()
-
-# Meshes: generated data go to data/<name>/; meshes of user masks to results/, so the
-# user's folders are only read.
-MESH_ROOT = f"data/{DATASET}" if SOURCE == "synthetic" else f"results/meshes/{DATASET}"
-
-if SOURCE == "synthetic":
-    if is_foreign_folder(MESH_ROOT):
-        raise ValueError(
-            f"{MESH_ROOT}: holds files not made by the synthetic generator (no {MARKER_FILE}); "
-            "refusing to overwrite them (set dataset.name to another folder)")
-
-
-def case_manifest():
-    """Pattern of one case's mesh manifest."""
-    return MESH_ROOT + "/meshes/{case}/manifest.csv"
-
-
-def pairs_csv():
-    """Pattern of the pairs table of one (dataset, voxel size, case)."""
-    return "results/masks/{dataset}/{spacing}/{case}/pairs.csv"
+if SOURCE == "synthetic" and is_foreign_folder(MESH_ROOT):
+    raise ValueError(
+        f"{MESH_ROOT}: holds files not made by the synthetic generator (no {MARKER_FILE}); "
+        "refusing to overwrite them (set dataset.name to another folder)")
 
 
 wildcard_constraints:

@@ -11,6 +11,8 @@ if SOURCE == "synthetic":
         log:
             "results/logs/synthesize_case/{dataset}/{case}.log",
         threads: 1
+        conda:
+            "../../environment.yml"
         resources:
             mem_mb=3000,
             runtime=10,
@@ -29,6 +31,8 @@ else:
         log:
             "results/logs/mesh_user_case/{dataset}/{case}.log",
         threads: 1
+        conda:
+            "../../environment.yml"
         resources:
             mem_mb=4000,
             runtime=30,
@@ -40,10 +44,12 @@ rule dataset_manifest:
     input:
         expand(case_manifest(), case=CASES),
     output:
-        f"{MESH_ROOT}/manifest.csv",
+        LAYOUT.dataset_manifest(),
     log:
         f"results/logs/dataset_manifest/{DATASET}.log",
     threads: 1
+    conda:
+        "../../environment.yml"
     resources:
         mem_mb=1000,
         runtime=5,
@@ -51,5 +57,4 @@ rule dataset_manifest:
         "../scripts/merge_manifests.py"
 
 
-def dataset_targets():
-    return [f"{MESH_ROOT}/manifest.csv"]
+dataset_targets = LAYOUT.dataset_targets

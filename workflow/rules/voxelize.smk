@@ -1,4 +1,5 @@
 # Voxelization: every mesh pair of a case at one voxel size, on a grid shared by A and B.
+from study.records import parse_spacing_label
 
 
 rule voxelize_case:
@@ -7,13 +8,15 @@ rule voxelize_case:
     output:
         pairs_csv(),
     params:
-        spacing=lambda wildcards: [float(v) for v in wildcards.spacing.split("x")],
+        spacing=lambda wildcards: parse_spacing_label(wildcards.spacing),
         margin_mm=config["field_of_view"]["margin_mm"],
         size_mm=(config["field_of_view"]["size_mm"]
                  if config["field_of_view"]["policy"] == "fixed" else None),
     log:
         "results/logs/voxelize_case/{dataset}/{spacing}/{case}.log",
     threads: 1
+    conda:
+        "../../environment.yml"
     resources:
         mem_mb=4000,
         runtime=20,
@@ -21,5 +24,4 @@ rule voxelize_case:
         "../scripts/voxelize_case.py"
 
 
-def voxelize_targets():
-    return expand(pairs_csv(), dataset=DATASET, spacing=SPACINGS, case=CASES)
+voxelize_targets = LAYOUT.voxelize_targets

@@ -1,0 +1,90 @@
+"""Configuration: defaults, presets, and every malformed value failing with the key named."""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+import pytest
+import yaml
+
+from study.config import ConfigError, Layout, load_config, selected_oars
+from study.oars import CATEGORIES, OARS
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def test_default_config_matches_documented_keys():
+    config = load_config(ROOT / "config.yaml")
+    assert config["dataset"] == {"name": "synthetic", "source": "synthetic", "manifest": None,
+                                 "cases": 3, "seed": 20240215, "oars": "all"}
+    assert config["voxel_sizes"] == [[1, 1, 1], [2, 2, 2], [0.5, 0.5, 2]]
+    assert config["field_of_view"]["policy"] == "union_bbox"
+    assert config["metrics"] == {"percentile": 95, "tau_mm": 2.0}
+    assert len(config["tools"]) == 11
+
+
+def test_empty_config_gets_the_same_defaults_as_config_yaml():
+    defaults = load_config({})
+    written = load_config(ROOT / "config.yaml")
+    assert defaults == written
+
+
+def test_presets():
+    test = load_config(ROOT / "workflow/presets/test.yaml")
+    paper = load_config(ROOT / "workflow/presets/paper.yaml")
+    assert test["dataset"]["cases"] == 1
+    assert {OARS[name] for name in selected_oars(test)} == set(CATEGORIES)
+    assert paper["dataset"]["cases"] == 52
+    assert len(selected_oars(paper)) * paper["dataset"]["cases"] == 1560
+    assert paper["voxel_sizes"] == [[1, 1, 1], [2, 2, 2], [0.5, 0.5, 2]]
+
+
+def test_layout_paths():
+    layout = Layout(load_config({"dataset": {"cases": 2}}))
+    assert layout.cases == ["case_01", "case_02"]
+    assert layout.dataset_targets() == ["data/synthetic/manifest.csv"]
+    targets = layout.voxelize_targets()
+    assert len(targets) == 6
+    assert "results/masks/synthetic/0.5x0.5x2/case_02/pairs.csv" in targets
+
+
+@pytest.mark.parametrize("overrides, key", [
+    ({"voxel_sizes": [[1, 1, 0]]}, "voxel_sizes[0][2]"),
+    ({"voxel_sizes": [[1, -1, 1]]}, "voxel_sizes[0][1]"),
+    ({"voxel_sizes": [[1, 1, math.nan]]}, "voxel_sizes[0]"),
+    ({"voxel_sizes": [[1, 1]]}, "voxel_sizes[0]"),
+    ({"voxel_sizes": [[1, 1, 1], [1, 1, 1]]}, "voxel_sizes"),
+    ({"dataset": {"oars": ["Parotid_L", "Spleen"]}}, "dataset.oars"),
+    ({"dataset": {"cases": 0}}, "dataset.cases"),
+    ({"dataset": {"source": "zenodo"}}, "dataset.source"),
+    ({"dataset": {"source": "manifest"}}, "dataset.manifest"),
+    ({"field_of_view": {"policy": "fixed"}}, "field_of_view.size_mm"),
+    ({"field_of_view": {"policy": "union_bbox", "margin_mm": -1}}, "field_of_view.margin_mm"),
+    ({"metrics": {"percentile": 120}}, "metrics.percentile"),
+    ({"metrics": {"tau_mm": math.nan}}, "metrics.tau_mm"),
+    ({"timing": {"voxel_size": [3, 3, 3]}}, "timing.voxel_size"),
+    ({"voxel_size": [[1, 1, 1]]}, "voxel_size"),
+])
+def test_bad_values_name_the_key(overrides, key):
+    with pytest.raises(ConfigError) as error:
+        load_config(overrides)
+    assert key in str(error.value)
+
+
+def test_bad_files_name_the_file(tmp_path):
+    missing = tmp_path / "nope.yaml"
+    with pytest.raises(ConfigError, match="nope.yaml: config file not found"):
+        load_config(missing)
+    broken = tmp_path / "broken.yaml"
+    broken.write_text("dataset: {name: [unclosed\n")
+    with pytest.raises(ConfigError, match="broken.yaml: not valid YAML"):
+        load_config(broken)
+    listing = tmp_path / "list.yaml"
+    listing.write_text(yaml.safe_dump([1, 2]))
+    with pytest.raises(ConfigError, match="list.yaml: top level must be a mapping"):
+        load_config(listing)
+    typo = tmp_path / "typo.yaml"
+    typo.write_text("metrics: {percentile: 95, tau: 2}\n")
+    with pytest.raises(ConfigError, match=r"typo.yaml: metrics: .*'tau' was unexpected"):
+        load_config(typo)
