@@ -10,7 +10,7 @@ from __future__ import annotations
 import logging
 import math
 import time
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 
 import pandas as pd
@@ -84,14 +84,16 @@ def outcome_rows(outcome, metrics: Iterable[str], context: Mapping[str, object])
 
 
 def score_pairs(tool: str, pairs: pd.DataFrame, *, dataset: str, percentile: float,
-                tau: float, timeout: float, read_mask, progress_every: int = 10) -> pd.DataFrame:
+                tau: float, timeout: float, read_mask, metrics: Sequence[str] = METRICS,
+                progress_every: int = 10) -> pd.DataFrame:
     """Score every pair in `pairs` (rows of pairs.csv) with one tool; tidy rows out.
 
     `read_mask(path) -> (mask, spacing, origin)` loads one mask; the tool sees both masks on
-    the grid they were voxelized on, uncropped, exactly as a user's call would.
+    the grid they were voxelized on, uncropped, exactly as a user's call would. Of `metrics`,
+    the tool is asked for those it supports, all in one call.
     """
     impl = implementation(tool)
-    metrics = [m for m in METRICS if m in impl.metrics]
+    metrics = [m for m in METRICS if m in impl.metrics and m in metrics]
     version = impl.version()
     rows: list[dict] = []
     started = time.perf_counter()

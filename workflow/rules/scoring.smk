@@ -6,50 +6,27 @@
 # (tool, case, voxel size) would triple the import cost; a job per case would serialize the
 # tools of a small study onto one core.
 
-from study.records import REFERENCE_VARIANTS
-from study.scoring import implementation
+from study.scoring_plan import ScoringPlan
 
-
-def scored_tools():
-    """Configured tools, cross-checks and reference meshings, in the order of the config."""
-    meshings = config["reference"]["meshings"]
-    variants = [name for name, meshing in REFERENCE_VARIANTS.items() if meshing in meshings]
-    return [*variants, *config["tools"], *config.get("cross_checks", [])]
-
-
-def unavailable_reason(tool):
-    """None when the tool can run here; else why not (asked once, when the DAG is built)."""
-    return implementation(tool).unavailable()
-
-
-def pairs_of_case(wildcards):
-    return expand(pairs_csv(), dataset=DATASET, spacing=SPACINGS, case=wildcards.case)
-
-
-def score_files():
-    """One file per (tool, case), or one 'unavailable' record per missing tool."""
-    files = []
-    for tool in scored_tools():
-        if unavailable_reason(tool) is None:
-            files += expand("results/scores/{dataset}/{tool}/{case}.parquet",
-                            dataset=DATASET, tool=tool, case=CASES)
-        else:
-            files.append(f"results/scores/{DATASET}/{tool}/unavailable.parquet")
-    return files
+SCORING = ScoringPlan(config, dataset=DATASET, cases=CASES)
 
 
 rule score_case:
     input:
-        pairs=pairs_of_case,
+        pairs=lambda wildcards: expand(pairs_csv(), dataset=wildcards.dataset,
+                                       spacing=SPACINGS, case=wildcards.case),
     output:
         "results/scores/{dataset}/{tool}/{case}.parquet",
     log:
         "results/logs/score_case/{dataset}/{tool}/{case}.log",
+    benchmark:
+        "results/benchmarks/score_case/{dataset}/{tool}/{case}.tsv"
     params:
         percentile=config["metrics"]["percentile"],
         tau=config["metrics"]["tau_mm"],
         timeout=config["timeouts"]["tool_seconds"],
         tool_paths=config.get("tool_paths", {}),
+        metrics=config["metrics"]["scored"],
     wildcard_constraints:
         case="[^/]+",
         tool="[^/]+",
@@ -76,7 +53,7 @@ rule record_unavailable:
 
 rule collect_scores:
     input:
-        score_files(),
+        SCORING.score_files(),
     output:
         "results/scores.parquet",
     log:
@@ -94,6 +71,8 @@ rule probe_edge_cases:
         "results/edge_cases/{tool}.json",
     log:
         "results/logs/probe_edge_cases/{tool}.log",
+    benchmark:
+        "results/benchmarks/probe_edge_cases/{tool}.tsv"
     params:
         percentile=config["metrics"]["percentile"],
         tau=config["metrics"]["tau_mm"],
@@ -114,6 +93,8 @@ rule time_hd:
         "results/timing/{tool}.parquet",
     log:
         "results/logs/time_hd/{tool}.log",
+    benchmark:
+        "results/benchmarks/time_hd/{tool}.tsv"
     params:
         dataset=DATASET,
         repeats=config["timing"]["repeats"],
@@ -129,11 +110,4 @@ rule time_hd:
         "../scripts/time_hd.py"
 
 
-def scoring_targets():
-    return [
-        "results/scores.parquet",
-        *expand("results/edge_cases/{tool}.json", tool=scored_tools()),
-        *expand("results/timing/{tool}.parquet",
-                tool=[t for t in scored_tools() if unavailable_reason(t) is None
-                      and t not in list(REFERENCE_VARIANTS)[1:]]),
-    ]
+scoring_targets = SCORING.targets

@@ -17,5 +17,6 @@ with log_to(snakemake.log[0]):
         tau=snakemake.params.tau,
         timeout=snakemake.params.timeout,
         read_mask=read_mask,
+        metrics=snakemake.params.metrics,
     )
     table.to_parquet(snakemake.output[0], index=False)

@@ -9,7 +9,8 @@ snakemake = globals()["snakemake"]
 
 with log_to(snakemake.log[0]):
     configure(snakemake.params.tool_paths)
-    pairs = read_pairs(snakemake.input.pairs)
-    table = time_hd(implementation(snakemake.wildcards.tool), pairs, snakemake.params.repeats)
-    table["dataset"] = snakemake.params.dataset
+    table = time_hd(implementation(snakemake.wildcards.tool),
+                    read_pairs(snakemake.input.pairs).to_dict("records"),
+                    snakemake.params.repeats, timeout=snakemake.params.timeout,
+                    dataset=snakemake.params.dataset)
     table.to_parquet(snakemake.output[0], index=False)

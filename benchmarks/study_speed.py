@@ -1,0 +1,109 @@
+"""Run a whole study from scratch, time it, and project the paper-size run on this machine.
+
+    python benchmarks/study_speed.py [--configfile config.yaml] [--cores 2]
+
+Prints the wall time, the per-pair cost of every tool and of the reference (median and mean
+seconds of one call computing all of a tool's metrics), the seconds each rule's jobs took, and
+a projection for the paper preset: every rule's measured job-seconds scaled by how its work
+grows (job counts from a dry run of the paper preset; timing work by pairs x repeats), divided
+by the cores at the packing efficiency this run achieved.
+"""
+
+from __future__ import annotations
+
+import argparse
+import re
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import pandas as pd
+import yaml
+
+REPO = Path(__file__).resolve().parents[1]
+SNAKEMAKE = [sys.executable, "-m", "snakemake", "--snakefile", str(REPO / "Snakefile")]
+
+
+def run_study(workdir: Path, configfile: Path, cores: int) -> float:
+    """Run every target of the study in `workdir`; return the wall time in seconds."""
+    started = time.perf_counter()
+    subprocess.run([*SNAKEMAKE, "--directory", str(workdir), "--configfile", str(configfile),
+                    "--cores", str(cores), "--quiet", "progress"], check=True)
+    return time.perf_counter() - started
+
+
+def job_counts(configfile: Path, cores: int) -> dict[str, int]:
+    """Jobs per rule of a fresh run of `configfile`, from Snakemake's dry-run job stats."""
+    with tempfile.TemporaryDirectory() as scratch:
+        said = subprocess.run([*SNAKEMAKE, "--directory", scratch, "--configfile",
+                               str(configfile), "--cores", str(cores), "--dry-run"],
+                              check=True, capture_output=True, text=True).stdout
+    stats = said[said.index("Job stats:"):]
+    return {rule: int(count) for rule, count in re.findall(r"^(\w+)\s+(\d+)$", stats, re.M)
+            if rule != "total"}
+
+
+def rule_seconds(workdir: Path) -> pd.DataFrame:
+    """Seconds of every job that wrote a benchmark file, by rule."""
+    rows = [{"rule": path.relative_to(workdir / "results/benchmarks").parts[0],
+             "seconds": float(pd.read_csv(path, sep="\t")["s"].iloc[0])}
+            for path in (workdir / "results/benchmarks").rglob("*.tsv")]
+    return pd.DataFrame(rows).groupby("rule").seconds.agg(["count", "sum", "median"])
+
+
+def per_pair_cost(scores: pd.DataFrame) -> pd.DataFrame:
+    """Seconds of one call (all of a tool's metrics on one pair), per tool."""
+    calls = scores[scores.status != "unavailable"].drop_duplicates(
+        ["tool", "case", "oar", "spacing"])
+    return calls.groupby("tool").seconds.agg(["count", "median", "mean"]).sort_values("mean")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--configfile", type=Path, default=REPO / "config.yaml")
+    parser.add_argument("--paper", type=Path, default=REPO / "workflow/presets/paper.yaml")
+    parser.add_argument("--cores", type=int, default=2)
+    parser.add_argument("--workdir", type=Path, help="keep the run here (default: a temp dir)")
+    args = parser.parse_args()
+
+    with tempfile.TemporaryDirectory() as scratch:
+        workdir = (args.workdir or Path(scratch)).resolve()
+        wall = run_study(workdir, args.configfile.resolve(), args.cores)
+        scores = pd.read_parquet(workdir / "results/scores.parquet")
+        rules = rule_seconds(workdir)
+
+    ours = yaml.safe_load(args.configfile.read_text())
+    paper = yaml.safe_load(args.paper.read_text())
+    ours_jobs, paper_jobs = job_counts(args.configfile, args.cores), job_counts(args.paper,
+                                                                                args.cores)
+    pairs = scores.drop_duplicates(["case", "oar", "spacing"])
+    n_pairs = len(pairs)
+    scale_pairs = (paper["dataset"]["cases"] / ours["dataset"]["cases"]) * (
+        len(paper["voxel_sizes"]) / len(ours["voxel_sizes"]))
+    rules["scale"] = [paper_jobs.get(r, 0) / ours_jobs[r] if ours_jobs.get(r) else 1.0
+                      for r in rules.index]
+    if "time_hd" in rules.index:  # one job per tool; its work grows with cases x repeats
+        rules.loc["time_hd", "scale"] = (paper["dataset"]["cases"] / ours["dataset"]["cases"]) * (
+            paper["timing"]["repeats"] / ours["timing"]["repeats"])
+    rules["projected"] = rules["sum"] * rules["scale"]
+    efficiency = rules["sum"].sum() / (wall * args.cores)
+
+    pd.set_option("display.width", 120)
+    print(f"study: {args.configfile.name}, {n_pairs} mask pairs (x voxel sizes), "
+          f"{args.cores} cores")
+    print(f"wall time: {wall:.0f} s ({wall / 60:.1f} min); job-seconds {rules['sum'].sum():.0f}; "
+          f"packing efficiency {efficiency:.0%}\n")
+    print("per-pair cost of one call computing all of a tool's metrics (s):")
+    print(per_pair_cost(scores).round(4).to_string(), "\n")
+    print("job-seconds by rule, and the projection to the paper preset:")
+    print(rules.round(2).to_string(), "\n")
+    projected = rules["projected"].sum() / args.cores / max(efficiency, 1e-9)
+    print(f"paper preset ({args.paper.name}): ~{scale_pairs * n_pairs:.0f} mask pairs; "
+          f"projected wall time on {args.cores} cores: {projected / 3600:.2f} h "
+          f"({rules['projected'].sum() / 3600:.2f} core-hours at {efficiency:.0%} packing)")
+
+
+if __name__ == "__main__":
+    main()

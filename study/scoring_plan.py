@@ -1,0 +1,52 @@
+"""What the scoring stage runs: which implementations, on which files, and what it writes.
+
+Built once when the workflow starts. Asking every tool whether it is installed here happens
+then, once, so a missing tool becomes one "unavailable" record instead of a job per case.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+from study.records import REFERENCE_VARIANTS
+from study.scoring import implementation
+
+
+class ScoringPlan:
+    """Score, edge-case and timing files of a validated config, for the Snakemake rules."""
+
+    def __init__(self, config: Mapping, *, dataset: str, cases: Sequence[str]):
+        meshings = config["reference"]["meshings"]
+        self.variants = [name for name, meshing in REFERENCE_VARIANTS.items()
+                         if meshing in meshings]
+        self.tools = [*config["tools"], *config.get("cross_checks", [])]
+        self.dataset, self.cases = dataset, list(cases)
+        # implementation() raises ValueError naming the known tools for an unknown name.
+        self.reasons = {name: implementation(name).unavailable()
+                        for name in [*self.variants, *self.tools]}
+
+    def available(self, name: str) -> bool:
+        return self.reasons[name] is None
+
+    def score_files(self) -> list[str]:
+        """One file per (implementation, case), or one 'unavailable' record per missing tool."""
+        files = []
+        for name in [*self.variants, *self.tools]:
+            if self.available(name):
+                files += [f"results/scores/{self.dataset}/{name}/{case}.parquet"
+                          for case in self.cases]
+            else:
+                files.append(f"results/scores/{self.dataset}/{name}/unavailable.parquet")
+        return files
+
+    def edge_case_files(self) -> list[str]:
+        """The reference's and every tool's edge-case record (missing tools say so)."""
+        return [f"results/edge_cases/{name}.json" for name in ["reference", *self.tools]]
+
+    def timing_files(self) -> list[str]:
+        """HD timing of the reference and every available tool."""
+        return [f"results/timing/{name}.parquet" for name in ["reference", *self.tools]
+                if self.available(name)]
+
+    def targets(self) -> list[str]:
+        return ["results/scores.parquet", *self.edge_case_files(), *self.timing_files()]

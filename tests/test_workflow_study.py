@@ -1,0 +1,153 @@
+"""The whole study as a user runs it: the test preset end to end, in a scratch directory.
+
+One run of the test preset is shared by the module; the checks then look at what it wrote,
+rerun it (determinism, resume), and break it on purpose (a hanging and a crashing tool, bad
+configs).
+"""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pandas as pd
+import pytest
+import yaml
+
+from study.records import SCORE_COLUMNS
+
+REPO = Path(__file__).resolve().parents[1]
+TEST_PRESET = REPO / "workflow/presets/test.yaml"
+
+
+def snakemake(workdir: Path, *args: str, configfile: Path = TEST_PRESET,
+              check: bool = True) -> subprocess.CompletedProcess:
+    """Run Snakemake on the project's Snakefile with `workdir` as working directory."""
+    command = [sys.executable, "-m", "snakemake", "--snakefile", str(REPO / "Snakefile"),
+               "--directory", str(workdir), "--configfile", str(configfile), "--cores", "2",
+               *args]
+    done = subprocess.run(command, capture_output=True, text=True)
+    if check and done.returncode != 0:
+        raise AssertionError(f"snakemake {' '.join(args)} failed:\n{done.stderr[-4000:]}")
+    return done
+
+
+def preset(**overrides) -> dict:
+    """The test preset with some top-level keys replaced."""
+    config = yaml.safe_load(TEST_PRESET.read_text())
+    config.update(overrides)
+    return config
+
+
+def write_config(path: Path, config: dict) -> Path:
+    path.write_text(yaml.safe_dump(config))
+    return path
+
+
+def comparable(scores: pd.DataFrame) -> pd.DataFrame:
+    """Scores without what legitimately changes between runs (timings, warning texts)."""
+    keys = ["tool", "spacing", "case", "oar", "metric"]
+    return scores.drop(columns=["seconds", "message"]).sort_values(keys, ignore_index=True)
+
+
+@pytest.fixture(scope="module")
+def study_run(tmp_path_factory) -> Path:
+    workdir = tmp_path_factory.mktemp("study")
+    snakemake(workdir)
+    return workdir
+
+
+def test_scores_table_has_every_tool_pair_and_metric(study_run):
+    scores = pd.read_parquet(study_run / "results/scores.parquet")
+    assert list(scores.columns) == list(SCORE_COLUMNS)
+    config = yaml.safe_load(TEST_PRESET.read_text())
+    from adapters import REGISTRY
+    from study.scoring import implementation
+
+    ran = scores[scores.status != "unavailable"]
+    pairs = ran[ran.tool == "reference"].drop_duplicates(["case", "oar", "spacing"])
+    assert len(pairs) == len(ran.drop_duplicates(["case", "oar", "spacing"]))
+    for tool in config["tools"]:
+        rows = scores[scores.tool == tool]
+        reason = implementation(tool).unavailable()
+        if reason is None:
+            assert len(rows) == len(pairs) * len(REGISTRY[tool].metrics), tool
+            assert (rows.status == "ok").mean() > 0.5, (tool, rows.status.value_counts())
+        else:  # once per run, with the reason, not once per pair
+            assert len(rows) == 1 and rows.iloc[0].status == "unavailable", tool
+            assert rows.iloc[0].message == reason
+
+
+def test_reference_variants_edge_cases_and_timing_are_written(study_run):
+    scores = pd.read_parquet(study_run / "results/scores.parquet")
+    assert {"reference", "reference-marching-cubes", "reference-surface-nets"} <= set(
+        scores.tool)
+    config = yaml.safe_load(TEST_PRESET.read_text())
+    for tool in ["reference", *config["tools"]]:
+        assert (study_run / f"results/edge_cases/{tool}.json").is_file(), tool
+    timing = pd.read_parquet(study_run / "results/timing/reference.parquet")
+    assert (timing.seconds > 0).all() and timing.repeat.nunique() == config["timing"]["repeats"]
+
+
+def test_job_logs_show_progress(study_run):
+    logs = list((study_run / "results/logs/score_case").rglob("*.log"))
+    assert logs and all("pairs scored" in log.read_text() for log in logs)
+
+
+def test_a_rerun_with_the_same_seed_gives_identical_scores(study_run, tmp_path):
+    snakemake(tmp_path, "results/scores.parquet")
+    first = pd.read_parquet(study_run / "results/scores.parquet")
+    again = pd.read_parquet(tmp_path / "results/scores.parquet")
+    pd.testing.assert_frame_equal(comparable(first), comparable(again))
+
+
+def test_an_interrupted_run_resumes_without_rescoring(study_run, tmp_path):
+    copy = tmp_path / "copy"
+    shutil.copytree(study_run, copy, symlinks=True)
+    assert "Nothing to be done" in snakemake(copy, "--dry-run").stdout
+    lost = next((copy / "results/scores").rglob("reference/*.parquet"))
+    lost.unlink()
+    plan = snakemake(copy, "--dry-run").stdout
+    stats = plan[plan.index("Job stats:"):]
+    assert "score_case" in stats and " 1\n" in stats.split("score_case")[1][:20]
+
+
+def test_failing_tools_become_error_rows_and_the_study_completes(tmp_path):
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    hanging, crashing = bin_dir / "hang", bin_dir / "crash"
+    hanging.write_text('#!/bin/sh\ncase "$1" in --version) echo "version 0";; *) sleep 60;; esac\n')
+    crashing.write_text('#!/bin/sh\ncase "$1" in --version) echo "version 0";; '
+                        '*) echo "segfault on purpose" >&2; exit 139;; esac\n')
+    for script in (hanging, crashing):
+        script.chmod(0o755)
+    config = preset(tools=["plastimatch", "anima"],
+                    tool_paths={"plastimatch": str(hanging), "anima": str(crashing)},
+                    timeouts={"tool_seconds": 1})
+    config["reference"]["meshings"] = ["discrete_marching_cubes"]
+    configfile = write_config(tmp_path / "faulty.yaml", config)
+    snakemake(tmp_path, "results/scores.parquet", configfile=configfile)
+    scores = pd.read_parquet(tmp_path / "results/scores.parquet")
+    for tool, words in (("plastimatch", "timed out"), ("anima", "segfault on purpose")):
+        rows = scores[scores.tool == tool]
+        assert len(rows) > 0 and set(rows.status) == {"error"}, tool
+        assert rows.message.str.contains(words).all(), tool
+    assert (scores[scores.tool == "reference"].status != "error").all()
+
+
+@pytest.mark.parametrize("change, words", [
+    ({"tools": ["deepmind", "nosuchtool"]}, "nosuchtool"),
+    ({"voxel_sizes": [[1, 1, 0]]}, "voxel_sizes"),
+    ({"metrics": {"percentile": 95, "tau_mm": -2}}, "tau_mm"),
+])
+def test_a_bad_config_fails_at_start_up_naming_the_key(tmp_path, change, words):
+    configfile = write_config(tmp_path / "bad.yaml", preset(**change))
+    done = snakemake(tmp_path, "--dry-run", configfile=configfile, check=False)
+    assert done.returncode != 0 and words in done.stderr + done.stdout
+
+
+def test_the_slurm_profile_plans_every_job_with_resources(tmp_path):
+    done = snakemake(tmp_path, "--dry-run", "--profile", str(REPO / "workflow/profiles/slurm"))
+    assert "score_case" in done.stdout and "Job stats:" in done.stdout
