@@ -320,7 +320,10 @@ def table_a3(documents: Sequence[Mapping]) -> Table:
 
 def render_markdown(table: Table) -> str:
     """Title, the display frame as a pipe table, and the notes."""
-    body = table.display.to_markdown(index=False) if not table.display.empty else "(no rows)"
+    # A bare "|" (as in "min | max") would split a cell of a pipe table.
+    frame = table.display.rename(columns=lambda c: str(c).replace("|", "\\|"))
+    frame = frame.map(lambda v: str(v).replace("|", "\\|"))
+    body = frame.to_markdown(index=False) if not frame.empty else "(no rows)"
     notes = "\n".join(f"- {note}" for note in table.notes)
     return f"## {table.title}\n\n{body}\n\n{notes}\n"
 

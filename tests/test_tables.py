@@ -27,7 +27,7 @@ def test_table_a1_cell_matches_plain_pandas(scores):
     assert row["mean"] == pytest.approx(diff.mean())
     assert row["sd"] == pytest.approx(diff.std())
     # The display cell shows the same numbers.
-    shown = table.display.set_index(["Δ metric", "Tool"]).loc[("ΔMASD (mm)", "medpy")]
+    shown = table.display.set_index(["Δ metric", "Tool"]).loc[("ΔMASD (mm)", st.tool_label("medpy"))]
     assert shown["(2, 2, 2) mm: mean ± SD"] == (
         f"{tables.format_number(diff.mean())} ± {tables.format_number(diff.std())}")
 
@@ -35,9 +35,9 @@ def test_table_a1_cell_matches_plain_pandas(scores):
 def test_table_a1_shows_excluded_counts_and_percentage_points(scores):
     table = tables.table_a1(scores)
     display = table.display.set_index(["Δ metric", "Tool"])
-    assert display.loc[("ΔHD95 (mm)", "medpy"), "(1, 1, 1) mm: excluded"] == "2 non-finite"
-    assert display.loc[("ΔHD (mm)", "miseval"), "(2, 2, 2) mm: excluded"] == "2 failed"
-    assert display.loc[("ΔNSD (%pt)", "monai"), "(1, 1, 1) mm: mean ± SD"] == "1.00 ± 0.00"
+    assert display.loc[("ΔHD95 (mm)", st.tool_label("medpy")), "(1, 1, 1) mm: excluded"] == "2 non-finite"
+    assert display.loc[("ΔHD (mm)", st.tool_label("miseval")), "(2, 2, 2) mm: excluded"] == "2 failed"
+    assert display.loc[("ΔNSD (%pt)", st.tool_label("monai")), "(1, 1, 1) mm: mean ± SD"] == "1.00 ± 0.00"
     # Column order follows the given voxel sizes; metrics follow the study's order.
     assert list(table.display["Δ metric"].unique())[:2] == ["ΔHD (mm)", "ΔHD95 (mm)"]
     assert "DSC" not in " ".join(table.display["Δ metric"])
@@ -82,11 +82,11 @@ def test_table_a3_layout_and_symbols():
     table = tables.table_a3(edge_case_documents())
     display = table.display.set_index("Tool")
     assert list(display.columns[:5]) == ["Version", "DSC O1", "DSC O2", "DSC O3", "DSC S"]
-    assert display.loc["monai", "HD O1"] == "NaNW"
-    assert display.loc["deepmind", "HD O2"] == "∞"
-    assert display.loc["miseval", "HD O1"] == "3.50"
-    assert display.loc["miseval", "HD S"] == "✓"
-    assert display.loc["monai", "Version"] == "1.6.1"
+    assert display.loc[st.tool_label("monai"), "HD O1"] == "NaNW"
+    assert display.loc[st.tool_label("deepmind"), "HD O2"] == "∞"
+    assert display.loc[st.tool_label("miseval"), "HD O1"] == "3.50"
+    assert display.loc[st.tool_label("miseval"), "HD S"] == "✓"
+    assert display.loc[st.tool_label("monai"), "Version"] == "1.6.1"
 
 
 def test_edge_case_loader_names_the_bad_file(tmp_path):
@@ -105,6 +105,9 @@ def test_renderings_are_written(tmp_path, scores):
     assert pd.read_csv(paths[0]).shape[0] == table.numeric.shape[0]
     markdown = paths[1].read_text()
     assert markdown.startswith("## Table A1") and "| ΔHD (mm)" in markdown
+    rows = [line for line in markdown.splitlines() if line.startswith("|")]
+    cells_per_row = {len(re.findall(r"(?<!\\)\|", line)) for line in rows}
+    assert cells_per_row == {len(table.display.columns) + 1}  # "min | max" stays in one cell
     latex = paths[2].read_text()
     assert r"\begin{tabular}" in latex and r"$\Delta$HD" in latex
     assert re.search(r"(?<!\\)%", latex) is None  # every % escaped, or LaTeX drops the line
