@@ -44,6 +44,8 @@ MARKER_FILE = ".synthetic-dataset.json"
 GRID_MARGIN_MM = 6.0
 EXTRA_COMPONENT_PROBABILITY = 0.05
 FAR = 1e3  # field value for "far outside" (mm)
+TUBE_BOUND_MM = 15.0  # tube fields are exact up to this far beyond the tube surface
+MAX_GROWTH_MM = 3.5  # largest outward observer offset
 
 Field = Callable[[np.ndarray, tuple[float, float]], np.ndarray]
 """(points (n, 3) in mm, (trim at start, trim at end) in mm) -> implicit values (n,)."""
@@ -113,7 +115,9 @@ class Tube:
         Cached for the last `points` array: both observers query the same grid.
         """
         if getattr(self, "_cached_points", None) is not points:
-            bound = float(self.sample_radii.max()) + 6.0  # beyond, exact values do not matter
+            # Beyond `bound` exact values do not matter; it must exceed the largest observer
+            # offset times the gradient clip in `_as_distance`, so no spurious surface forms.
+            bound = float(self.sample_radii.max()) + TUBE_BOUND_MM
             dist, index = cKDTree(self.samples).query(np.asarray(points) * self.scale,
                                                       distance_upper_bound=bound, workers=-1)
             index[~np.isfinite(dist)] = -1
@@ -132,7 +136,8 @@ class Tube:
         if last - first < 2:
             raise ValueError("tube trimmed away entirely")
         far = index < 0
-        values = np.where(far, FAR, dist - self.sample_radii[np.where(far, 0, index)])
+        bound = float(self.sample_radii.max()) + TUBE_BOUND_MM
+        values = np.where(far, bound, dist - self.sample_radii[np.where(far, 0, index)])
         scaled = None
         for cut, end in ((index < first) & ~far, first), ((index > last) & ~far, last):
             if cut.any():
@@ -371,13 +376,13 @@ BUILDERS: dict[str, Callable[[CaseContext], Organ]] = {
                                        scale=(1 / 1.15, 1 / 0.9, 1), step=0.9,
                                        disagreement=0.8),
     "SpinalCord": lambda c: _tube_organ(c, [(0, 32, -37), (0, 27, -80), (0, 25, -125),
-                                            (0, 30, -195)], [5.0, 5.0, 5.0, 4.8],
+                                            (0, 30, -205)], [5.5, 5.5, 5.4, 5.2],
                                         scale=(1 / 1.25, 1 / 0.85, 1), step=0.7,
                                         disagreement=0.5),
     "Esophagus_S": lambda c: _tube_organ(c, [(-3, 10, -128), (-4, 12, -150), (-5, 14, -175)],
                                          [6.5, 6.5, 6.5], scale=(1 / 1.3, 1 / 0.75, 1),
                                          step=0.6, disagreement=0.7),
-    "Cricopharyngeus": lambda c: _blob_organ(c, (-2, 9, -118), (11, 7, 5.5), (0, 0, 0),
+    "Cricopharyngeus": lambda c: _blob_organ(c, (-2, 9, -118), (12, 8, 6.5), (0, 0, 0),
                                              step=0.5, disagreement=0.6),
     "Larynx_SG": lambda c: _blob_organ(c, (0, -18, -92), (16, 15, 17), (-10, 0, 0),
                                        step=0.8, disagreement=0.9),
@@ -389,7 +394,7 @@ BUILDERS: dict[str, Callable[[CaseContext], Organ]] = {
     "Glnd_Thyroid": _thyroid,
     "A_Carotid_L": lambda c: _tube_organ(c, [(24, 8, -195), (22, 4, -140), (20, 2, -95),
                                              (24, 8, -60), (26, 14, -35), (24, 16, -15)],
-                                         [3.3, 3.1, 2.9, 2.6, 2.4, 2.3], step=0.6,
+                                         [3.0, 2.8, 2.6, 2.4, 2.2, 2.1], step=0.6,
                                          disagreement=0.45),
     "Bone_Mandible": _mandible,
     "Cavity_Oral": _cavity_oral,
@@ -436,7 +441,9 @@ def _as_distance(values: np.ndarray, step: float) -> np.ndarray:
     """f / |grad f|: a first-order signed distance near {f = 0}, whatever the field's scale."""
     gradient = np.gradient(values, step)
     norm = np.sqrt(sum(g * g for g in gradient))
-    return values / np.maximum(norm, 0.2)
+    # Clipping the gradient keeps jumps (tube fields capped far away) from pulling a far
+    # value down towards zero, which would create a spurious surface there.
+    return values / np.clip(norm, 0.2, 3.0)
 
 
 def _separable(factors: list[np.ndarray]) -> np.ndarray:
@@ -454,8 +461,11 @@ def smooth_offsets(axes: list[np.ndarray], rng: np.random.Generator, *, rms: flo
     directions /= np.linalg.norm(directions, axis=1, keepdims=True)
     wavenumbers = 2 * np.pi * directions / rng.uniform(*wavelengths, (waves, 1))
     phases = rng.uniform(0, 2 * np.pi, waves)
-    amplitudes = rng.normal(0, np.sqrt(2.0 / waves), waves)
-    offset = rng.normal(0, 0.5) if bias else 0.0
+    # Amplitudes scaled so the waves' RMS is exactly 1 (sum a_k^2 / 2 = 1): no heavy tail
+    # of rare, huge offsets; the bias is bounded by one RMS for the same reason.
+    amplitudes = rng.normal(0, 1.0, waves)
+    amplitudes *= np.sqrt(2.0 / np.sum(amplitudes**2))
+    offset = float(np.clip(rng.normal(0, 0.5), -1.0, 1.0)) if bias else 0.0
     centered = [a - a.mean() for a in axes]
     total = np.zeros([len(a) for a in axes])
     for k in range(waves):
@@ -489,7 +499,9 @@ def _observer_field(organ: Organ, axes: list[np.ndarray], points: np.ndarray,
     shape = tuple(len(a) for a in axes)
     truth = untrimmed
     if organ.tube_trim:
-        trims = tuple(float(np.clip(4.0 + rng.normal(0, 3.0), 0.0, 10.0)) for _ in range(2))
+        # Where a tube starts and ends is a matter of judgement: observers differ by a few
+        # slices (base trim 6 mm, SD 5 mm, at most 16 mm).
+        trims = tuple(float(np.clip(6.0 + rng.normal(0, 5.0), 0.0, 16.0)) for _ in range(2))
         truth = _as_distance(organ.field(points, trims).reshape(shape), organ.step)
     near = points[np.abs(truth.ravel()) < organ.step]
     size = float(np.linalg.norm(organ.hi - organ.lo)) / 2
@@ -497,7 +509,7 @@ def _observer_field(organ: Organ, axes: list[np.ndarray], points: np.ndarray,
     offsets = case_offsets + smooth_offsets(axes, rng, rms=scale)
     offsets += _bumps(axes, near, rng, scale, min(size, 40.0))
     # Observers disagree by a few mm at most, and never erase a structure.
-    offsets = np.clip(offsets, -min(0.4 * organ.thickness, 3.0), 3.5)
+    offsets = np.clip(offsets, -min(0.4 * organ.thickness, 3.0), MAX_GROWTH_MM)
     values = truth - offsets
     if extra and len(near):
         anchor = near[rng.integers(len(near))]

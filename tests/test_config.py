@@ -20,7 +20,8 @@ def test_default_config_matches_documented_keys():
                                  "cases": 3, "seed": 20240215, "oars": "all"}
     assert config["voxel_sizes"] == [[1, 1, 1], [2, 2, 2], [0.5, 0.5, 2]]
     assert config["field_of_view"]["policy"] == "union_bbox"
-    assert config["metrics"] == {"percentile": 95, "tau_mm": 2.0}
+    assert config["metrics"] == {"percentile": 95, "tau_mm": 2.0,
+                                 "scored": ["HD", "HD95", "MASD", "ASSD", "NSD", "BIoU", "DSC"]}
     assert len(config["tools"]) == 11
 
 
@@ -63,6 +64,7 @@ def test_layout_paths():
     ({"field_of_view": {"policy": "union_bbox", "margin_mm": -1}}, "field_of_view.margin_mm"),
     ({"metrics": {"percentile": 120}}, "metrics.percentile"),
     ({"metrics": {"tau_mm": math.nan}}, "metrics.tau_mm"),
+    ({"metrics": {"scored": ["HD", "Dice"]}}, "metrics.scored[1]"),
     ({"timing": {"voxel_size": [3, 3, 3]}}, "timing.voxel_size"),
     ({"voxel_size": [[1, 1, 1]]}, "voxel_size"),
 ])

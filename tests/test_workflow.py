@@ -1,0 +1,86 @@
+"""The Snakemake workflow: lint of the foundation's rule files, dry runs, a tiny real run."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pandas as pd
+
+ROOT = Path(__file__).resolve().parent.parent
+SNAKEMAKE = Path(sys.executable).with_name("snakemake")
+OWN_FILES = ("Snakefile", "workflow/rules/common.smk", "workflow/rules/dataset.smk",
+             "workflow/rules/voxelize.smk")
+OWN_RULES = ("synthesize_case", "mesh_user_case", "dataset_manifest", "voxelize_case")
+
+
+def snakemake(*args: str, cwd: Path = ROOT, timeout: int = 300) -> subprocess.CompletedProcess:
+    return subprocess.run([str(SNAKEMAKE), "--snakefile", str(ROOT / "Snakefile"), *args],
+                          cwd=cwd, capture_output=True, text=True, timeout=timeout)
+
+
+def test_lint_is_clean_for_the_foundation_rules():
+    result = snakemake("--lint")
+    output = result.stdout + result.stderr
+    assert "Traceback" not in output and "Error" not in output.split("Lints for")[0]
+    flagged = [line for line in output.splitlines() if line.startswith("Lints for")
+               and (any(name in line for name in OWN_FILES)
+                    or any(f"rule {rule} " in line for rule in OWN_RULES))]
+    assert not flagged, output
+
+
+def test_dry_run_of_the_default_and_test_configs():
+    for args in ([], ["--configfile", "workflow/presets/test.yaml"]):
+        result = snakemake("-n", *args)
+        assert result.returncode == 0, result.stderr
+        assert "voxelize_case" in result.stdout
+    default = snakemake("-n", "--quiet", "rules")
+    assert default.returncode == 0
+
+
+def test_bad_config_stops_before_any_job(tmp_path):
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("voxel_sizes: [[1, 1, -2]]\n")
+    result = snakemake("-n", "--configfile", str(bad))
+    assert result.returncode != 0
+    assert "voxel_sizes[0][2]" in result.stdout + result.stderr
+
+
+def _workdir(tmp_path: Path) -> Path:
+    """A scratch working directory, so the test never touches the repository's data/."""
+    shutil.copy(ROOT / "config.yaml", tmp_path / "config.yaml")
+    return tmp_path
+
+
+def test_foreign_data_folder_is_refused(tmp_path):
+    workdir = _workdir(tmp_path)
+    (workdir / "data/synthetic").mkdir(parents=True)
+    (workdir / "data/synthetic/scan.nrrd").write_text("user data")
+    result = snakemake("-n", cwd=workdir)
+    assert result.returncode != 0
+    assert "not made by the synthetic generator" in result.stdout + result.stderr
+    assert (workdir / "data/synthetic/scan.nrrd").read_text() == "user data"
+
+
+def test_tiny_run_produces_meshes_and_masks(tmp_path):
+    workdir = _workdir(tmp_path)
+    config = workdir / "tiny.yaml"
+    config.write_text("dataset: {name: tiny, cases: 1, oars: [Cochlea_L, Glottis]}\n"
+                      "voxel_sizes: [[2, 2, 2], [1, 1, 2]]\n"
+                      "timing: {voxel_size: [2, 2, 2]}\n")
+    targets = ["data/tiny/manifest.csv", "results/masks/tiny/2x2x2/case_01/pairs.csv",
+               "results/masks/tiny/1x1x2/case_01/pairs.csv"]
+    # Targets first: --configfile takes every following word as a config file.
+    result = snakemake(*targets, "--cores", "2", "--configfile", str(config), cwd=workdir)
+    assert result.returncode == 0, result.stderr[-3000:]
+    manifest = pd.read_csv(workdir / "data/tiny/manifest.csv")
+    assert len(manifest) == 4 and set(manifest["observer"]) == {"A", "B"}
+    assert all((workdir / "data/tiny" / p).is_file() for p in manifest["path"])
+    pairs = pd.read_csv(workdir / "results/masks/tiny/1x1x2/case_01/pairs.csv")
+    assert list(pairs["oar"]) == ["Cochlea_L", "Glottis"]
+    assert (workdir / "results/logs/voxelize_case/tiny/1x1x2/case_01.log").is_file()
+    # A rerun finds nothing to do and does not rewrite the dataset.
+    rerun = snakemake(*targets, "-n", "--configfile", str(config), cwd=workdir)
+    assert "Nothing to be done" in rerun.stdout + rerun.stderr
