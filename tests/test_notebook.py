@@ -20,11 +20,19 @@ REPO = Path(__file__).resolve().parents[1]
 
 MINI_SNAKEFILE = """configfile: "config.yaml"
 
+import glob
 
-def scoring_targets():
-    # Stands in for the scoring rules: the planted records already exist.
-    import glob
-    return sorted(glob.glob("results/edge_cases/*.json") + glob.glob("results/timing/*.parquet"))
+
+class PlantedRecords:
+    # Stands in for the scoring plan: the planted records already exist.
+    def edge_case_files(self):
+        return sorted(glob.glob("results/edge_cases/*.json"))
+
+    def timing_files(self):
+        return sorted(glob.glob("results/timing/*.parquet"))
+
+
+SCORING = PlantedRecords()
 
 
 include: "{rules}"

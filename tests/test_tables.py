@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -27,7 +28,8 @@ def test_table_a1_cell_matches_plain_pandas(scores):
     assert row["mean"] == pytest.approx(diff.mean())
     assert row["sd"] == pytest.approx(diff.std())
     # The display cell shows the same numbers.
-    shown = table.display.set_index(["Δ metric", "Tool"]).loc[("ΔMASD (mm)", st.tool_label("medpy"))]
+    by_row = table.display.set_index(["Δ metric", "Tool"])
+    shown = by_row.loc[("ΔMASD (mm)", st.tool_label("medpy"))]
     assert shown["(2, 2, 2) mm: mean ± SD"] == (
         f"{tables.format_number(diff.mean())} ± {tables.format_number(diff.std())}")
 
@@ -35,9 +37,10 @@ def test_table_a1_cell_matches_plain_pandas(scores):
 def test_table_a1_shows_excluded_counts_and_percentage_points(scores):
     table = tables.table_a1(scores)
     display = table.display.set_index(["Δ metric", "Tool"])
-    assert display.loc[("ΔHD95 (mm)", st.tool_label("medpy")), "(1, 1, 1) mm: excluded"] == "2 non-finite"
-    assert display.loc[("ΔHD (mm)", st.tool_label("miseval")), "(2, 2, 2) mm: excluded"] == "2 failed"
-    assert display.loc[("ΔNSD (%pt)", st.tool_label("monai")), "(1, 1, 1) mm: mean ± SD"] == "1.00 ± 0.00"
+    medpy, miseval, monai = (st.tool_label(t) for t in ("medpy", "miseval", "monai"))
+    assert display.loc[("ΔHD95 (mm)", medpy), "(1, 1, 1) mm: excluded"] == "2 non-finite"
+    assert display.loc[("ΔHD (mm)", miseval), "(2, 2, 2) mm: excluded"] == "2 failed"
+    assert display.loc[("ΔNSD (%pt)", monai), "(1, 1, 1) mm: mean ± SD"] == "1.00 ± 0.00"
     # Column order follows the given voxel sizes; metrics follow the study's order.
     assert list(table.display["Δ metric"].unique())[:2] == ["ΔHD (mm)", "ΔHD95 (mm)"]
     assert "DSC" not in " ".join(table.display["Δ metric"])
@@ -120,3 +123,16 @@ def test_format_number():
     assert tables.format_number(115.2) == "115"
     assert tables.format_number(float("nan")) == "–"
     assert tables.format_number(float("inf")) == "∞"
+
+
+def test_analysis_plan_of_the_default_configuration():
+    import yaml
+
+    from study.analysis_plan import AnalysisPlan
+    config = yaml.safe_load((Path(__file__).resolve().parents[1] / "config.yaml").read_text())
+    plan = AnalysisPlan(config)
+    assert plan.params["factor"] == 1188 and plan.params["n_implementations"] == 12
+    targets = plan.targets()
+    assert "results/tables/table_a4.tex" in targets and "results/findings.html" in targets
+    config["reference"]["meshings"] = ["discrete_marching_cubes"]
+    assert not any("table_a4" in t for t in AnalysisPlan(config).targets())

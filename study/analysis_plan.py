@@ -1,0 +1,71 @@
+"""What the analysis stage writes, for the Snakemake rules in workflow/rules/analysis.smk.
+
+Kept out of the rule file so the rule file holds rules only (`snakemake --lint`) and the paths
+can be unit tested.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from snakemake.io import report
+
+from study.records import REFERENCE_VARIANTS
+from study.statistics import bonferroni_factor_from_config, implementations
+
+TABLE_FORMATS: tuple[str, ...] = ("csv", "md", "tex", "html")
+"""Renderings of every table; the HTML one goes into the Snakemake report."""
+
+FIGURE_FORMATS: tuple[str, ...] = ("png", "pdf")
+"""Renderings of every figure; the PNG goes into the report."""
+
+DELTA_TABLES: tuple[str, ...] = ("table_a1", "table_a2", "table_a4")
+FIGURES: tuple[str, ...] = ("figure_4", "figure_a3", "figure_a4", "figure_a5")
+
+
+class AnalysisPlan:
+    """Outputs, report entries and caption parameters of the analysis of one config."""
+
+    def __init__(self, config: Mapping):
+        meshings = config.get("reference", {}).get("meshings", [])
+        self.meshing_variants = [name for name, meshing in REFERENCE_VARIANTS.items()
+                                 if name != "reference" and meshing in meshings]
+        self.dataset = config["dataset"]["name"]
+        self.params = {
+            "factor": bonferroni_factor_from_config(config),
+            "n_implementations": len(implementations(config["tools"])),
+            "voxel_sizes": ", ".join("(" + ", ".join(f"{float(v):g}" for v in size) + ") mm"
+                                     for size in config["voxel_sizes"]),
+        }
+
+    def tables(self) -> list[str]:
+        """Table names; Table A4 only when other meshings of the reference are scored."""
+        names = ["table_a1", "table_a2", "table_wilcoxon", "table_a3"]
+        return names + (["table_a4"] if self.meshing_variants else [])
+
+    @staticmethod
+    def table_outputs(name: str) -> dict:
+        """Named outputs of one table rule, the HTML flagged for the report."""
+        paths: dict = {fmt: f"results/tables/{name}.{fmt}" for fmt in TABLE_FORMATS}
+        paths["html"] = report(paths["html"], caption=f"../report/{name}.rst",
+                               category="Tables")
+        return paths
+
+    @staticmethod
+    def figure_outputs(name: str) -> dict:
+        """Named outputs of one figure rule, the PNG flagged for the report."""
+        return {"png": report(f"results/figures/{name}.png", caption=f"../report/{name}.rst",
+                              category="Figures"),
+                "pdf": f"results/figures/{name}.pdf"}
+
+    def manifest(self) -> str:
+        return f"data/{self.dataset}/manifest.csv"
+
+    def targets(self) -> list[str]:
+        """Every table, figure and the findings."""
+        return [
+            *[f"results/tables/{name}.{fmt}" for name in self.tables() for fmt in TABLE_FORMATS],
+            *[f"results/figures/{name}.{fmt}" for name in FIGURES for fmt in FIGURE_FORMATS],
+            "results/findings.md",
+            "results/findings.html",
+        ]
