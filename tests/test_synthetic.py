@@ -78,8 +78,9 @@ def test_paired_organs_are_mirrored(synthetic_cases):
             centre_l, centre_r = (volume_centre(organs[n]["A"]) for n in (left, right))
             assert centre_l[0] > 5 and centre_r[0] < -5, left  # x points to the patient's left
             assert abs(centre_l[0] + centre_r[0]) < 6, left
-            # Left and right tubes may end on different slices: allow more along z.
-            assert np.allclose(centre_l[1:], centre_r[1:], atol=[6, 10]), left
+            # Tubes are trimmed by up to 16 mm at each end on each side: allow that along z.
+            z_tolerance = 16 if OARS[left] == "tubular" or "Nrv" in left else 6
+            assert np.allclose(centre_l[1:], centre_r[1:], atol=[6, z_tolerance]), left
             ratio = mesh_volume(organs[left]["A"]) / mesh_volume(organs[right]["A"])
             assert 0.4 < ratio < 2.5, left
 

@@ -20,11 +20,12 @@ from study.voxelize import PAIR_COLUMNS, voxelize_case, voxelize_mesh, voxelize_
 # counting voxel centres shrinks with the voxel size.
 SPHERE_TOLERANCE = {(0.5, 0.5, 0.5): 0.01, (1.0, 1.0, 1.0): 0.02, (2.0, 2.0, 2.0): 0.06,
                     (0.5, 0.5, 2.0): 0.03}
-# Same for synthetic organs, by category: tiny organs are a few voxels at 2 mm.
+# Same for synthetic organs, by category: tiny organs are a few voxels at 2 mm, and an
+# optic nerve (3 mm across) spans only one or two 2 mm slices.
 # Thin tubes (carotids, radius about 2.5 mm) sit between the two.
 OAR_TOLERANCE = {(1.0, 1.0, 1.0): {"small": 0.12, "tubular": 0.08, "other": 0.03},
                  (2.0, 2.0, 2.0): {"small": 0.35, "tubular": 0.15, "other": 0.08},
-                 (0.5, 0.5, 2.0): {"small": 0.10, "tubular": 0.05, "other": 0.03}}
+                 (0.5, 0.5, 2.0): {"small": 0.15, "tubular": 0.05, "other": 0.03}}
 
 
 @pytest.mark.parametrize("spacing", list(SPHERE_TOLERANCE))
