@@ -149,18 +149,20 @@ def _annotate_excluded(axis, delta: pd.DataFrame, tools: Sequence[str]) -> None:
 
 
 def figure_4(delta: pd.DataFrame, png_path, pdf_path=None, *, spacings: Sequence[str] | None
-             = None, metrics: Sequence[str] = st.TESTED_METRICS, footer: str = "") -> None:
+             = None, metrics: Sequence[str] = st.TESTED_METRICS, footer: str = "",
+             unavailable: Sequence[str] = ()) -> None:
     """Box plots of Δ per metric (rows), voxel size (columns) and tool (colour).
 
     Linear inside [-1, 1] and logarithmic outside (symlog, linthresh = 1); Δ of NSD and BIoU
     in percentage points. Above each box: how many Δ were non-finite (∞) or failed (E).
+    Tools in `unavailable` (not installed, so no Δ at all) keep their place, marked "n/a".
     """
     delta = delta.assign(scaled=delta["delta"] * delta["metric"].map(st.display_scale))
     metrics = [m for m in metrics if m in set(delta["metric"])]
     spacings = st.ordered_spacings(delta["spacing"], spacings)
     if not metrics or not spacings:
         raise ValueError("figure_4: no Δ to plot (no tested metric or voxel size in the table)")
-    all_tools = st.ordered_tools(delta["tool"])
+    all_tools = st.ordered_tools([*delta["tool"], *unavailable])
     with plt.rc_context(_STYLE):
         figure, axes = plt.subplots(len(metrics), len(spacings), squeeze=False,
                                     figsize=(PAGE_WIDTH_IN, 1.25 * len(metrics) + 0.9))
@@ -410,8 +412,11 @@ def make_figure_4(scores_path, png_path, pdf_path, config: dict) -> None:
     scores = read_scores(scores_path)
     delta = st.deltas(scores, configured_tools(config, scores) or None)
     footer = configuration_footer(config, ", ".join(sorted(scores["dataset"].unique())))
+    missing = [t for t in st.unavailable_tools(scores) if t in config.get("tools", [])]
+    if missing:
+        footer += " Not available here: " + ", ".join(st.tool_label(t) for t in missing) + "."
     figure_4(delta, png_path, pdf_path, spacings=configured_spacings(config),
-             footer=versions_footer(delta, footer))
+             footer=versions_footer(delta, footer), unavailable=missing)
 
 
 def make_figure_a3(manifest_path, png_path, pdf_path) -> None:

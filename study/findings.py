@@ -78,7 +78,7 @@ def _label_list(tools: Sequence[str]) -> str:
 
 def setup_section(inputs: AnalysisInputs, spacings: Sequence[str]) -> Section:
     """What was compared: data, configuration, tools and versions, Bonferroni factor."""
-    scores, config = inputs.scores, inputs.config
+    scores, config = st.measured(inputs.scores), inputs.config
     pairs = scores[["dataset", "case", "oar"]].drop_duplicates()
     metrics = config.get("metrics", {})
     versions = scores.groupby("tool")["tool_version"].agg(lambda v: "/".join(sorted(set(v))))
@@ -359,8 +359,9 @@ def paper_section(inputs: AnalysisInputs, summary: pd.DataFrame, spacings) -> Se
         sentence = check(summary, inputs.wilcoxon, inputs.timing, spacings)
         if sentence:
             section.lines.append(sentence)
-    pairs = len(inputs.scores[["dataset", "case", "oar"]].drop_duplicates())
-    versions = inputs.scores.groupby("tool")["tool_version"].first()
+    scores = st.measured(inputs.scores)
+    pairs = len(scores[["dataset", "case", "oar"]].drop_duplicates())
+    versions = scores.groupby("tool")["tool_version"].first()
     changed = [f"{st.tool_label(t)} {PAPER_VERSIONS[t]} → {versions[t]}"
                for t in st.ordered_tools(versions.index)
                if t in PAPER_VERSIONS and str(versions[t]) != PAPER_VERSIONS[t]]
@@ -380,7 +381,8 @@ def paper_section(inputs: AnalysisInputs, summary: pd.DataFrame, spacings) -> Se
 def build_findings(inputs: AnalysisInputs) -> list[Section]:
     """All sections, in reading order."""
     st.check_scores(inputs.scores)
-    spacings = st.ordered_spacings(inputs.scores["spacing"], configured_spacings(inputs.config))
+    spacings = st.ordered_spacings(st.measured(inputs.scores)["spacing"],
+                                   configured_spacings(inputs.config))
     tools = [t for t in inputs.config.get("tools", []) if t in set(inputs.scores["tool"])]
     summary = st.summarize_deltas(st.deltas(inputs.scores, tools or None),
                                   ["metric", "spacing", "tool"])

@@ -166,6 +166,27 @@ def check_scores(scores: pd.DataFrame, source: str = "scores table") -> None:
         raise ValueError(f"{source} lacks columns {missing}; expected {list(SCORE_COLUMNS)}")
 
 
+def is_placeholder(scores: pd.DataFrame) -> pd.Series:
+    """Rows that stand for a whole tool rather than one score: an unavailable tool is recorded
+    once, with empty case, spacing and metric."""
+    blank = pd.Series(False, index=scores.index)
+    for column in ("case", "spacing", "metric"):
+        blank |= scores[column].isna() | (scores[column].astype(str) == "")
+    return blank
+
+
+def measured(scores: pd.DataFrame) -> pd.DataFrame:
+    """Score rows of actual mask pairs (placeholders of unavailable tools removed)."""
+    return scores.loc[~is_placeholder(scores)]
+
+
+def unavailable_tools(scores: pd.DataFrame) -> dict[str, str]:
+    """Tools with no score at all because they are not available here, and why."""
+    scored = set(measured(scores)["tool"])
+    rows = scores.loc[is_placeholder(scores) & ~scores["tool"].isin(scored)]
+    return {tool: str(group["message"].iloc[0]) for tool, group in rows.groupby("tool")}
+
+
 def deltas(scores: pd.DataFrame, tools: Sequence[str] | None = None,
            yardstick: str = REFERENCE) -> pd.DataFrame:
     """Δ = value(tool) − value(yardstick) for every score row of the given tools.
@@ -175,6 +196,7 @@ def deltas(scores: pd.DataFrame, tools: Sequence[str] | None = None,
     not finite are kept and classified, never dropped.
     """
     check_scores(scores)
+    scores = measured(scores)
     if tools is None:
         tools = [t for t in scores["tool"].unique()
                  if t != yardstick and t not in REFERENCE_MESHING_VARIANTS]

@@ -113,6 +113,7 @@ def spacing_title(label: str) -> str:
 
 def _versions_note(scores: pd.DataFrame, tools: Sequence[str]) -> str:
     """"Versions: MONAI 1.6.1, ..." for the tools of a table."""
+    scores = st.measured(scores)
     versions = (scores.loc[scores["tool"].isin(list(tools))]
                 .groupby("tool")["tool_version"].agg(lambda v: ", ".join(sorted(set(map(str, v))))))
     parts = [f"{st.tool_label(t)} {versions[t]}" for t in st.ordered_tools(versions.index)]
@@ -130,7 +131,23 @@ def _delta_notes(n_pairs: int) -> list[str]:
 
 
 def _n_pairs(scores: pd.DataFrame) -> int:
-    return int(scores[["dataset", "case", "oar"]].drop_duplicates().shape[0])
+    return int(st.measured(scores)[["dataset", "case", "oar"]].drop_duplicates().shape[0])
+
+
+def unavailable_note(scores: pd.DataFrame, tools: Sequence[str] | None = None) -> list[str]:
+    """"Not available here: Anima (why)." when configured tools have no scores at all."""
+    missing = {t: m for t, m in st.unavailable_tools(scores).items()
+               if tools is None or t in tools}
+    if not missing:
+        return []
+    return ["Not available here (no scores): " + "; ".join(
+        f"{st.tool_label(t)} ({_shorten(missing[t])})" for t in st.ordered_tools(missing)) + "."]
+
+
+def _shorten(message: str, limit: int = 90) -> str:
+    """The first clause of a long message, so a table note stays readable."""
+    first = message.split(" (")[0]
+    return first if len(first) <= limit else first[:limit - 1] + "…"
 
 
 def _metrics_present(frame: pd.DataFrame, metrics: Sequence[str]) -> list[str]:
@@ -146,7 +163,8 @@ def table_a1(scores: pd.DataFrame, tools: Sequence[str] | None = None,
     order = st.ordered_spacings(summary["spacing"], spacings)
     metrics = _metrics_present(summary, st.TESTED_METRICS)
     display = _delta_display(summary, "spacing", order, metrics, spacing_title)
-    notes = _delta_notes(_n_pairs(scores)) + [_versions_note(scores, delta["tool"].unique())]
+    notes = _delta_notes(_n_pairs(scores)) + [_versions_note(scores, delta["tool"].unique())] \
+        + unavailable_note(scores, tools)
     return Table("table_a1", "Table A1: Δ against the reference per voxel size",
                  _sort_numeric(summary, ["metric", "tool", "spacing"], order), display, notes)
 
@@ -161,7 +179,8 @@ def table_a2(scores: pd.DataFrame, tools: Sequence[str] | None = None) -> Table:
     metrics = _metrics_present(summary, st.TESTED_METRICS)
     display = _delta_display(summary, "category", order, metrics, str)
     notes = _delta_notes(_n_pairs(scores)) + [
-        "All voxel sizes pooled.", _versions_note(scores, delta["tool"].unique())]
+        "All voxel sizes pooled.", _versions_note(scores, delta["tool"].unique()),
+        *unavailable_note(scores, tools)]
     return Table("table_a2", "Table A2: Δ against the reference by OAR category",
                  _sort_numeric(summary, ["metric", "tool", "category"], order), display, notes)
 
@@ -434,6 +453,7 @@ def make_wilcoxon_table(scores_path, outputs: Mapping[str, str], config: Mapping
     factor = st.bonferroni_factor_from_config(config)
     result = st.wilcoxon_table(scores, names, configured_spacings(config), factor)
     table = table_wilcoxon(result, len(names))
+    table.notes += unavailable_note(scores, names)
     write_table(table, outputs["csv"], outputs["md"], outputs["tex"], outputs.get("html"))
     return table
 

@@ -7,7 +7,8 @@ The planted behaviours (per mask pair, per metric, on top of a random reference 
 - medpy (HD, HD95, MASD, DSC): reference + 2 mm ± noise, one inf and one NaN score;
 - miseval (HD, DSC): HD = reference × 2 at voxel sizes other than 1 mm, else reference;
   two rows with status "error";
-- anima: every row "unavailable";
+- anima: not installed, recorded as the scoring stage does: one "unavailable" row with empty
+  case, oar, spacing and metric;
 - reference-marching-cubes = reference + 0.01; reference-surface-nets = reference − 0.1.
 """
 
@@ -81,11 +82,15 @@ def make_scores(seed: int = 7) -> pd.DataFrame:
                     rows.append(_row(case, oar, spacing, "reference-surface-nets", metric,
                                      ref - 0.1))
                     for tool in TOOLS:
-                        if metric not in SUPPORTED[tool]:
+                        if tool == "anima" or metric not in SUPPORTED[tool]:
                             continue
                         value, status = _tool_value(tool, metric, spacing, ref, rng)
                         rows.append(_row(case, oar, spacing, tool, metric, value, status,
                                          "not installed" if status == "unavailable" else ""))
+    rows.append({"dataset": "synthetic", "case": "", "oar": "", "category": "", "spacing": "",
+                 "tool": "anima", "tool_version": "", "metric": "", "value": np.nan,
+                 "status": "unavailable", "message": "program 'animaSegPerfAnalyzer' not found "
+                 "(set tool_paths.anima)", "seconds": np.nan})
     scores = pd.DataFrame(rows, columns=list(SCORE_COLUMNS))
     _plant_nonfinite(scores)
     return scores

@@ -64,8 +64,13 @@ def test_nonfinite_and_failed_rows_are_counted_not_dropped(scores):
     medpy = summary.loc[("HD95", "1x1x1", "medpy")]
     assert medpy["n_nonfinite"] == 2 and medpy["n"] == 24 and medpy["n_finite"] == 22
     assert summary.loc[("HD", "2x2x2", "miseval"), "n_failed"] == 2
-    anima = summary.loc[("HD", "1x1x1", "anima")]
-    assert anima["n_failed"] == anima["n"] and np.isnan(anima["mean"])
+    assert "anima" not in set(delta["tool"])  # its one placeholder row is not a score
+
+
+def test_unavailable_tool_placeholder_is_reported_not_scored(scores):
+    assert set(st.unavailable_tools(scores)) == {"anima"}
+    assert "not found" in st.unavailable_tools(scores)["anima"]
+    assert (st.measured(scores)["tool"] != "anima").all()
 
 
 def test_summary_matches_plain_pandas(scores):

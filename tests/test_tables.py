@@ -136,3 +136,10 @@ def test_analysis_plan_of_the_default_configuration():
     assert "results/tables/table_a4.tex" in targets and "results/findings.html" in targets
     config["reference"]["meshings"] = ["discrete_marching_cubes"]
     assert not any("table_a4" in t for t in AnalysisPlan(config).targets())
+
+
+def test_unavailable_tools_are_named_in_the_notes(scores):
+    notes = " ".join(tables.table_a1(scores).notes)
+    assert "Not available here (no scores): Anima (program 'animaSegPerfAnalyzer' not found)" \
+        in notes
+    assert "anima" not in set(tables.table_a1(scores).numeric["tool"])
