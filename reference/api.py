@@ -10,8 +10,9 @@ import numpy as np
 
 from reference import biou
 from reference import meshing as meshing_lib
+from reference.closest import SurfaceIndex
 from reference.metrics import TIE_TOLERANCE, directed_distances, weighted_metrics
-from reference.signed import SignedSurface, orient_outward
+from reference.signed import orient_outward
 
 DEFAULT_SUBDIVISION = 2
 """Levels of selective subdivision; chosen by the convergence study (docs/reference.md)."""
@@ -80,15 +81,15 @@ def _empty_result(empty_a: bool, empty_b: bool) -> dict[str, float]:
 
 
 def _distance_metrics(surface_a, surface_b, *, percentile, tau, subdivision, refine):
-    """Weighted metrics from one distance pass per direction; also the two signed surfaces."""
+    """Weighted metrics from one distance pass per direction; also the two surface indexes."""
     extent = np.ptp(np.concatenate([surface_a[0], surface_b[0]]), axis=0).max()
     threshold = tau + TIE_TOLERANCE * max(float(extent), tau)
-    signed_a, signed_b = SignedSurface(*surface_a), SignedSurface(*surface_b)
-    directed = [directed_distances(src[0][src[1]], target.index, percentile=percentile,
+    index_a, index_b = SurfaceIndex(*surface_a), SurfaceIndex(*surface_b)
+    directed = [directed_distances(src[0][src[1]], target, percentile=percentile,
                                    threshold=threshold, subdivision=subdivision, refine=refine)
-                for src, target in ((surface_a, signed_b), (surface_b, signed_a))]
+                for src, target in ((surface_a, index_b), (surface_b, index_a))]
     scores = weighted_metrics(*directed, percentile=percentile, threshold=threshold)
-    return scores, signed_a, signed_b
+    return scores, index_a, index_b
 
 
 def compute_metrics(a, b, spacing=None, *, percentile: float = 95, tau: float = 2.0,
@@ -130,13 +131,14 @@ def compute_metrics(a, b, spacing=None, *, percentile: float = 95, tau: float = 
     crop_origin = origin + lower * spacing
     surface_a = mesh_surface(a, spacing, crop_origin, meshing)
     surface_b = mesh_surface(b, spacing, crop_origin, meshing)
-    scores, signed_a, signed_b = _distance_metrics(
+    scores, index_a, index_b = _distance_metrics(
         surface_a, surface_b, percentile=percentile, tau=tau, subdivision=subdivision,
         refine=refine)
     # The meshes stay within one voxel of the cropped masks, and every band point is inside.
     grid = biou.dense_grid_of_image(crop_origin, spacing, -np.ones(a.ndim, int),
                                     np.array(a.shape) + 1)
-    scores["BIoU"] = biou.count_bands(signed_a, signed_b, tau, grid).biou()
+    scores["BIoU"] = biou.count_bands(surface_a, surface_b, tau, grid, index_a=index_a,
+                                      index_b=index_b).biou()
     scores["DSC"] = 2.0 * np.count_nonzero(a & b) / (np.count_nonzero(a) + np.count_nonzero(b))
     return {key: float(scores[key]) for key in METRIC_KEYS}
 
@@ -222,7 +224,7 @@ def compute_surface_metrics(surface_a, surface_b, *, percentile: float = 95, tau
         return _empty_result(len(surface_a[1]) == 0, len(surface_b[1]) == 0)
     surface_a = (surface_a[0], orient_outward(*surface_a))
     surface_b = (surface_b[0], orient_outward(*surface_b))
-    scores, signed_a, signed_b = _distance_metrics(
+    scores, index_a, index_b = _distance_metrics(
         surface_a, surface_b, percentile=percentile, tau=tau, subdivision=subdivision,
         refine=refine)
     step = tau / 10 if grid_step is None else float(grid_step)
@@ -230,6 +232,6 @@ def compute_surface_metrics(surface_a, surface_b, *, percentile: float = 95, tau
     low, high = points.min(axis=0) - step, points.max(axis=0) + step
     shape = tuple(int(n) for n in np.ceil((high - low) / step))
     grid = biou.DenseGrid(low + 0.5 * step, np.full(len(low), step), shape)
-    counts = biou.count_bands(signed_a, signed_b, tau, grid, with_volumes=True)
+    counts = biou.count_bands(surface_a, surface_b, tau, grid, index_a=index_a, index_b=index_b)
     scores["BIoU"], scores["DSC"] = counts.biou(), counts.dsc()
     return {key: float(scores[key]) for key in METRIC_KEYS}
