@@ -87,7 +87,7 @@ def setup_section(inputs: AnalysisInputs, spacings: Sequence[str]) -> Section:
     factor = int(inputs.wilcoxon["factor"].iloc[0]) if not inputs.wilcoxon.empty else None
     return Section("Set-up", [
         f"Dataset **{', '.join(sorted(pairs['dataset'].unique()))}**: {len(pairs)} mask pairs "
-        f"({pairs['case'].nunique()} cases, {pairs['oar'].nunique()} OARs) at "
+        f"({pairs['case'].nunique()} case(s), {pairs['oar'].nunique()} OARs) at "
         f"{len(spacings)} voxel sizes: {', '.join(spacing_text(s) for s in spacings)}.",
         f"HDp with p = {metrics.get('percentile', 95)}; NSD and BIoU with tau = "
         f"{metrics.get('tau_mm', 2.0)} mm. Δ = tool − reference; NSD and BIoU in percentage "
@@ -156,35 +156,47 @@ def deviation_section(summary: pd.DataFrame, spacings: Sequence[str]) -> Section
     return section
 
 
+def _pair_lines(rows: pd.DataFrame, spacings: Sequence[str]) -> list[str]:
+    """"A and B: HD at all voxel sizes; MASD at (2, 2, 2) mm." per pair of implementations."""
+    lines = []
+    for (a, b), pair in rows.groupby(["tool_a", "tool_b"], sort=False):
+        where = "; ".join(f"{metric} at {spacings_text(list(group['spacing']), spacings)}"
+                          for metric, group in pair.groupby("metric", sort=False))
+        lines.append(f"{st.tool_label(a)} and {st.tool_label(b)}: {where}.")
+    return lines
+
+
 def indistinguishable_section(wilcoxon: pd.DataFrame, spacings: Sequence[str]) -> Section:
-    """Pairs of implementations whose scores the corrected test cannot tell apart."""
-    section = Section("Indistinguishable pairs (identical scores, or corrected p ≥ "
-                      f"{st.ALPHA})")
+    """Pairs with identical scores, and pairs the corrected test cannot tell apart.
+
+    "Not significant" is only listed when the test could have found a difference: with n
+    pairs the exact test cannot go below p = 2 / 2^n, and after the Bonferroni factor that
+    floor may already exceed the significance level.
+    """
+    section = Section("Indistinguishable pairs")
     if wilcoxon.empty:
         section.lines.append("No tests were run.")
         return section
-    same = wilcoxon.loc[wilcoxon["status"].isin(["identical"])
-                        | ((wilcoxon["status"] == "tested") & ~wilcoxon["significant"])]
-    for (a, b), rows in same.groupby(["tool_a", "tool_b"], sort=False):
-        where = "; ".join(
-            f"{metric} at {spacings_text(list(group['spacing']), spacings)}"
-            + (" (identical)" if (group["status"] == "identical").all() else "")
-            for metric, group in rows.groupby("metric", sort=False))
-        section.lines.append(f"{st.tool_label(a)} and {st.tool_label(b)}: {where}.")
-    if same.empty:
-        section.lines.append("Every testable pair differs significantly.")
+    factor = int(wilcoxon["factor"].iloc[0])
+    identical = wilcoxon.loc[wilcoxon["status"] == "identical"]
+    section.lines += [f"Identical scores — {line}" for line in _pair_lines(identical, spacings)]
+    tested = wilcoxon.loc[wilcoxon["status"] == "tested"]
+    floor = min(1.0, st.smallest_attainable_p(int(tested["n_common"].max())) * factor) \
+        if not tested.empty else 1.0
+    if not tested.empty and floor >= st.ALPHA:
+        section.lines.append(
+            f"No test can be significant here: with at most {int(tested['n_common'].max())} "
+            f"common pairs the smallest attainable p × {factor:,} is {floor:.3g} ≥ {st.ALPHA}, "
+            "so 'not significant' would only mean too few pairs; run a larger study.")
+    else:
+        same = tested.loc[~tested["significant"].astype(bool)]
+        section.lines += [f"Not significantly different (p × {factor:,} ≥ {st.ALPHA}) — {line}"
+                          for line in _pair_lines(same, spacings)]
+        if same.empty and not tested.empty:
+            section.lines.append("Every tested pair differs significantly.")
     untestable = int((wilcoxon["status"] == "untestable").sum())
     section.lines.append(f"{untestable} of {len(wilcoxon)} comparisons had no common finite "
                          "scores (a tool lacks the metric, failed, or is not installed).")
-    tested = wilcoxon.loc[wilcoxon["status"] == "tested", "n_common"]
-    if not tested.empty:
-        factor = int(wilcoxon["factor"].iloc[0])
-        floor = st.smallest_attainable_p(int(tested.min())) * factor
-        if floor >= st.ALPHA:
-            section.lines.append(
-                f"Caution: with only {int(tested.min())} common pairs, the smallest attainable "
-                f"corrected p is {min(floor, 1.0):.3g}, so 'not significant' here may only mean "
-                "too few pairs.")
     return section
 
 
@@ -196,8 +208,9 @@ def failures_section(scores: pd.DataFrame) -> Section:
         counts = status_counts.loc[tool]
         total = int(counts.sum())
         if counts.get("unavailable", 0) == total:
-            message = scores.loc[scores["tool"] == tool, "message"].iloc[0]
-            section.lines.append(f"{st.tool_label(tool)}: not available ({message}).")
+            message = str(scores.loc[scores["tool"] == tool, "message"].iloc[0])
+            section.lines.append(f"{st.tool_label(tool)}: not available "
+                                 f"({message.split(' (')[0]}).")
             continue
         issues = {k: int(counts.get(k, 0)) for k in ("error", "nan", "inf", "unavailable")}
         if any(issues.values()):
@@ -318,6 +331,8 @@ def check_reference_significance(summary, wilcoxon, timing, spacings) -> str | N
     same = versus.loc[~versus["significant"]]
     names = [f"{st.tool_label(r.tool_a if r.tool_b == st.REFERENCE else r.tool_b)} "
              f"{r.metric} at {spacing_text(r.spacing)}" for r in same.itertuples()]
+    if len(names) > 8:  # the full list is in the Wilcoxon table
+        names = [*names[:8], f"and {len(names) - 8} more"]
     expected = {("medpy", "MASD"), ("monai", "MASD")}
     observed = {(r.tool_a if r.tool_b == st.REFERENCE else r.tool_b, r.metric)
                 for r in same.itertuples()}

@@ -42,14 +42,14 @@ def test_directions_and_sizes_of_planted_offsets(sections):
 
 def test_indistinguishable_pairs_are_listed(sections):
     text = text_of(sections["Indistinguishable pairs"])
-    assert "Metrics Reloaded and MONAI: HD at all voxel sizes (identical)" in text
-    assert "Google DeepMind and Reference" in text
+    assert "Identical scores — Metrics Reloaded and MONAI: HD at all voxel sizes" in text
+    assert "Identical scores — Google DeepMind and Reference" in text
     assert "MedPy and Reference" not in text  # +2 mm on every pair is significant
 
 
 def test_failures_and_timing(sections):
     failures = text_of(sections["Missing and non-finite scores"])
-    assert "Anima: not available (program 'animaSegPerfAnalyzer' not found" in failures
+    assert "Anima: not available (program 'animaSegPerfAnalyzer' not found)" in failures
     assert "MISeval: 2 error of 144 scores" in failures
     timing = text_of(sections["HD execution time"])
     assert timing.index("Google DeepMind") < timing.index("MONAI") < timing.index("MedPy")
@@ -68,7 +68,8 @@ def test_small_samples_are_flagged():
     keep = scores["case"].eq("case_01") & scores["oar"].isin(["Cochlea_L", "Glottis"])
     wilcoxon = st.wilcoxon_table(scores.loc[keep], ["monai", "reference"], ["1x1x1"], 1188)
     section = findings.indistinguishable_section(wilcoxon, ["1x1x1"])
-    assert "smallest attainable corrected p" in text_of(section)
+    assert "No test can be significant here" in text_of(section)
+    assert "Not significantly different" not in text_of(section)
 
 
 def test_renderings(sections):
@@ -82,3 +83,13 @@ def test_rejects_a_table_without_scores_columns():
     with pytest.raises(ValueError, match="lacks columns"):
         findings.build_findings(findings.AnalysisInputs(pd.DataFrame({"x": [1]}),
                                                         pd.DataFrame(), make_config()))
+
+
+def test_non_significant_pairs_are_listed_when_the_test_has_power():
+    row = {"spacing": "1x1x1", "metric": "HD", "tool_a": "medpy", "tool_b": "monai",
+           "n_common": 30, "statistic": 200.0, "p_value": 0.01, "p_corrected": 1.0,
+           "factor": 100, "significant": False, "status": "tested"}
+    section = findings.indistinguishable_section(pd.DataFrame([row]), ["1x1x1"])
+    medpy, monai = st.tool_label("medpy"), st.tool_label("monai")
+    expected = f"Not significantly different (p × 100 ≥ 0.05) — {medpy} and {monai}: HD at"
+    assert expected in text_of(section)
