@@ -281,12 +281,13 @@ def figure_a4(wilcoxon: pd.DataFrame, png_path, pdf_path=None, *,
                 axis = axes[r, c]
                 rows = wilcoxon.loc[(wilcoxon["metric"] == metric)
                                     & (wilcoxon["spacing"] == spacing)]
-                matrix = _significance_matrix(rows, tools)
+                # Strictly lower triangle: the first row and last column would be empty.
+                matrix = _significance_matrix(rows, tools)[1:, :-1]
                 axis.imshow(matrix, cmap=cmap, norm=norm)
                 # Untestable cells get a cross so they differ from the empty upper triangle.
                 ys, xs = np.nonzero(matrix == 0)
                 axis.scatter(xs, ys, marker="x", s=3, linewidths=0.4, color="#888888")
-                _matrix_axes(axis, labels, r == len(spacings) - 1, c == 0)
+                _matrix_axes(axis, labels[:-1], labels[1:], r == len(spacings) - 1, c == 0)
                 axis.set_title(f"{metric}, {spacing_title(spacing)}", pad=2, fontsize=5.5)
         handles = [Patch(facecolor=colour, edgecolor="grey", linewidth=0.3, label=name)
                    for name, colour in zip(SIGNIFICANCE_CLASSES, _SIGNIFICANCE_COLOURS,
@@ -303,16 +304,16 @@ def figure_a4(wilcoxon: pd.DataFrame, png_path, pdf_path=None, *,
         save(figure, png_path, pdf_path)
 
 
-def _matrix_axes(axis, labels: Sequence[str], show_x: bool, show_y: bool) -> None:
-    ticks = np.arange(len(labels))
-    axis.set_xticks(ticks)
-    axis.set_yticks(ticks)
-    axis.set_xticklabels(labels if show_x else [], rotation=90, fontsize=4.5)
-    axis.set_yticklabels(labels if show_y else [], fontsize=4.5)
-    axis.tick_params(length=1, width=0.3)
-    axis.tick_params(which="minor", length=0)
-    axis.set_xticks(ticks - 0.5, minor=True)
-    axis.set_yticks(ticks - 0.5, minor=True)
+def _matrix_axes(axis, x_labels: Sequence[str], y_labels: Sequence[str], show_x: bool,
+                 show_y: bool) -> None:
+    x_ticks, y_ticks = np.arange(len(x_labels)), np.arange(len(y_labels))
+    axis.set_xticks(x_ticks)
+    axis.set_yticks(y_ticks)
+    axis.set_xticklabels(x_labels if show_x else [], rotation=90, fontsize=4.5)
+    axis.set_yticklabels(y_labels if show_y else [], fontsize=4.5)
+    axis.tick_params(which="both", length=0, pad=1)
+    axis.set_xticks(x_ticks - 0.5, minor=True)
+    axis.set_yticks(y_ticks - 0.5, minor=True)
     axis.grid(which="minor", color="white", linewidth=0.3)
     for side in axis.spines.values():
         side.set_visible(False)
@@ -357,6 +358,10 @@ def figure_a5(timing: pd.DataFrame, png_path, pdf_path=None, *, footer: str = ""
                                    medianprops={"color": "black", "linewidth": 0.7})
                 box["boxes"][0].set_facecolor(tool_colour(tool))
                 box["boxes"][0].set_linewidth(0.4)
+                # The cases themselves, so a category with one or two cases is still visible.
+                axis.scatter(np.full(len(values), box["medians"][0].get_xdata().mean()),
+                             values, s=3, color=tool_colour(tool), edgecolors="black",
+                             linewidths=0.2, zorder=3)
         axis.set_yscale("log")
         axis.set_xticks(np.arange(len(categories)))
         axis.set_xticklabels(categories)
@@ -445,4 +450,4 @@ def make_figure_a5(timing_paths, png_path, pdf_path) -> None:
     spacings = ", ".join(spacing_title(s) for s in sorted(timing["spacing"].unique()))
     figure_a5(timing, png_path, pdf_path,
               footer=versions_footer(timing, f"HD only, voxel size {spacings}; median over "
-                                             f"{timing['repeat'].nunique()} repeats per case."))
+                                             f"{timing['repeat'].nunique()} repeat(s) per case."))
