@@ -1,4 +1,4 @@
-"""User-supplied masks: the pair manifest, its HaN-Seg folder helper, and meshing.
+"""User-supplied masks: the pair manifest, listing a HaN-Seg folder, and meshing.
 
 A pair manifest is a CSV with one row per (case, OAR): columns case, oar, path_a, path_b
 (NRRD or NIfTI; relative paths are relative to the CSV; an empty path = that observer drew

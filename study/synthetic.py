@@ -169,11 +169,11 @@ class CaseContext:
 
     def __init__(self, seed: int, case: int, name: str):
         self.seed, self.case, self.name = seed, case, name
-        self.side = -1.0 if name.endswith("_R") or name.endswith("R") and name[:-1] in {
-            "Eye_A", "Eye_P"} else 1.0
-        pair = name[:-2] if name.endswith(("_L", "_R")) else name
-        if name in ("Eye_AL", "Eye_AR", "Eye_PL", "Eye_PR"):
-            pair = name[:-1]
+        # Paired organs end in _L/_R, the eye segments in L/R (Eye_AL, Eye_PR, ...).
+        eye = name in ("Eye_AL", "Eye_AR", "Eye_PL", "Eye_PR")
+        paired = eye or name.endswith(("_L", "_R"))
+        self.side = -1.0 if paired and name.endswith("R") else 1.0
+        pair = (name[:-1] if eye else name[:-2]) if paired else name
         case_rng = self.rng("case")
         self.head_scale = float(np.clip(case_rng.normal(1.0, 0.04), 0.9, 1.1))
         self.shared = self.rng("pair:" + pair)  # same draws for left and right
@@ -348,14 +348,23 @@ def _chiasm(ctx: CaseContext) -> Organ:
     return Organ(_union(*arms), center - [12, 12, 6], center + [12, 12, 6], 0.35, 2.8, 0.35)
 
 
+EYE_CENTER, EYE_RADII = (32.0, -60.0, 4.0), (12.3, 12.3, 12.0)
+
+
 def _eye_anterior(ctx: CaseContext) -> Organ:
-    globe = ctx.pos((32, -60, 4))
-    return _blob_organ(ctx, (globe - [0, 10, 0]) * [ctx.side, 1, 1], (6, 3, 6), (0, 0, 0),
-                       step=0.35, disagreement=0.45)
+    """Cornea, anterior chamber and lens: a lens-shaped blob on the front of the globe."""
+    # Same draws as the posterior segment's builder, so both sit on one globe.
+    posterior = CaseContext(ctx.seed, ctx.case, "Eye_P" + ctx.name[-1])
+    globe = posterior.pos(EYE_CENTER)
+    radius = float(posterior.axes(EYE_RADII)[1])
+    center = globe - [0.0, radius - 2.0, 0.0] + ctx.own.normal(0, 0.3, 3)
+    radii = ctx.axes((6, 3, 6))
+    lo, hi = _box_of_ellipsoid(center, radii)
+    return Organ(_ellipsoid(center, radii), lo, hi, 0.35, 2 * float(radii.min()), 0.45)
 
 
 BUILDERS: dict[str, Callable[[CaseContext], Organ]] = {
-    "Eye_PL": lambda c: _blob_organ(c, (32, -60, 4), (11.9, 11.9, 11.6), (0, 0, 0),
+    "Eye_PL": lambda c: _blob_organ(c, EYE_CENTER, EYE_RADII, (0, 0, 0),
                                     step=0.6, disagreement=0.5),
     "Eye_AL": _eye_anterior,
     "OpticNrv_L": lambda c: _tube_organ(c, [(30, -48, 4), (25, -35, 6), (15, -20, 7),

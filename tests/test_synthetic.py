@@ -81,8 +81,13 @@ def test_paired_organs_are_mirrored(synthetic_cases):
             # Tubes are trimmed by up to 16 mm at each end on each side: allow that along z.
             z_tolerance = 16 if OARS[left] == "tubular" or "Nrv" in left else 6
             assert np.allclose(centre_l[1:], centre_r[1:], atol=[6, z_tolerance]), left
-            ratio = mesh_volume(organs[left]["A"]) / mesh_volume(organs[right]["A"])
-            assert 0.4 < ratio < 2.5, left
+    # Sizes match between sides: observers' noise aside (median over cases and observers).
+    for left in [n for n in OARS if n.endswith(("_L", "AL", "PL"))]:
+        right = left[:-1] + "R"
+        volumes = {side: np.median([mesh_volume(organs[side][obs])
+                                    for organs in synthetic_cases.values() for obs in "AB"])
+                   for side in (left, right)}
+        assert 0.6 < volumes[left] / volumes[right] < 1.6, left
 
 
 def test_shapes_are_plausible(synthetic_cases):

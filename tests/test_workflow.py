@@ -31,13 +31,12 @@ def test_lint_is_clean_for_the_foundation_rules():
     assert not flagged, output
 
 
-def test_dry_run_of_the_default_and_test_configs():
-    for args in ([], ["--configfile", "workflow/presets/test.yaml"]):
-        result = snakemake("-n", *args)
+def test_dry_run_of_the_default_and_test_configs(tmp_path):
+    workdir = _workdir(tmp_path)
+    for args in ([], ["--configfile", str(ROOT / "workflow/presets/test.yaml")]):
+        result = snakemake("-n", *args, cwd=workdir)
         assert result.returncode == 0, result.stderr
-        assert "voxelize_case" in result.stdout
-    default = snakemake("-n", "--quiet", "rules")
-    assert default.returncode == 0
+        assert "synthesize_case" in result.stdout and "voxelize_case" in result.stdout
 
 
 def test_bad_config_stops_before_any_job(tmp_path):
