@@ -345,23 +345,31 @@ def summary_table(comparisons: Sequence[Comparison]) -> pd.DataFrame:
 
 
 def reference_commit() -> str:
-    """Last commit touching reference/, so a printed table names what it measured."""
+    """Last commit touching reference/ (+ a note if reference/ has uncommitted edits).
+
+    Called before the reference is imported, so a printed table names the code it measured.
+    """
+    def git(*arguments: str) -> str:
+        said = subprocess.run(["git", "-C", str(REPO), *arguments], capture_output=True,
+                              text=True, timeout=10)
+        return said.stdout.strip()
+
     try:
-        said = subprocess.run(["git", "-C", str(REPO), "log", "-1", "--format=%h %cs",
-                               "--", "reference"], capture_output=True, text=True, timeout=10)
-        return said.stdout.strip() or "unknown"
+        commit = git("log", "-1", "--format=%h %cs", "--", "reference") or "unknown"
+        edited = git("status", "--porcelain", "--", "reference")
     except (OSError, subprocess.SubprocessError):
         return "unknown"
+    return commit + (" + uncommitted edits" if edited else "")
 
 
-def print_report(comparisons: Sequence[Comparison], empties: pd.DataFrame) -> None:
+def print_report(comparisons: Sequence[Comparison], empties: pd.DataFrame, commit: str) -> None:
     import meshmetrics
 
     import reference
 
     pd.set_option("display.width", 200)
     pd.set_option("display.max_rows", 1000)
-    print(f"reference {reference.__version__} (commit {reference_commit()}), "
+    print(f"reference {reference.__version__} (commit {commit}), "
           f"pymeshmetrics {meshmetrics.__version__}; p = {PERCENTILE:g}, tau = {TAU_MM:g} mm")
     print(f"flag: |reference - pymeshmetrics| > {DISTANCE_FLAG_MM} mm (HD, HD95, MASD, ASSD) "
           f"or > {RATIO_FLAG} (NSD, BIoU, DSC)\n")
@@ -411,12 +419,12 @@ def parse_arguments(argv: Sequence[str] | None) -> argparse.Namespace:
 
 def main(argv: Sequence[str] | None = None) -> None:
     args = parse_arguments(argv)
-    started = time.perf_counter()
+    started, commit = time.perf_counter(), reference_commit()
     comparisons = [*analytic_mask_comparisons(args.spacings, args.limit_levels),
                    *analytic_surface_comparisons(args.surface_resolution, (0.5, 0.5, 0.5)),
                    *synthetic_comparisons(args.cases, args.oars, args.spacings, args.seed)]
     empties = empty_mask_outputs()
-    print_report(comparisons, empties)
+    print_report(comparisons, empties, commit)
     print(f"\n{len(comparisons)} pairs in {time.perf_counter() - started:.0f} s")
     if args.json:
         args.json.write_text(json.dumps(

@@ -336,7 +336,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     if args.child is not None:
         child(args.child, compute=not args.no_compute)
         return
-    started = time.perf_counter()
+    started, commit = time.perf_counter(), crosscheck.reference_commit()
     # Memory first, before this process starts any other child, so the maximum is ours.
     a, b = large_pair(args.large_size)
     try:
@@ -361,7 +361,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     accuracy = accuracy_verdicts(spacings, args.limit_levels, 40 if args.quick else 150)
 
     import reference
-    print(f"reference {reference.__version__} (commit {crosscheck.reference_commit()}); "
+    print(f"reference {reference.__version__} (commit {commit}); "
           f"case {args.case}, seed {args.seed}; repeats {args.repeats}; warm-up done")
     for line in notes:
         print(f"note: {line}")
