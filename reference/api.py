@@ -89,7 +89,7 @@ def _distance_metrics(surface_a, surface_b, *, percentile, tau, subdivision, ref
                                    threshold=threshold, subdivision=subdivision, refine=refine)
                 for src, target in ((surface_a, index_b), (surface_b, index_a))]
     scores = weighted_metrics(*directed, percentile=percentile, threshold=threshold)
-    return scores, index_a, index_b
+    return scores, index_a, index_b, threshold
 
 
 def compute_metrics(a, b, spacing=None, *, percentile: float = 95, tau: float = 2.0,
@@ -131,13 +131,15 @@ def compute_metrics(a, b, spacing=None, *, percentile: float = 95, tau: float = 
     crop_origin = origin + lower * spacing
     surface_a = mesh_surface(a, spacing, crop_origin, meshing)
     surface_b = mesh_surface(b, spacing, crop_origin, meshing)
-    scores, index_a, index_b = _distance_metrics(
+    scores, index_a, index_b, threshold = _distance_metrics(
         surface_a, surface_b, percentile=percentile, tau=tau, subdivision=subdivision,
         refine=refine)
     # The meshes stay within one voxel of the cropped masks, and every band point is inside.
     grid = biou.dense_grid_of_image(crop_origin, spacing, -np.ones(a.ndim, int),
                                     np.array(a.shape) + 1)
-    scores["BIoU"] = biou.count_bands(surface_a, surface_b, tau, grid, index_a=index_a,
+    # The band uses the NSD tie rule: dense points at exactly tau (they exist whenever tau is
+    # an odd multiple of a tenth of a voxel) are in, whatever the rounding of the coordinates.
+    scores["BIoU"] = biou.count_bands(surface_a, surface_b, threshold, grid, index_a=index_a,
                                       index_b=index_b).biou()
     scores["DSC"] = 2.0 * np.count_nonzero(a & b) / (np.count_nonzero(a) + np.count_nonzero(b))
     return {key: float(scores[key]) for key in METRIC_KEYS}
@@ -224,7 +226,7 @@ def compute_surface_metrics(surface_a, surface_b, *, percentile: float = 95, tau
         return _empty_result(len(surface_a[1]) == 0, len(surface_b[1]) == 0)
     surface_a = (surface_a[0], orient_outward(*surface_a))
     surface_b = (surface_b[0], orient_outward(*surface_b))
-    scores, index_a, index_b = _distance_metrics(
+    scores, index_a, index_b, threshold = _distance_metrics(
         surface_a, surface_b, percentile=percentile, tau=tau, subdivision=subdivision,
         refine=refine)
     step = tau / 10 if grid_step is None else float(grid_step)
@@ -232,6 +234,7 @@ def compute_surface_metrics(surface_a, surface_b, *, percentile: float = 95, tau
     low, high = points.min(axis=0) - step, points.max(axis=0) + step
     shape = tuple(int(n) for n in np.ceil((high - low) / step))
     grid = biou.DenseGrid(low + 0.5 * step, np.full(len(low), step), shape)
-    counts = biou.count_bands(surface_a, surface_b, tau, grid, index_a=index_a, index_b=index_b)
+    counts = biou.count_bands(surface_a, surface_b, threshold, grid, index_a=index_a,
+                              index_b=index_b)
     scores["BIoU"], scores["DSC"] = counts.biou(), counts.dsc()
     return {key: float(scores[key]) for key in METRIC_KEYS}

@@ -1,4 +1,4 @@
-"""Exact float64 geometry on simplex surfaces: closest points, element sizes, subdivision.
+"""Exact float64 geometry on simplex surfaces: closest points on segments and triangles.
 
 A surface is `(vertices, cells)`: vertices (n, dim) float, cells (m, dim) int; triangles in 3D,
 line segments in 2D. Every function here is vectorised over many points or cells.
@@ -6,62 +6,12 @@ line segments in 2D. Every function here is vectorised over many points or cells
 
 from __future__ import annotations
 
-from functools import cache
-
 import numpy as np
 
 # Feature of an element on which a closest point lies. In 3D: 0 = triangle interior,
 # 1..3 = edge (v0v1, v1v2, v2v0), 4..6 = vertex v0, v1, v2. In 2D: 0 = segment interior,
 # 4, 5 = endpoint v0, v1 (the same codes as 3D vertices, so vertex handling is shared).
 FACE, EDGE01, EDGE12, EDGE20, VERT0, VERT1, VERT2 = range(7)
-
-
-def element_sizes(vertices: np.ndarray, cells: np.ndarray) -> np.ndarray:
-    """Length of each segment (2D) or area of each triangle (3D): |v1 - v0| or |e1 x e2| / 2."""
-    corners = vertices[cells]
-    if cells.shape[1] == 2:
-        return np.linalg.norm(corners[:, 1] - corners[:, 0], axis=1)
-    return 0.5 * np.linalg.norm(np.cross(corners[:, 1] - corners[:, 0],
-                                         corners[:, 2] - corners[:, 0]), axis=1)
-
-
-@cache
-def child_barycentrics(dim: int, level: int) -> np.ndarray:
-    """Barycentric weights (k, dim) of the centres of the children of one element.
-
-    Uniform subdivision of `level` steps splits a segment into n = 2**level equal pieces and a
-    triangle into n**2 congruent triangles (midpoint subdivision applied `level` times), all of
-    the same size, so each child carries size / k. The children's centres are the midpoints
-    ((i + 1/2) / n) in 2D, and in 3D the centroids of the upward triangles
-    ((i + 1/3) / n, (j + 1/3) / n) and of the downward ones ((i + 2/3) / n, (j + 2/3) / n).
-    """
-    n = 2**level
-    if dim == 2:
-        t = (np.arange(n) + 0.5) / n
-        return np.column_stack([1.0 - t, t])
-    up = [(i + 1 / 3, j + 1 / 3) for i in range(n) for j in range(n - i)]
-    down = [(i + 2 / 3, j + 2 / 3) for i in range(n) for j in range(n - i - 1)]
-    uv = np.array(up + down) / n
-    return np.column_stack([1.0 - uv.sum(axis=1), uv[:, 0], uv[:, 1]])
-
-
-def child_centres(vertices: np.ndarray, cells: np.ndarray, level: int) -> np.ndarray:
-    """Centres (m * k, dim) of the children of every cell, grouped by cell."""
-    weights = child_barycentrics(cells.shape[1], level)
-    corners = vertices[cells]  # (m, dim, dim)
-    return np.einsum("kc,mcd->mkd", weights, corners).reshape(-1, vertices.shape[1])
-
-
-def centre_radii(vertices: np.ndarray, cells: np.ndarray, level: int) -> np.ndarray:
-    """Largest distance from a child's centre to its own corners, per parent cell.
-
-    Children are scaled copies of the parent (factor 2**-level) or its point reflection, so
-    the radius of the parent's centroid (max distance to its corners) shrinks by 2**level.
-    This bounds how far any point of a child is from that child's query point.
-    """
-    corners = vertices[cells]
-    centre = corners.mean(axis=1, keepdims=True)
-    return np.linalg.norm(corners - centre, axis=2).max(axis=1) / 2**level
 
 
 def closest_on_segments(points: np.ndarray, v0: np.ndarray, v1: np.ndarray):
