@@ -9,7 +9,7 @@ STAMP := $(VENV)/.installed-$(shell cat requirements.txt constraints.txt pyproje
 CORES ?= all
 SNAKEMAKE_ARGS ?=
 
-.PHONY: run test lint venv clean-venv
+.PHONY: run test lint venv clean-venv bench-study bench-reference crosscheck
 
 venv: $(STAMP)
 
@@ -23,6 +23,7 @@ $(STAMP): requirements.txt constraints.txt pyproject.toml
 
 run: $(STAMP)
 	$(BIN)/snakemake --cores $(CORES) $(SNAKEMAKE_ARGS)
+	$(BIN)/snakemake --report results/report.html $(SNAKEMAKE_ARGS)
 
 test: $(STAMP)
 	$(BIN)/python -m pytest
@@ -30,6 +31,16 @@ test: $(STAMP)
 lint: $(STAMP)
 	$(BIN)/ruff check .
 	$(BIN)/snakemake --lint
+
+# Benchmarks print their figures (docs/workflow.md, docs/validation.md).
+bench-study: $(STAMP)
+	$(BIN)/python benchmarks/study_speed.py --cores 2
+
+bench-reference: $(STAMP)
+	$(BIN)/python benchmarks/reference_speed.py
+
+crosscheck: $(STAMP)
+	$(BIN)/python benchmarks/crosscheck_meshmetrics.py
 
 clean-venv:
 	rm -rf $(VENV)

@@ -21,7 +21,7 @@ def test_default_config_matches_documented_keys():
     assert config["voxel_sizes"] == [[1, 1, 1], [2, 2, 2], [0.5, 0.5, 2]]
     assert config["field_of_view"]["policy"] == "union_bbox"
     assert config["metrics"] == {"percentile": 95, "tau_mm": 2.0,
-                                 "scored": ["HD", "HD95", "MASD", "ASSD", "NSD", "BIoU", "DSC"]}
+                                 "scored": ["HD", "HD95", "MASD", "ASSD", "NSD", "BIoU"]}
     assert len(config["tools"]) == 11
 
 

@@ -1,4 +1,4 @@
-"""The Snakemake workflow: lint of the foundation's rule files, dry runs, a tiny real run."""
+"""The Snakemake workflow: lint, dry runs, a tiny real run of the first stages."""
 
 from __future__ import annotations
 
@@ -11,9 +11,6 @@ import pandas as pd
 
 ROOT = Path(__file__).resolve().parent.parent
 SNAKEMAKE = Path(sys.executable).with_name("snakemake")
-OWN_FILES = ("Snakefile", "workflow/rules/common.smk", "workflow/rules/dataset.smk",
-             "workflow/rules/voxelize.smk")
-OWN_RULES = ("synthesize_case", "mesh_user_case", "dataset_manifest", "voxelize_case")
 
 
 def snakemake(*args: str, cwd: Path = ROOT, timeout: int = 300) -> subprocess.CompletedProcess:
@@ -21,14 +18,10 @@ def snakemake(*args: str, cwd: Path = ROOT, timeout: int = 300) -> subprocess.Co
                           cwd=cwd, capture_output=True, text=True, timeout=timeout)
 
 
-def test_lint_is_clean_for_the_foundation_rules():
+def test_lint_is_clean_for_the_whole_workflow():
     result = snakemake("--lint")
-    output = result.stdout + result.stderr
-    assert "Traceback" not in output and "Error" not in output.split("Lints for")[0]
-    flagged = [line for line in output.splitlines() if line.startswith("Lints for")
-               and (any(name in line for name in OWN_FILES)
-                    or any(f"rule {rule} " in line for rule in OWN_RULES))]
-    assert not flagged, output
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "Congratulations" in result.stdout + result.stderr
 
 
 def test_dry_run_of_the_default_and_test_configs(tmp_path):

@@ -27,13 +27,12 @@ rule score_case:
         timeout=config["timeouts"]["tool_seconds"],
         tool_paths=config.get("tool_paths", {}),
         metrics=config["metrics"]["scored"],
-    wildcard_constraints:
-        case="[^/]+",
-        tool="[^/]+",
     threads: 1
     resources:
         mem_mb=4000,
         runtime=120,
+    conda:
+        "../../environment.yml"
     script:
         "../scripts/score_case.py"
 
@@ -47,6 +46,8 @@ rule record_unavailable:
     resources:
         mem_mb=1000,
         runtime=5,
+    conda:
+        "../../environment.yml"
     script:
         "../scripts/record_unavailable.py"
 
@@ -62,6 +63,8 @@ rule collect_scores:
     resources:
         mem_mb=4000,
         runtime=15,
+    conda:
+        "../../environment.yml"
     script:
         "../scripts/collect_scores.py"
 
@@ -82,6 +85,8 @@ rule probe_edge_cases:
     resources:
         mem_mb=2000,
         runtime=15,
+    conda:
+        "../../environment.yml"
     script:
         "../scripts/probe_edge_cases.py"
 
@@ -106,6 +111,8 @@ rule time_hd:
     resources:
         mem_mb=4000,
         runtime=240,
+    conda:
+        "../../environment.yml"
     script:
         "../scripts/time_hd.py"
 
