@@ -11,10 +11,11 @@ import numpy as np
 from reference import biou
 from reference import meshing as meshing_lib
 from reference.closest import SurfaceIndex
+from reference.hausdorff import directed_hausdorff
 from reference.metrics import TIE_TOLERANCE, directed_distances, weighted_metrics
 from reference.signed import orient_outward
 
-DEFAULT_SUBDIVISION = 2
+DEFAULT_SUBDIVISION = 4
 """Levels of selective subdivision; chosen by the convergence study (docs/reference.md)."""
 
 METRIC_KEYS = ("HD", "HD95", "MASD", "ASSD", "NSD", "BIoU", "DSC")
@@ -89,6 +90,10 @@ def _distance_metrics(surface_a, surface_b, *, percentile, tau, subdivision, ref
                                    threshold=threshold, subdivision=subdivision, refine=refine)
                 for src, target in ((surface_a, index_b), (surface_b, index_a))]
     scores = weighted_metrics(*directed, percentile=percentile, threshold=threshold)
+    # HD is a maximum over the whole surface, not over element centres: bracket it at vertices
+    # and adaptively refined points to HD_TOLERANCE (module `hausdorff`).
+    scores["HD"] = max(directed_hausdorff(*surface_a, index_b).lower,
+                       directed_hausdorff(*surface_b, index_a).lower)
     return scores, index_a, index_b, threshold
 
 

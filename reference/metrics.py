@@ -13,8 +13,9 @@ to the surface Y, s_n = size of the element (length in 2D, area in 3D). With |S_
 Elements are subdivided only where a finer element can change a result: d is 1-Lipschitz, so
 over an element of radius r (largest distance from its query point to its corners) d stays
 within [d - r, d + r]. An element is split (into 4 triangles / 2 segments) while that
-interval reaches the current maximum (HD), contains the current weighted percentile (HDp) or
-straddles tau (NSD), up to `subdivision` times. With `refine="uniform"` every element is split,
+interval contains the current weighted percentile (HDp) or straddles tau (NSD), up to
+`subdivision` times. The public HD replaces the centre maximum by the bracket of module
+`hausdorff` (vertices and refined points, within 1e-3 mm of the surface maximum). With `refine="uniform"` every element is split,
 which is what the convergence study compares against.
 """
 
@@ -86,8 +87,7 @@ def directed_distances(corners: np.ndarray, target: SurfaceIndex, *, percentile:
             radius = np.linalg.norm(corners - centres[:, None], axis=2).max(axis=1)
             low, high = distance - radius, distance + radius
             quantile = Directed(distance, size).percentile(percentile)
-            split = ((high > distance.max())
-                     | ((low <= quantile) & (high >= quantile))
+            split = (((low <= quantile) & (high >= quantile))
                      | ((low <= threshold) & (high > threshold)))
         if not split.any():
             break

@@ -14,6 +14,7 @@ from reference.api import mesh_surface
 from reference.biou import DenseGrid, count_bands, dense_grid_of_image
 from reference.closest import SurfaceIndex
 from reference.geometry import brute_force_distances
+from reference.hausdorff import directed_hausdorff
 from reference.metrics import Directed, directed_distances
 from reference.signed import SignedSurface
 
@@ -56,11 +57,13 @@ def test_paper_triangle_example_weighted_vs_point_based():
 @pytest.mark.parametrize("r_b", [11.5, 12.1])
 def test_concentric_spheres_as_surfaces(r_b):
     tau = 2.0
+    # Concentric shells keep every element near the percentile and tau, so each level splits
+    # all of them: level 2 (16x) is enough for 0.01 mm here and keeps the test fast.
     # 80 x 80 tessellation: chords 0.4 mm, sagitta 0.01 mm; volumes counted on a 0.2 mm grid,
     # whose quantization moves the thin-shell BIoU by up to ~1e-3 (circles below pin 1e-3).
     got = compute_surface_metrics(analytic.sphere_surface(10.0, resolution=80),
                                   analytic.sphere_surface(r_b, resolution=80),
-                                  tau=tau, grid_step=0.2)
+                                  tau=tau, grid_step=0.2, subdivision=2)
     _close(got, analytic.concentric(10.0, r_b, tau, 3), 0.01, 0.001, got, {"BIoU": 0.002})
 
 
@@ -295,13 +298,26 @@ def test_bad_input_names_the_argument(kwargs, message):
         compute_metrics(args.pop("a"), args.pop("b"), args.pop("spacing"), **args)
 
 
-def test_subdivision_error_falls():
-    """Offset circles: HD error against the exact value shrinks as subdivision rises."""
+def test_subdivision_error_falls_and_hd_bracket_holds_the_exact_value():
+    """Offset circles: the centre maximum converges with subdivision; the HD bracket holds 1.3."""
     a = analytic.circle_surface(5.0, segments=40)
     b = analytic.circle_surface(5.0, (1.3, 0.0), segments=40)
-    errors = [abs(compute_surface_metrics(a, b, subdivision=level, grid_step=0.5)["HD"] - 1.3)
+    index_b = SurfaceIndex(*b)
+    errors = [abs(directed_distances(a[0][a[1]], index_b, percentile=95, threshold=2.0,
+                                     subdivision=level, refine="uniform").distance.max() - 1.3)
               for level in (0, 2, 4)]
     assert errors[0] > errors[1] > errors[2]
+    # The polygon's farthest point from the other polygon is not the circle's: bracket the
+    # polygon's own value against brute force on 20000 points per segment.
+    fine = np.linspace(0, 1, 20000)[:, None, None]
+    corners = a[0][a[1]]
+    dense = (corners[:, 0] + fine * (corners[:, 1] - corners[:, 0])).reshape(-1, 2)
+    brute = SurfaceIndex(*b).query(dense).distance.max()
+    bracket = directed_hausdorff(*a, index_b)
+    assert bracket.lower - 1e-9 <= brute <= bracket.upper + 1e-9
+    assert bracket.upper - bracket.lower <= 1e-3
+    hd = compute_surface_metrics(a, b, subdivision=0, grid_step=0.5)["HD"]
+    assert hd == pytest.approx(1.3, abs=0.01) and hd >= bracket.lower
 
 
 def test_cli_prints_the_metrics_of_two_image_files(tmp_path, capsys):
