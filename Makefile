@@ -26,6 +26,7 @@ run: $(STAMP)
 	$(BIN)/snakemake --report results/report.html $(SNAKEMAKE_ARGS)
 
 test: $(STAMP)
+	$(BIN)/ruff check .
 	$(BIN)/python -m pytest
 
 lint: $(STAMP)

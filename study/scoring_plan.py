@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
+from adapters import configure
 from study.records import REFERENCE_VARIANTS
 from study.scoring import implementation
 
@@ -21,6 +22,7 @@ class ScoringPlan:
                          if meshing in meshings]
         self.tools = [*config["tools"], *config.get("cross_checks", [])]
         self.dataset, self.cases = dataset, list(cases)
+        configure(config.get("tool_paths", {}))  # binaries named in the config count as found
         # implementation() raises ValueError naming the known tools for an unknown name.
         self.reasons = {name: implementation(name).unavailable()
                         for name in [*self.variants, *self.tools]}

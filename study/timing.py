@@ -16,29 +16,16 @@ import numpy as np
 import pandas as pd
 
 from adapters import Adapter, invoke
+from study.masks import read_mask as project_read_mask
 from study.records import TIMING_COLUMNS, spacing_label, status_of
 
 PAIR_FIELDS = ("case", "oar", "category", "spacing", "path_a", "path_b")
 
 
 def read_mask(path: str | Path) -> tuple[np.ndarray, tuple[float, ...]]:
-    """(bool mask, spacing in array axis order) of a mask file.
-
-    Uses the project's `study.masks.read_mask` when present; otherwise SimpleITK directly.
-    """
-    try:
-        from study.masks import read_mask as project_read_mask
-    except ImportError:
-        project_read_mask = None
-    if project_read_mask is not None:
-        mask, spacing, _origin = project_read_mask(path)
-        return np.asarray(mask, dtype=bool), tuple(float(s) for s in spacing)
-    import SimpleITK as sitk
-
-    if not Path(path).is_file():
-        raise FileNotFoundError(f"mask file {path} does not exist")
-    image = sitk.ReadImage(str(path))
-    return sitk.GetArrayFromImage(image) != 0, tuple(reversed(image.GetSpacing()))
+    """(bool mask, spacing in array axis order) of a mask file."""
+    mask, spacing, _origin = project_read_mask(path)
+    return np.asarray(mask, dtype=bool), tuple(float(s) for s in spacing)
 
 
 def _checked(pair: Mapping, base: Path | None) -> dict:
