@@ -19,6 +19,20 @@ DEFAULT_SUBDIVISION = 4
 """Levels of selective subdivision; chosen by the convergence study (docs/reference.md)."""
 
 METRIC_KEYS = ("HD", "HD95", "MASD", "ASSD", "NSD", "BIoU", "DSC")
+DISTANCE_KEYS = ("HD", "HD95", "MASD", "ASSD", "NSD")
+
+
+def _check_metrics(metrics) -> tuple[str, ...]:
+    """The asked keys in METRIC_KEYS order; None means all of them."""
+    if metrics is None:
+        return METRIC_KEYS
+    if isinstance(metrics, str):
+        raise ValueError(f"metrics must be a collection of keys, not one string; got {metrics!r}")
+    asked = set(metrics)
+    unknown = sorted(asked - set(METRIC_KEYS))
+    if unknown or not asked:
+        raise ValueError(f"metrics must be a non-empty subset of {METRIC_KEYS}; got {metrics!r}")
+    return tuple(key for key in METRIC_KEYS if key in asked)
 
 
 def _check_parameters(percentile, tau, subdivision) -> None:
@@ -71,37 +85,49 @@ def _check_spacing(spacing, dim: int) -> np.ndarray:
     return spacing
 
 
-def _empty_result(empty_a: bool, empty_b: bool) -> dict[str, float]:
+def _empty_result(empty_a: bool, empty_b: bool, keys=METRIC_KEYS) -> dict[str, float]:
     if empty_a and empty_b:
         warnings.warn("both masks are empty: every metric is undefined (NaN)", stacklevel=3)
-        return dict.fromkeys(METRIC_KEYS, math.nan)
+        return dict.fromkeys(keys, math.nan)
     warnings.warn(f"mask {'a' if empty_a else 'b'} is empty: distances are inf, "
                   "NSD, BIoU and DSC are 0", stacklevel=3)
-    return {"HD": math.inf, "HD95": math.inf, "MASD": math.inf, "ASSD": math.inf,
-            "NSD": 0.0, "BIoU": 0.0, "DSC": 0.0}
+    values = {"HD": math.inf, "HD95": math.inf, "MASD": math.inf, "ASSD": math.inf,
+              "NSD": 0.0, "BIoU": 0.0, "DSC": 0.0}
+    return {key: values[key] for key in keys}
 
 
-def _distance_metrics(surface_a, surface_b, *, percentile, tau, subdivision, refine):
-    """Weighted metrics from one distance pass per direction; also the two surface indexes."""
+def _distance_metrics(surface_a, surface_b, *, percentile, tau, subdivision, refine,
+                      keys=METRIC_KEYS):
+    """Weighted metrics from one distance pass per direction; also the two surface indexes.
+
+    The pass runs only if one of HD95, MASD, ASSD, NSD is asked, the HD bracket only for HD.
+    """
     extent = np.ptp(np.concatenate([surface_a[0], surface_b[0]]), axis=0).max()
     threshold = tau + TIE_TOLERANCE * max(float(extent), tau)
     index_a, index_b = SurfaceIndex(*surface_a), SurfaceIndex(*surface_b)
-    directed = [directed_distances(src[0][src[1]], target, percentile=percentile,
-                                   threshold=threshold, subdivision=subdivision, refine=refine)
-                for src, target in ((surface_a, index_b), (surface_b, index_a))]
-    scores = weighted_metrics(*directed, percentile=percentile, threshold=threshold)
-    # HD is a maximum over the whole surface, not over element centres: bracket it at vertices
-    # and adaptively refined points to HD_TOLERANCE (module `hausdorff`).
-    scores["HD"] = max(directed_hausdorff(*surface_a, index_b).lower,
-                       directed_hausdorff(*surface_b, index_a).lower)
+    scores: dict[str, float] = {}
+    if set(keys) & {"HD95", "MASD", "ASSD", "NSD"}:
+        directed = [directed_distances(src[0][src[1]], target, percentile=percentile,
+                                       threshold=threshold, subdivision=subdivision,
+                                       refine=refine)
+                    for src, target in ((surface_a, index_b), (surface_b, index_a))]
+        scores = weighted_metrics(*directed, percentile=percentile, threshold=threshold)
+    if "HD" in keys:
+        # HD is a maximum over the whole surface, not over element centres: bracket it at
+        # vertices and adaptively refined points to HD_TOLERANCE (module `hausdorff`).
+        scores["HD"] = max(directed_hausdorff(*surface_a, index_b).lower,
+                           directed_hausdorff(*surface_b, index_a).lower)
     return scores, index_a, index_b, threshold
 
 
 def compute_metrics(a, b, spacing=None, *, percentile: float = 95, tau: float = 2.0,
                     meshing: str = "discrete_marching_cubes",
                     subdivision: int = DEFAULT_SUBDIVISION, origin=None,
-                    refine: str = "adaptive") -> dict[str, float]:
+                    refine: str = "adaptive", metrics=None) -> dict[str, float]:
     """HD, HDp ("HD95"), MASD, ASSD, NSD, BIoU, DSC between two masks (2D or 3D).
+
+    metrics: the keys to compute (a subset of METRIC_KEYS; None = all); the result holds
+    exactly those. Without BIoU no dense grid is built; DSC is always counted on the voxels.
 
     a, b: bool arrays (spacing[i] = voxel size in mm along axis i), or SimpleITK images or
     image paths (spacing and origin from the header; axes reversed to numpy order). Both
@@ -109,6 +135,7 @@ def compute_metrics(a, b, spacing=None, *, percentile: float = 95, tau: float = 
     on a grid five times denser than the image grid (module `biou`); DSC from the voxels.
     """
     _check_parameters(percentile, tau, subdivision)
+    keys = _check_metrics(metrics)
     if refine not in ("adaptive", "uniform"):
         raise ValueError(f"refine must be 'adaptive' or 'uniform'; got {refine!r}")
     if meshing not in meshing_lib.MESHINGS:
@@ -127,27 +154,37 @@ def compute_metrics(a, b, spacing=None, *, percentile: float = 95, tau: float = 
     a, b = _binary(a, "a"), _binary(b, "b")
     origin = np.zeros(a.ndim) if origin is None else _check_origin(origin, a.ndim)
     if not a.any() or not b.any():
-        return _empty_result(not a.any(), not b.any())
+        return _empty_result(not a.any(), not b.any(), keys)
 
     # Crop to the union bounding box: meshing and BIoU only see the voxels that matter.
     lower, upper = _union_box(a, b)
     box = tuple(slice(lo, hi) for lo, hi in zip(lower, upper, strict=True))
     a, b = a[box], b[box]
     crop_origin = origin + lower * spacing
+    # DSC of masks is a voxel count: no mesh needed.
+    scores = {"DSC": 2.0 * np.count_nonzero(a & b) / (np.count_nonzero(a) + np.count_nonzero(b))}
+    if set(keys) - {"DSC"}:
+        scores |= _mesh_metrics(a, b, spacing, crop_origin, keys, meshing=meshing,
+                                percentile=percentile, tau=tau, subdivision=subdivision,
+                                refine=refine)
+    return {key: float(scores[key]) for key in keys}
+
+
+def _mesh_metrics(a, b, spacing, crop_origin, keys, *, meshing, **options) -> dict[str, float]:
+    """Distance metrics and BIoU of two cropped, non-empty masks (only the asked keys)."""
     surface_a = mesh_surface(a, spacing, crop_origin, meshing)
     surface_b = mesh_surface(b, spacing, crop_origin, meshing)
-    scores, index_a, index_b, threshold = _distance_metrics(
-        surface_a, surface_b, percentile=percentile, tau=tau, subdivision=subdivision,
-        refine=refine)
-    # The meshes stay within one voxel of the cropped masks, and every band point is inside.
-    grid = biou.dense_grid_of_image(crop_origin, spacing, -np.ones(a.ndim, int),
-                                    np.array(a.shape) + 1)
-    # The band uses the NSD tie rule: dense points at exactly tau (they exist whenever tau is
-    # an odd multiple of a tenth of a voxel) are in, whatever the rounding of the coordinates.
-    scores["BIoU"] = biou.count_bands(surface_a, surface_b, threshold, grid, index_a=index_a,
-                                      index_b=index_b).biou()
-    scores["DSC"] = 2.0 * np.count_nonzero(a & b) / (np.count_nonzero(a) + np.count_nonzero(b))
-    return {key: float(scores[key]) for key in METRIC_KEYS}
+    scores, index_a, index_b, threshold = _distance_metrics(surface_a, surface_b, keys=keys,
+                                                            **options)
+    if "BIoU" in keys:
+        # The meshes stay within one voxel of the cropped masks; every band point is inside.
+        grid = biou.dense_grid_of_image(crop_origin, spacing, -np.ones(a.ndim, int),
+                                        np.array(a.shape) + 1)
+        # The band uses the NSD tie rule: dense points at exactly tau (they exist whenever tau
+        # is an odd multiple of a tenth of a voxel) are in, whatever the coordinates' rounding.
+        scores["BIoU"] = biou.count_bands(surface_a, surface_b, threshold, grid,
+                                          index_a=index_a, index_b=index_b).biou()
+    return scores
 
 
 def _union_box(a: np.ndarray, b: np.ndarray):

@@ -345,3 +345,63 @@ def test_cli_prints_the_metrics_of_two_image_files(tmp_path, capsys):
     missing = subprocess.run([sys.executable, "-m", "reference", paths[0], "nowhere.nii.gz"],
                              capture_output=True, text=True)
     assert missing.returncode != 0 and "file not found" in missing.stderr
+
+
+@pytest.fixture(scope="module")
+def synthetic_pairs():
+    """Two synthetic OAR pairs on small grids: a cochlea at 1 mm, a carotid at 2 mm."""
+    from study.synthetic import generate_case
+    from study.voxelize import voxelize_pair
+
+    meshes = generate_case(2, 20240215, oars=["Cochlea_L", "A_Carotid_L"])
+    return [(voxelize_pair(meshes[name]["A"], meshes[name]["B"], spacing), spacing)
+            for name, spacing in (("Cochlea_L", (1.0, 1.0, 1.0)), ("A_Carotid_L", (2.0, 2.0, 2.0)))]
+
+
+def test_default_subdivision_converges_on_synthetic_oars(synthetic_pairs):
+    """Default minus uniform level 4: distances within 0.01 mm, NSD within 0.001.
+
+    Fine HD is the maximum at fine element centres, a lower bound of the true HD, so the
+    default HD (a bracket's lower end) may only exceed it.
+    """
+    from reference.convergence import differences
+
+    for pair, spacing in synthetic_pairs:
+        diff = differences(pair.mask_a, pair.mask_b, spacing, fine=4)
+        assert -1e-9 <= diff["HD"] <= 0.01, (spacing, diff)
+        for key in ("HD95", "MASD", "ASSD"):
+            assert abs(diff[key]) <= 0.01, (spacing, key, diff)
+        assert abs(diff["NSD"]) <= 0.001, (spacing, diff)
+
+
+def test_metrics_switch_gives_the_same_values_and_only_the_asked_keys(synthetic_pairs):
+    pair, spacing = synthetic_pairs[0]
+    everything = compute_metrics(pair.mask_a, pair.mask_b, spacing)
+    for asked in (["DSC"], ["HD"], ["NSD", "HD95"], ["BIoU", "MASD"]):
+        got = compute_metrics(pair.mask_a, pair.mask_b, spacing, metrics=asked)
+        assert list(got) == [key for key in everything if key in asked]
+        assert got == pytest.approx({key: everything[key] for key in asked}, abs=1e-12)
+    voxels = 2 * np.count_nonzero(pair.mask_a & pair.mask_b) / (
+        np.count_nonzero(pair.mask_a) + np.count_nonzero(pair.mask_b))
+    assert everything["DSC"] == pytest.approx(voxels, abs=1e-12)
+    with pytest.raises(ValueError, match="metrics must be"):
+        compute_metrics(pair.mask_a, pair.mask_b, spacing, metrics=["HD", "Dice"])
+    with pytest.raises(ValueError, match="metrics must be"):
+        compute_metrics(pair.mask_a, pair.mask_b, spacing, metrics="HD")
+    with pytest.warns(UserWarning, match="empty"):
+        empty = compute_metrics(np.zeros((4, 4, 4), bool), np.ones((4, 4, 4), bool),
+                                (1, 1, 1), metrics=["BIoU", "HD"])
+    assert empty == {"HD": np.inf, "BIoU": 0.0}
+
+
+def test_biou_is_never_computed_when_not_asked(synthetic_pairs, monkeypatch):
+    from reference import biou
+
+    def forbidden(*args, **kwargs):
+        raise AssertionError("dense grid built although BIoU was not asked")
+
+    monkeypatch.setattr(biou, "count_bands", forbidden)
+    pair, spacing = synthetic_pairs[0]
+    got = compute_metrics(pair.mask_a, pair.mask_b, spacing,
+                          metrics=["HD", "HD95", "MASD", "ASSD", "NSD", "DSC"])
+    assert "BIoU" not in got
