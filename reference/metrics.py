@@ -15,8 +15,9 @@ over an element of radius r (largest distance from its query point to its corner
 within [d - r, d + r]. An element is split (into 4 triangles / 2 segments) while that
 interval contains the current weighted percentile (HDp) or straddles tau (NSD), up to
 `subdivision` times. The public HD replaces the centre maximum by the bracket of module
-`hausdorff` (vertices and refined points, within 1e-3 mm of the surface maximum). With `refine="uniform"` every element is split,
-which is what the convergence study compares against.
+`hausdorff` (vertices and refined points, within 1e-3 mm of the surface maximum). With
+`refine="uniform"` every element is split, which is what the convergence study compares
+against.
 """
 
 from __future__ import annotations
