@@ -11,7 +11,6 @@ DSC = "Dice". Values carry the six decimals the program writes. Seconds include 
 
 from __future__ import annotations
 
-import re
 import xml.etree.ElementTree as ElementTree
 from pathlib import Path
 
@@ -29,16 +28,7 @@ class Anima(ProgramAdapter):
     env_var = "ANIMA_SEG_PERF_ANALYZER"
     install_hint = ("build animaSegPerfAnalyzer from github.com/Inria-Empenn/Anima-Public "
                     "(segmentation module)")
-
-    def version(self) -> str:
-        if self.unavailable():
-            return "not installed"
-        try:
-            said = self.run(["--version"], timeout=30)
-        except ToolError as error:
-            return f"unknown ({error})"
-        found = re.search(r"version:\s*(\S+)", said)
-        return found.group(1) if found else said.strip()
+    version_pattern = r"version:\s*(\S+)"
 
     def _run_on_files(self, path_a, path_b, folder, metrics, percentile, tau, *, timeout):
         base = Path(folder) / "anima"

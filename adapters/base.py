@@ -124,6 +124,18 @@ class ProgramAdapter(Adapter):
     binary: str = ""
     env_var: str = ""
     install_hint: str = ""
+    version_pattern: str = ""
+    """Regex whose first group is the version in the output of `<binary> --version`."""
+
+    def version(self) -> str:
+        if self.unavailable():
+            return "not installed"
+        try:
+            said = self.run(["--version"], timeout=30)
+        except ToolError as error:
+            return f"unknown ({error})"
+        found = re.search(self.version_pattern, said)
+        return found.group(1) if found else said.strip()
 
     def find_binary(self) -> str | None:
         """Config path, then the environment variable, then PATH, then next to Python.

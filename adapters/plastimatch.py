@@ -31,16 +31,7 @@ class Plastimatch(ProgramAdapter):
     binary = "plastimatch"
     env_var = "PLASTIMATCH"
     install_hint = "pip install plastimatch, or apt-get install plastimatch"
-
-    def version(self) -> str:
-        if self.unavailable():
-            return "not installed"
-        try:
-            said = self.run(["--version"], timeout=30)
-        except ToolError as error:
-            return f"unknown ({error})"
-        found = re.search(r"version\s+(\S+)", said)
-        return found.group(1) if found else said.strip()
+    version_pattern = r"version\s+(\S+)"
 
     def _run_on_files(self, path_a, path_b, folder, metrics, percentile, tau, *, timeout):
         if "HD95" in metrics and percentile != 95:
