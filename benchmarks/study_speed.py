@@ -78,7 +78,7 @@ def main() -> None:
     paper = yaml.safe_load(args.paper.read_text())
     ours_jobs, paper_jobs = job_counts(args.configfile, args.cores), job_counts(args.paper,
                                                                                 args.cores)
-    pairs = scores.drop_duplicates(["case", "oar", "spacing"])
+    pairs = scores[scores.status != "unavailable"].drop_duplicates(["case", "oar", "spacing"])
     n_pairs = len(pairs)
     scale_pairs = (paper["dataset"]["cases"] / ours["dataset"]["cases"]) * (
         len(paper["voxel_sizes"]) / len(ours["voxel_sizes"]))

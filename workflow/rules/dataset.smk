@@ -10,6 +10,8 @@ if SOURCE == "synthetic":
             oars=OARS_SELECTED,
         log:
             "results/logs/synthesize_case/{dataset}/{case}.log",
+        benchmark:
+            "results/benchmarks/synthesize_case/{dataset}/{case}.tsv"
         threads: 1
         conda:
             "../../environment.yml"
@@ -30,6 +32,8 @@ else:
             oars=config["dataset"]["oars"],
         log:
             "results/logs/mesh_user_case/{dataset}/{case}.log",
+        benchmark:
+            "results/benchmarks/mesh_user_case/{dataset}/{case}.tsv"
         threads: 1
         conda:
             "../../environment.yml"

@@ -14,6 +14,8 @@ rule voxelize_case:
                  if config["field_of_view"]["policy"] == "fixed" else None),
     log:
         "results/logs/voxelize_case/{dataset}/{spacing}/{case}.log",
+    benchmark:
+        "results/benchmarks/voxelize_case/{dataset}/{spacing}/{case}.tsv"
     threads: 1
     conda:
         "../../environment.yml"
