@@ -322,7 +322,10 @@ def table_a3(documents: Sequence[Mapping]) -> Table:
     for document in sorted(documents, key=lambda d: st.ordered_tools(
             [x["tool"] for x in documents]).index(d["tool"])):
         cells = numeric.loc[numeric["tool"] == document["tool"]].set_index(["metric", "case"])
-        row = {"Tool": st.tool_label(document["tool"]), "Version": str(document["version"])}
+        # A tool missing here has no version and no records: say so rather than print None.
+        version = document["version"] if document.get("status") != "unavailable" \
+            else "not installed"
+        row = {"Tool": st.tool_label(document["tool"]), "Version": str(version)}
         for metric in metrics:
             for case in EDGE_CASES:
                 key = (metric, case)

@@ -92,6 +92,13 @@ def test_table_a3_layout_and_symbols():
     assert display.loc[st.tool_label("monai"), "Version"] == "1.6.1"
 
 
+def test_table_a3_says_when_a_tool_is_not_installed():
+    missing = {"tool": "anima", "label": "Anima", "version": None, "status": "unavailable",
+               "reason": "program 'animaSegPerfAnalyzer' not found", "records": []}
+    display = tables.table_a3([*edge_case_documents(), missing]).display.set_index("Tool")
+    assert display.loc[st.tool_label("anima"), "Version"] == "not installed"
+
+
 def test_edge_case_loader_names_the_bad_file(tmp_path):
     bad = tmp_path / "bad.json"
     bad.write_text('{"tool": "x", "version": "1", "records": [{"case": "O9", "output": "0"}]}')
