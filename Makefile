@@ -23,7 +23,7 @@ $(STAMP): requirements.txt constraints.txt pyproject.toml
 
 run: $(STAMP)
 	$(BIN)/snakemake --cores $(CORES) $(SNAKEMAKE_ARGS)
-	$(BIN)/snakemake --report results/report.html $(SNAKEMAKE_ARGS)
+	$(BIN)/snakemake --cores $(CORES) --report results/report.html $(SNAKEMAKE_ARGS)
 
 test: $(STAMP)
 	$(BIN)/ruff check .

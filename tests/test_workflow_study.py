@@ -173,7 +173,7 @@ def test_report_tables_and_notebook_from_the_test_preset(study_run, monkeypatch)
     import nbformat
     from nbclient import NotebookClient
 
-    snakemake(study_run, "--report", "results/report.html")
+    snakemake(study_run, "--report", "results/report.html")  # as make run does, with --cores
     page = (study_run / "results/report.html").read_text()
     for name in ("table_a1.html", "table_a3.html", "table_wilcoxon.html", "figure_4.png",
                  "figure_a5.png", "findings.html"):
