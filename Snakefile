@@ -11,6 +11,9 @@ min_version("9.0")
 configfile: "config.yaml"
 
 
+report: "workflow/report/workflow.rst"
+
+
 include: "workflow/rules/common.smk"
 include: "workflow/rules/dataset.smk"
 include: "workflow/rules/voxelize.smk"
