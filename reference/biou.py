@@ -85,7 +85,7 @@ def dense_grid_of_image(origin, spacing, lower, upper, factor: int = DENSE_FACTO
     return DenseGrid(first, step, shape)
 
 
-def _polydata(vertices: np.ndarray, cells: np.ndarray) -> vtk.vtkPolyData:
+def as_polydata(vertices: np.ndarray, cells: np.ndarray) -> vtk.vtkPolyData:
     """VTK polydata in VTK's axis order (x = last array axis), z = 0 for 2D."""
     xyz = np.zeros((len(vertices), 3))
     xyz[:, :vertices.shape[1]] = vertices[:, ::-1]
@@ -105,7 +105,7 @@ def _polydata(vertices: np.ndarray, cells: np.ndarray) -> vtk.vtkPolyData:
     return polydata
 
 
-def inside_raster(vertices: np.ndarray, cells: np.ndarray, grid: DenseGrid) -> np.ndarray:
+def inside_raster(polydata: vtk.vtkPolyData, grid: DenseGrid) -> np.ndarray:
     """Bool array (grid.shape): dense points strictly enclosed by the closed surface.
 
     vtkPolyDataToImageStencil cuts the surface with every grid slice and fills the enclosed
@@ -119,7 +119,7 @@ def inside_raster(vertices: np.ndarray, cells: np.ndarray, grid: DenseGrid) -> n
     for axis, n in enumerate(grid.shape[::-1]):
         extent[2 * axis + 1] = n - 1
     stencil = vtk.vtkPolyDataToImageStencil()
-    stencil.SetInputData(_polydata(vertices, cells))
+    stencil.SetInputData(polydata)
     stencil.SetOutputOrigin(*origin)
     stencil.SetOutputSpacing(*step)
     stencil.SetOutputWholeExtent(*extent)
@@ -255,21 +255,44 @@ def _upsample(state: np.ndarray, factor: int, shape: tuple[int, ...]) -> np.ndar
     return state[tuple(slice(0, n) for n in shape)]
 
 
+SLAB_POINTS = 1 << 24
+"""Dense points per slab (about 16 M): the grid is counted slab by slab along the first axis,
+so memory stays bounded (tens of MB per array) whatever the size of the image."""
+
+
+def slabs(grid: DenseGrid, points: int):
+    """The grid cut along its first axis into consecutive sub-grids of at most `points`
+    points (at least one slice each); together they hold every point exactly once."""
+    per_slice = int(np.prod(grid.shape[1:]))
+    thickness = max(1, points // per_slice)
+    for start in range(0, grid.shape[0], thickness):
+        origin = grid.origin.copy()
+        origin[0] += start * grid.step[0]
+        yield DenseGrid(origin, grid.step, (min(thickness, grid.shape[0] - start),)
+                        + tuple(grid.shape[1:]))
+
+
 def count_bands(surface_a: tuple[np.ndarray, np.ndarray], surface_b: tuple[np.ndarray, np.ndarray],
                 tau: float, grid: DenseGrid, *, index_a: SurfaceIndex | None = None,
                 index_b: SurfaceIndex | None = None) -> BandCounts:
     """Dense points in A_b, B_b and both, and in A, B and both.
 
     surface_x = (vertices, cells), closed; index_x its `SurfaceIndex` (built if not given).
+    Every point is decided exactly on its own, so counting slab by slab changes nothing.
     """
-    bands, insides = [], []
-    for surface, index in ((surface_a, index_a), (surface_b, index_b)):
-        index = SurfaceIndex(*surface) if index is None else index
-        inside = inside_raster(*surface, grid)
-        bands.append(inside & within_tau(index, inside, tau, grid))
-        insides.append(inside)
-    return BandCounts(
-        band_a=int(np.count_nonzero(bands[0])), band_b=int(np.count_nonzero(bands[1])),
-        band_both=int(np.count_nonzero(bands[0] & bands[1])),
-        inside_a=int(np.count_nonzero(insides[0])), inside_b=int(np.count_nonzero(insides[1])),
-        inside_both=int(np.count_nonzero(insides[0] & insides[1])))
+    surfaces = [(as_polydata(*surface_a), SurfaceIndex(*surface_a) if index_a is None else index_a),
+                (as_polydata(*surface_b), SurfaceIndex(*surface_b) if index_b is None else index_b)]
+    counts = BandCounts()
+    for slab in slabs(grid, SLAB_POINTS):
+        bands, insides = [], []
+        for polydata, index in surfaces:
+            inside = inside_raster(polydata, slab)
+            bands.append(inside & within_tau(index, inside, tau, slab) if inside.any() else inside)
+            insides.append(inside)
+        counts.band_a += int(np.count_nonzero(bands[0]))
+        counts.band_b += int(np.count_nonzero(bands[1]))
+        counts.band_both += int(np.count_nonzero(bands[0] & bands[1]))
+        counts.inside_a += int(np.count_nonzero(insides[0]))
+        counts.inside_b += int(np.count_nonzero(insides[1]))
+        counts.inside_both += int(np.count_nonzero(insides[0] & insides[1]))
+    return counts

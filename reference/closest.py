@@ -53,24 +53,29 @@ class SurfaceIndex:
             self._interactions = fcpw.interaction_2D_list
         self.scene.build(fcpw.aggregate_type.bvh_surface_area, True)
 
-    def closest_cells(self, points: np.ndarray, max_distance: float = np.inf) -> np.ndarray:
-        """Index of the closest cell to each point; -1 where none lies within max_distance."""
+    def closest_cells(self, points: np.ndarray, max_distance=np.inf) -> np.ndarray:
+        """Index of the closest cell to each point; -1 where none lies within max_distance.
+
+        max_distance: one radius for all points or one per point. A tight radius (an upper
+        bound on the distance) lets the BVH discard most of the tree at once.
+        """
         if len(points) == 0:
             return np.empty(0, dtype=np.int64)
         local = np.asfortranarray(points - self.shift, dtype=np.float32)
-        # Pad the search radius by float32 slack so no element at exactly max_distance is lost.
-        radius = np.float32(max_distance * (1 + 1e-5) + 1e-4) if np.isfinite(max_distance) \
-            else np.float32(np.finfo(np.float32).max)
-        radii2 = np.full(len(points), radius * radius if np.isfinite(max_distance) else radius,
-                         dtype=np.float32)
+        radius = np.broadcast_to(np.asarray(max_distance, dtype=np.float64), (len(points),))
+        # Pad the radius by float32 slack so no element at exactly max_distance is lost.
+        padded = radius * (1 + 1e-5) + 1e-4
+        squared = np.where(np.isfinite(radius), padded * padded, np.finfo(np.float32).max)
+        radii2 = np.minimum(squared, np.finfo(np.float32).max).astype(np.float32)
         interactions = self._interactions()
         self.scene.find_closest_points(local, radii2, interactions)
         return np.fromiter((i.primitive_index for i in interactions), np.int64, len(points))
 
-    def query(self, points: np.ndarray, max_distance: float = np.inf) -> ClosestPoints:
+    def query(self, points: np.ndarray, max_distance=np.inf) -> ClosestPoints:
         """Exact float64 closest points of `points` (k, dim) on the surface.
 
-        Points farther than max_distance from every cell get distance inf, cell -1.
+        Points farther than max_distance (a scalar or one per point) from every cell get
+        distance inf, cell -1.
         """
         points = np.asarray(points, dtype=np.float64)
         cell = self.closest_cells(points, max_distance)

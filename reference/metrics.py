@@ -12,12 +12,13 @@ to the surface Y, s_n = size of the element (length in 2D, area in 3D). With |S_
 
 Elements are subdivided only where a finer element can change a result: d is 1-Lipschitz, so
 over an element of radius r (largest distance from its query point to its corners) d stays
-within [d - r, d + r]. An element is split (into 4 triangles / 2 segments) while that
-interval contains the current weighted percentile (HDp) or straddles tau (NSD), up to
-`subdivision` times. The public HD replaces the centre maximum by the bracket of module
-`hausdorff` (vertices and refined points, within 1e-3 mm of the surface maximum). With
-`refine="uniform"` every element is split, which is what the convergence study compares
-against.
+within [d - r, d + r], and it stays below |x - p| for the closest point p of the centre. An
+element is split (into 4 triangles / 2 segments) while that interval contains the current
+weighted percentile (HDp) or straddles tau (NSD), up to `subdivision` times, unless its
+family came out flat (all children at the parent's distance: splitting further repeats it).
+The public HD replaces the centre maximum by the bracket of module `hausdorff` (vertices
+and refined points, within 1e-3 mm of the surface maximum). With `refine="uniform"` every
+element is split, which is what the convergence study compares against.
 """
 
 from __future__ import annotations
@@ -75,29 +76,66 @@ def _sizes(corners: np.ndarray) -> np.ndarray:
                                          corners[:, 2] - corners[:, 0]), axis=1)
 
 
+def _bounds(corners, centres, distance, closest):
+    """Lower and upper bound of d over each element, from the query at its centre.
+
+    d is 1-Lipschitz: d(x) >= d(c) - |x - c|. The closest point p of c bounds d from above
+    everywhere: d(x) <= |x - p|, largest at a corner. This bound is much tighter than
+    d(c) + radius on elements nearly parallel to the other surface, the common case.
+    """
+    radius = np.linalg.norm(corners - centres[:, None], axis=2).max(axis=1)
+    reach = np.linalg.norm(corners - closest[:, None], axis=2).max(axis=1)
+    return distance - radius, np.minimum(distance + radius, reach)
+
+
+FLAT_TOLERANCE = 1e-9
+"""mm. Children whose distances all equal their parent's to this tolerance are settled."""
+
+
+def _flat_families(parent_distance: np.ndarray, child_distance: np.ndarray) -> np.ndarray:
+    """Per parent: do all its children (one row each) keep the parent's distance?
+
+    On voxel meshes whole patches lie parallel to the other surface at one distance, often
+    exactly tau or the percentile itself; their bounds straddle that value at every level,
+    yet splitting them only repeats the same distance. A family that came out flat is not
+    split again. (Rounding in the closest-element choice only ever breaks flatness, so it
+    errs towards splitting.)
+    """
+    spread = np.abs(child_distance - parent_distance[:, None]).max(axis=1)
+    return spread <= FLAT_TOLERANCE
+
+
 def directed_distances(corners: np.ndarray, target: SurfaceIndex, *, percentile: float,
                        threshold: float, subdivision: int, refine: str = "adaptive") -> Directed:
     """Distances from the element centres of one surface (corners (k, dim, dim)) to `target`."""
     centres = corners.mean(axis=1)
-    distance = target.query(centres).distance
+    hit = target.query(centres)
+    distance, closest = hit.distance, hit.point
     size = _sizes(corners)
+    settled = np.zeros(len(distance), bool)
     for _ in range(subdivision):
         if refine == "uniform":
             split = np.ones(len(distance), bool)
         else:
-            radius = np.linalg.norm(corners - centres[:, None], axis=2).max(axis=1)
-            low, high = distance - radius, distance + radius
+            low, high = _bounds(corners, centres, distance, closest)
             quantile = Directed(distance, size).percentile(percentile)
-            split = (((low <= quantile) & (high >= quantile))
-                     | ((low <= threshold) & (high > threshold)))
+            split = ~settled & (((low <= quantile) & (high >= quantile))
+                                | ((low <= threshold) & (high > threshold)))
         if not split.any():
             break
         children = split_elements(corners[split])
         child_centres = children.mean(axis=1)
+        per_child = len(children) // np.count_nonzero(split)
+        # A child's distance is at most its centre's distance to the parent's closest point.
+        parent_closest = np.repeat(closest[split], per_child, axis=0)
+        hit = target.query(child_centres, np.linalg.norm(child_centres - parent_closest, axis=1))
+        flat = _flat_families(distance[split], hit.distance.reshape(-1, per_child))
         corners = np.concatenate([corners[~split], children])
         centres = np.concatenate([centres[~split], child_centres])
-        distance = np.concatenate([distance[~split], target.query(child_centres).distance])
+        distance = np.concatenate([distance[~split], hit.distance])
+        closest = np.concatenate([closest[~split], hit.point])
         size = np.concatenate([size[~split], _sizes(children)])
+        settled = np.concatenate([settled[~split], np.repeat(flat, per_child)])
     return Directed(distance, size)
 
 

@@ -9,7 +9,7 @@ import sys
 import numpy as np
 import pytest
 
-from reference import analytic, compute_metrics, compute_surface_metrics
+from reference import analytic, biou, compute_metrics, compute_surface_metrics
 from reference.api import mesh_surface
 from reference.biou import DenseGrid, count_bands, dense_grid_of_image
 from reference.closest import SurfaceIndex
@@ -252,9 +252,14 @@ def test_biou_shortcut_equals_every_point_on_circles():
         _every_point_counts(a, b, 1.0, grid)
 
 
-@pytest.mark.parametrize("spacing", [(1.0, 1.0, 1.0), (0.5, 0.5, 2.0), (1.0, 0.8, 1.2)])
-def test_biou_shortcut_equals_every_point_on_masks(spacing):
-    """Meshes of voxelized balls on the study grids (and one with exact ties at tau)."""
+@pytest.mark.parametrize("spacing, slab_points", [
+    ((1.0, 1.0, 1.0), None), ((0.5, 0.5, 2.0), None), ((1.0, 0.8, 1.2), None),
+    ((1.0, 0.8, 1.2), 20_000)])
+def test_biou_shortcut_equals_every_point_on_masks(spacing, slab_points, monkeypatch):
+    """Meshes of voxelized balls on the study grids (and one with exact ties at tau); counted
+    in one slab and in many thin slabs (a few slices each)."""
+    if slab_points is not None:
+        monkeypatch.setattr(biou, "SLAB_POINTS", slab_points)
     shape = tuple(int(12 / s) for s in spacing)
     a = analytic.ball_mask(shape, spacing, 4.0, (6.0, 6.0, 6.0))
     b = analytic.ball_mask(shape, spacing, 3.0, (6.8, 5.6, 6.4))
@@ -395,8 +400,6 @@ def test_metrics_switch_gives_the_same_values_and_only_the_asked_keys(synthetic_
 
 
 def test_biou_is_never_computed_when_not_asked(synthetic_pairs, monkeypatch):
-    from reference import biou
-
     def forbidden(*args, **kwargs):
         raise AssertionError("dense grid built although BIoU was not asked")
 
