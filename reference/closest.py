@@ -17,6 +17,9 @@ import numpy as np
 
 from reference import geometry
 
+QUERY_CHUNK = 1 << 18
+"""Points per BVH query call (bounds the memory of one query, see `SurfaceIndex.query`)."""
+
 
 @dataclass
 class ClosestPoints:
@@ -75,10 +78,22 @@ class SurfaceIndex:
         """Exact float64 closest points of `points` (k, dim) on the surface.
 
         Points farther than max_distance (a scalar or one per point) from every cell get
-        distance inf, cell -1.
+        distance inf, cell -1. Large queries run in chunks of QUERY_CHUNK points: the BVH's
+        per-point result objects and the float64 temporaries of the exact distance would
+        otherwise take about 1 kB per point at once.
         """
         points = np.asarray(points, dtype=np.float64)
-        cell = self.closest_cells(points, max_distance)
+        radius = np.broadcast_to(np.asarray(max_distance, dtype=np.float64), (len(points),))
+        if len(points) <= QUERY_CHUNK:
+            return self._query(points, radius)
+        parts = [self._query(points[start:start + QUERY_CHUNK],
+                             radius[start:start + QUERY_CHUNK])
+                 for start in range(0, len(points), QUERY_CHUNK)]
+        return ClosestPoints(*(np.concatenate([getattr(part, field) for part in parts])
+                               for field in ("distance", "cell", "point", "feature")))
+
+    def _query(self, points: np.ndarray, radius: np.ndarray) -> ClosestPoints:
+        cell = self.closest_cells(points, radius)
         found = cell >= 0
         distance = np.full(len(points), np.inf)
         closest = np.full_like(points, np.nan)

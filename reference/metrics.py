@@ -113,7 +113,7 @@ def directed_distances(corners: np.ndarray, target: SurfaceIndex, *, percentile:
     distance, closest = hit.distance, hit.point
     size = _sizes(corners)
     settled = np.zeros(len(distance), bool)
-    for _ in range(subdivision):
+    for level in range(subdivision):
         if refine == "uniform":
             split = np.ones(len(distance), bool)
         else:
@@ -130,11 +130,13 @@ def directed_distances(corners: np.ndarray, target: SurfaceIndex, *, percentile:
         parent_closest = np.repeat(closest[split], per_child, axis=0)
         hit = target.query(child_centres, np.linalg.norm(child_centres - parent_closest, axis=1))
         flat = _flat_families(distance[split], hit.distance.reshape(-1, per_child))
+        distance = np.concatenate([distance[~split], hit.distance])
+        size = np.concatenate([size[~split], _sizes(children)])
+        if level == subdivision - 1:
+            break  # no further split: skip the geometry (the peak of memory on large pairs)
         corners = np.concatenate([corners[~split], children])
         centres = np.concatenate([centres[~split], child_centres])
-        distance = np.concatenate([distance[~split], hit.distance])
         closest = np.concatenate([closest[~split], hit.point])
-        size = np.concatenate([size[~split], _sizes(children)])
         settled = np.concatenate([settled[~split], np.repeat(flat, per_child)])
     return Directed(distance, size)
 
