@@ -12,8 +12,8 @@ each call is repeated up to `--repeats` times (fewer when one pair already took
 Tools timed, and what is like for like:
 * reference, all metrics (HD, HD95, MASD, ASSD, NSD, BIoU, DSC) - like for like with
   pymeshmetrics, which computes the same seven;
-* reference without BIoU (HD, HD95, MASD, ASSD, NSD, DSC) - like for like with DeepMind, which
-  has no BIoU; measured only if the reference offers a way to skip BIoU (see the output);
+* reference without BIoU (HD, HD95, MASD, ASSD, NSD, DSC; `metrics=`) - like for like with
+  DeepMind, which has no BIoU;
 * DeepMind surface-distance through the project's adapter (HD, HD95, MASD, ASSD, NSD, DSC);
 * pymeshmetrics through the project's adapter (all seven).
 
@@ -26,7 +26,6 @@ baseline. Targets (from the issue) are printed as met / not met.
 from __future__ import annotations
 
 import argparse
-import inspect
 import json
 import resource
 import subprocess
@@ -66,18 +65,11 @@ def reference_all(a, b, spacing):
     return reference.compute_metrics(a, b, spacing, percentile=PERCENTILE, tau=TAU_MM)
 
 
-def reference_without_biou_call() -> tuple[Call | None, str]:
-    """A call of the reference that skips BIoU, if its public API offers one; else why not."""
+def reference_without_biou(a, b, spacing):
     import reference
 
-    parameters = inspect.signature(reference.compute_metrics).parameters
-    if "metrics" in parameters:
-        def call(a, b, spacing):
-            return reference.compute_metrics(a, b, spacing, percentile=PERCENTILE, tau=TAU_MM,
-                                             metrics=NO_BIOU)
-        return call, "reference.compute_metrics(..., metrics=without BIoU)"
-    return None, ("reference.compute_metrics has no switch to skip BIoU (no `metrics=` "
-                  "keyword), so no like-for-like time against DeepMind")
+    return reference.compute_metrics(a, b, spacing, percentile=PERCENTILE, tau=TAU_MM,
+                                     metrics=NO_BIOU)
 
 
 def adapter_call(name: str, metrics: Sequence[str]) -> Call:
@@ -90,19 +82,11 @@ def adapter_call(name: str, metrics: Sequence[str]) -> Call:
     return call
 
 
-def tools() -> tuple[dict[str, Call], list[str]]:
-    """Tool label -> call; and notes about what could not be timed."""
-    calls: dict[str, Call] = {"reference": reference_all}
-    notes = []
-    without_biou, how = reference_without_biou_call()
-    if without_biou is None:
-        notes.append(how)
-    else:
-        calls["reference_noBIoU"] = without_biou
-        notes.append(f"reference without BIoU timed as {how}")
-    calls["deepmind"] = adapter_call("deepmind", NO_BIOU)
-    calls["pymeshmetrics"] = adapter_call("meshmetrics", crosscheck.METRICS)
-    return calls, notes
+def tools() -> dict[str, Call]:
+    """Tool label -> call."""
+    return {"reference": reference_all, "reference_noBIoU": reference_without_biou,
+            "deepmind": adapter_call("deepmind", NO_BIOU),
+            "pymeshmetrics": adapter_call("meshmetrics", crosscheck.METRICS)}
 
 
 def time_call(call: Call, a, b, spacing, *, repeats: int, budget_s: float) -> float:
@@ -248,8 +232,7 @@ def add_ratios(frame: pd.DataFrame) -> pd.DataFrame:
     frame = frame.copy()
     frame["pmm/ref"] = frame["pymeshmetrics"] / frame["reference"]
     frame["ref/dm"] = frame["reference"] / frame["deepmind"]
-    if "reference_noBIoU" in frame:
-        frame["refnoB/dm"] = frame["reference_noBIoU"] / frame["deepmind"]
+    frame["refnoB/dm"] = frame["reference_noBIoU"] / frame["deepmind"]
     return frame
 
 
@@ -266,14 +249,12 @@ def targets(timings: pd.DataFrame, accuracy: pd.DataFrame, peak_gb: float | None
              f"better accuracy: median per-pair speed-up {speedup:.2f}x (all metrics both); "
              f"analytic accuracy: {(accuracy.verdict == 'better').sum()} better, "
              f"{(accuracy.verdict == 'equal').sum()} equal, {len(worse)} worse"]
-    medians = timings[["reference", "deepmind"] + (["reference_noBIoU"] if "reference_noBIoU"
-                                                    in timings else [])].median()
-    like = "reference_noBIoU" if "reference_noBIoU" in medians else "reference"
-    ratio = medians[like] / medians["deepmind"]
+    medians = timings[["reference_noBIoU", "deepmind"]].median()
+    ratio = medians["reference_noBIoU"] / medians["deepmind"]
     lines.append(f"[{verdict(ratio <= TARGET_RATIO_TO_DEEPMIND)}] median per-case time <= "
-                 f"{TARGET_RATIO_TO_DEEPMIND:g}x DeepMind's: {medians[like]:.3f} s vs "
-                 f"{medians['deepmind']:.3f} s = {ratio:.2f}x ({like}"
-                 f"{'' if like != 'reference' else '; includes BIoU, not like for like'})")
+                 f"{TARGET_RATIO_TO_DEEPMIND:g}x DeepMind's: {medians['reference_noBIoU']:.3f} s "
+                 f"vs {medians['deepmind']:.3f} s = {ratio:.2f}x (reference without BIoU, "
+                 "like for like)")
     if peak_gb is None:
         lines.append(f"[NOT MET] peak memory < {TARGET_PEAK_MEMORY_GB:g} GB: {memory_note}")
     else:
@@ -347,7 +328,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     except (RuntimeError, subprocess.TimeoutExpired) as error:
         measured, peak_gb, note = {"seconds": np.nan}, None, f"not measured: {error}"
 
-    calls, notes = tools()
+    calls = tools()
     warm_up(calls)
     timings = add_ratios(time_synthetic(calls, choose_oars(args.per_category, args.oars),
                                         args.case, args.seed, repeats=args.repeats,
@@ -363,8 +344,6 @@ def main(argv: Sequence[str] | None = None) -> None:
     import reference
     print(f"reference {reference.__version__} (commit {commit}); "
           f"case {args.case}, seed {args.seed}; repeats {args.repeats}; warm-up done")
-    for line in notes:
-        print(f"note: {line}")
     print_tables(timings, pd.DataFrame([large]), accuracy)
     print("\n== Targets")
     for line in targets(timings, accuracy, peak_gb, note):

@@ -107,7 +107,7 @@ class SurfaceRaster:
         first = vertices[:, 0][self.cells]
         self.low, self.high = first.min(axis=1), first.max(axis=1)
 
-    def polydata(self, low: float = -np.inf, high: float = np.inf) -> vtk.vtkPolyData:
+    def polydata(self, low: float, high: float) -> vtk.vtkPolyData:
         """The cells whose first coordinate reaches into [low, high], as VTK polydata."""
         cells = self.cells[(self.high >= low) & (self.low <= high)]
         per_cell = self.cells.shape[1]
@@ -251,6 +251,8 @@ def within_tau(surface: SurfaceIndex, inside: np.ndarray, tau: float,
 
     Where `inside` is False the value is False or True (such points are never in the band).
     """
+    if not inside.any():
+        return inside  # nothing to decide (a slab this surface does not reach)
     side = _top_side(grid.shape)
     occupied = {1: inside}
     level = 1
@@ -313,7 +315,7 @@ def count_bands(surface_a: tuple[np.ndarray, np.ndarray], surface_b: tuple[np.nd
         bands, insides = [], []
         for raster, index in surfaces:
             inside = raster.inside(slab)
-            bands.append(inside & within_tau(index, inside, tau, slab) if inside.any() else inside)
+            bands.append(inside & within_tau(index, inside, tau, slab))
             insides.append(inside)
         counts.band_a += int(np.count_nonzero(bands[0]))
         counts.band_b += int(np.count_nonzero(bands[1]))

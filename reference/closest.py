@@ -56,23 +56,27 @@ class SurfaceIndex:
             self._interactions = fcpw.interaction_2D_list
         self.scene.build(fcpw.aggregate_type.bvh_surface_area, True)
 
-    def closest_cells(self, points: np.ndarray, max_distance=np.inf) -> np.ndarray:
-        """Index of the closest cell to each point; -1 where none lies within max_distance.
+    def closest_cells(self, points: np.ndarray, radius: np.ndarray) -> np.ndarray:
+        """Index of the closest cell to each point; -1 where none lies within its radius.
 
-        max_distance: one radius for all points or one per point. A tight radius (an upper
+        radius: one search radius per point (inf = unbounded). A tight radius (an upper
         bound on the distance) lets the BVH discard most of the tree at once.
         """
         if len(points) == 0:
             return np.empty(0, dtype=np.int64)
         local = np.asfortranarray(points - self.shift, dtype=np.float32)
-        radius = np.broadcast_to(np.asarray(max_distance, dtype=np.float64), (len(points),))
-        # Pad the radius by float32 slack so no element at exactly max_distance is lost.
+        # Pad the radius by float32 slack so no element at exactly the radius is lost.
         padded = radius * (1 + 1e-5) + 1e-4
         squared = np.where(np.isfinite(radius), padded * padded, np.finfo(np.float32).max)
         radii2 = np.minimum(squared, np.finfo(np.float32).max).astype(np.float32)
         interactions = self._interactions()
         self.scene.find_closest_points(local, radii2, interactions)
         return np.fromiter((i.primitive_index for i in interactions), np.int64, len(points))
+
+    def distance_to_cells(self, points: np.ndarray, cell: np.ndarray):
+        """Exact float64 distance from each point to one given cell: (distance, point, feature)."""
+        closest, feature = geometry.closest_on_cells(points, self.vertices, self.cells, cell)
+        return np.linalg.norm(points - closest, axis=1), closest, feature
 
     def query(self, points: np.ndarray, max_distance=np.inf) -> ClosestPoints:
         """Exact float64 closest points of `points` (k, dim) on the surface.
@@ -99,7 +103,6 @@ class SurfaceIndex:
         closest = np.full_like(points, np.nan)
         feature = np.full(len(points), -1)
         if found.any():
-            closest[found], feature[found] = geometry.closest_on_cells(
-                points[found], self.vertices, self.cells, cell[found])
-            distance[found] = np.linalg.norm(points[found] - closest[found], axis=1)
+            distance[found], closest[found], feature[found] = self.distance_to_cells(
+                points[found], cell[found])
         return ClosestPoints(distance, cell, closest, feature)

@@ -23,9 +23,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from reference import geometry
 from reference.closest import SurfaceIndex
-from reference.metrics import split_elements
+from reference.metrics import element_radius, split_elements
 
 HD_TOLERANCE = 1e-3
 """Default gap (mm) allowed between the lower and upper bound of a directed HD."""
@@ -42,11 +41,6 @@ class Bracket:
     upper: float
 
 
-def _distance_to_cells(points: np.ndarray, target: SurfaceIndex, cell: np.ndarray) -> np.ndarray:
-    closest, _ = geometry.closest_on_cells(points, target.vertices, target.cells, cell)
-    return np.linalg.norm(points - closest, axis=1)
-
-
 def _convexity_bound(corners: np.ndarray, candidate_cells: list[np.ndarray],
                      target: SurfaceIndex) -> np.ndarray:
     """min over candidate elements f of max over corners v_i of dist(v_i, f), per element."""
@@ -54,7 +48,7 @@ def _convexity_bound(corners: np.ndarray, candidate_cells: list[np.ndarray],
     flat = corners.reshape(-1, dim)
     best = np.full(count, np.inf)
     for cell in candidate_cells:
-        far = _distance_to_cells(flat, target, np.repeat(cell, per_cell))
+        far = target.distance_to_cells(flat, np.repeat(cell, per_cell))[0]
         best = np.minimum(best, far.reshape(count, per_cell).max(axis=1))
     return best
 
@@ -84,8 +78,7 @@ def directed_hausdorff(vertices: np.ndarray, cells: np.ndarray, target: SurfaceI
         corner_distance, corner_cell = _corner_queries(vertices, cells if level == 0 else None,
                                                        corners, target)
         lower = max(lower, float(at_centre.distance.max()), float(corner_distance.max()))
-        radius = np.linalg.norm(corners - centres[:, None], axis=2).max(axis=1)
-        upper = at_centre.distance + radius
+        upper = at_centre.distance + element_radius(corners, centres)
         # The convexity bound costs per_cell + 1 exact distances per candidate: only where
         # the Lipschitz bound leaves the element open.
         open_ = upper > lower + tolerance

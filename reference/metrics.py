@@ -76,14 +76,19 @@ def _sizes(corners: np.ndarray) -> np.ndarray:
                                          corners[:, 2] - corners[:, 0]), axis=1)
 
 
-def _bounds(corners, centres, distance, closest):
+def element_radius(corners: np.ndarray, centres: np.ndarray) -> np.ndarray:
+    """Largest distance from each element's centre to its corners."""
+    return np.linalg.norm(corners - centres[:, None], axis=2).max(axis=1)
+
+
+def _bounds(corners, distance, closest):
     """Lower and upper bound of d over each element, from the query at its centre.
 
     d is 1-Lipschitz: d(x) >= d(c) - |x - c|. The closest point p of c bounds d from above
     everywhere: d(x) <= |x - p|, largest at a corner. This bound is much tighter than
     d(c) + radius on elements nearly parallel to the other surface, the common case.
     """
-    radius = np.linalg.norm(corners - centres[:, None], axis=2).max(axis=1)
+    radius = element_radius(corners, corners.mean(axis=1))
     reach = np.linalg.norm(corners - closest[:, None], axis=2).max(axis=1)
     return distance - radius, np.minimum(distance + radius, reach)
 
@@ -108,8 +113,7 @@ def _flat_families(parent_distance: np.ndarray, child_distance: np.ndarray) -> n
 def directed_distances(corners: np.ndarray, target: SurfaceIndex, *, percentile: float,
                        threshold: float, subdivision: int, refine: str = "adaptive") -> Directed:
     """Distances from the element centres of one surface (corners (k, dim, dim)) to `target`."""
-    centres = corners.mean(axis=1)
-    hit = target.query(centres)
+    hit = target.query(corners.mean(axis=1))
     distance, closest = hit.distance, hit.point
     size = _sizes(corners)
     settled = np.zeros(len(distance), bool)
@@ -117,7 +121,7 @@ def directed_distances(corners: np.ndarray, target: SurfaceIndex, *, percentile:
         if refine == "uniform":
             split = np.ones(len(distance), bool)
         else:
-            low, high = _bounds(corners, centres, distance, closest)
+            low, high = _bounds(corners, distance, closest)
             quantile = Directed(distance, size).percentile(percentile)
             split = ~settled & (((low <= quantile) & (high >= quantile))
                                 | ((low <= threshold) & (high > threshold)))
@@ -135,7 +139,6 @@ def directed_distances(corners: np.ndarray, target: SurfaceIndex, *, percentile:
         if level == subdivision - 1:
             break  # no further split: skip the geometry (the peak of memory on large pairs)
         corners = np.concatenate([corners[~split], children])
-        centres = np.concatenate([centres[~split], child_centres])
         closest = np.concatenate([closest[~split], hit.point])
         settled = np.concatenate([settled[~split], np.repeat(flat, per_child)])
     return Directed(distance, size)
