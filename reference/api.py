@@ -12,7 +12,7 @@ from reference import biou
 from reference import meshing as meshing_lib
 from reference.closest import SurfaceIndex
 from reference.hausdorff import directed_hausdorff
-from reference.metrics import TIE_TOLERANCE, directed_distances, weighted_metrics
+from reference.metrics import directed_distances, tie_threshold, weighted_metrics
 from reference.signed import orient_outward
 
 DEFAULT_SUBDIVISION = 4
@@ -102,8 +102,7 @@ def _distance_metrics(surface_a, surface_b, *, percentile, tau, subdivision, ref
 
     The pass runs only if one of HD95, MASD, ASSD, NSD is asked, the HD bracket only for HD.
     """
-    extent = np.ptp(np.concatenate([surface_a[0], surface_b[0]]), axis=0).max()
-    threshold = tau + TIE_TOLERANCE * max(float(extent), tau)
+    threshold = tie_threshold(tau, surface_a[0], surface_b[0])
     index_a, index_b = SurfaceIndex(*surface_a), SurfaceIndex(*surface_b)
     scores: dict[str, float] = {}
     if set(keys) & {"HD95", "MASD", "ASSD", "NSD"}:

@@ -17,7 +17,7 @@ import numpy as np
 
 from reference.api import DEFAULT_SUBDIVISION, DISTANCE_KEYS, _distance_metrics, mesh_surface
 from reference.closest import SurfaceIndex
-from reference.metrics import TIE_TOLERANCE, directed_distances, split_elements, weighted_metrics
+from reference.metrics import directed_distances, split_elements, tie_threshold, weighted_metrics
 
 DEFAULT_OARS = ("Cochlea_L", "OpticNrv_L", "Glnd_Submand_L", "Brainstem", "A_Carotid_L")
 """Two small, one midsize, one large and one tubular OAR."""
@@ -29,14 +29,15 @@ def fine_scores(surface_a, surface_b, *, fine: int, percentile: float = 95,
                 tau: float = 2.0) -> dict[str, float]:
     """Distance metrics with every element split `fine` times; HD = max at fine centres and
     fine corners (the corners are the mesh vertices and the midpoints added by splitting)."""
-    extent = np.ptp(np.concatenate([surface_a[0], surface_b[0]]), axis=0).max()
-    threshold = tau + TIE_TOLERANCE * max(float(extent), tau)
-    directed = [directed_distances(src[0][src[1]], SurfaceIndex(*target), percentile=percentile,
+    threshold = tie_threshold(tau, surface_a[0], surface_b[0])
+    index_a, index_b = SurfaceIndex(*surface_a), SurfaceIndex(*surface_b)
+    directions = ((surface_a, index_b), (surface_b, index_a))
+    directed = [directed_distances(src[0][src[1]], target, percentile=percentile,
                                    threshold=threshold, subdivision=fine, refine="uniform")
-                for src, target in ((surface_a, surface_b), (surface_b, surface_a))]
+                for src, target in directions]
     scores = weighted_metrics(*directed, percentile=percentile, threshold=threshold)
-    for src, target in ((surface_a, surface_b), (surface_b, surface_a)):
-        scores["HD"] = max(scores["HD"], _max_at_fine_corners(src, SurfaceIndex(*target), fine))
+    for src, target in directions:
+        scores["HD"] = max(scores["HD"], _max_at_fine_corners(src, target, fine))
     return scores
 
 

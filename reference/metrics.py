@@ -35,6 +35,12 @@ L = the largest extent of the two surfaces. On voxel grids many distances equal 
 float32 element selection and float64 rounding move them by ~1e-8 L, so exact ties stay in."""
 
 
+def tie_threshold(tau: float, *vertices: np.ndarray) -> float:
+    """tau + TIE_TOLERANCE * L, L = the largest extent of the given vertex arrays (at least tau)."""
+    extent = float(np.ptp(np.concatenate(vertices), axis=0).max())
+    return tau + TIE_TOLERANCE * max(extent, tau)
+
+
 @dataclass
 class Directed:
     """Distances and element sizes of one direction (query surface -> other surface)."""
