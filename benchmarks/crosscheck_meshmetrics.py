@@ -197,22 +197,11 @@ def analytic_surface_pair(kind: str, resolution: int):
 
 
 def polydata(surface) -> object:
-    """vtkPolyData of a (vertices, triangles) surface."""
-    import vtk
-    from vtk.util.numpy_support import numpy_to_vtk, numpy_to_vtkIdTypeArray
+    """vtkPolyData of a (vertices, triangles) surface, coordinates in the order given."""
+    from reference.meshing import to_polydata, vtk_points
 
     vertices, cells = surface
-    points = vtk.vtkPoints()
-    points.SetData(numpy_to_vtk(np.ascontiguousarray(vertices, dtype=float), deep=True))
-    offsets = np.arange(0, 3 * len(cells) + 1, 3, dtype=np.int64)
-    polys = vtk.vtkCellArray()
-    polys.SetData(numpy_to_vtkIdTypeArray(offsets, deep=True),
-                  numpy_to_vtkIdTypeArray(np.ascontiguousarray(cells, np.int64).ravel(),
-                                          deep=True))
-    data = vtk.vtkPolyData()
-    data.SetPoints(points)
-    data.SetPolys(polys)
-    return data
+    return to_polydata(vtk_points(np.asarray(vertices, dtype=float)), cells)
 
 
 def analytic_mask_comparisons(spacings, limit_levels: int) -> Iterator[Comparison]:

@@ -35,9 +35,10 @@ from dataclasses import dataclass
 
 import numpy as np
 import vtk
-from vtk.util.numpy_support import numpy_to_vtk, vtk_to_numpy
+from vtk.util.numpy_support import vtk_to_numpy
 
 from reference.closest import SurfaceIndex
+from reference.meshing import to_polydata, vtk_points
 
 DENSE_FACTOR = 5
 """Dense grid points per image voxel along each axis (the paper's choice). Odd on purpose:
@@ -99,29 +100,14 @@ class SurfaceRaster:
     """
 
     def __init__(self, vertices: np.ndarray, cells: np.ndarray):
-        xyz = np.zeros((len(vertices), 3))
-        xyz[:, :vertices.shape[1]] = vertices[:, ::-1]  # VTK's order: x = last array axis
-        self.points = vtk.vtkPoints()
-        self.points.SetData(numpy_to_vtk(xyz, deep=True))
+        self.points = vtk_points(vertices[:, ::-1])  # VTK's order: x = last array axis
         self.cells = np.ascontiguousarray(cells, dtype=np.int64)
         first = vertices[:, 0][self.cells]
         self.low, self.high = first.min(axis=1), first.max(axis=1)
 
     def polydata(self, low: float, high: float) -> vtk.vtkPolyData:
         """The cells whose first coordinate reaches into [low, high], as VTK polydata."""
-        cells = self.cells[(self.high >= low) & (self.low <= high)]
-        per_cell = self.cells.shape[1]
-        offsets = np.arange(0, per_cell * len(cells) + 1, per_cell, dtype=np.int64)
-        cell_array = vtk.vtkCellArray()
-        cell_array.SetData(numpy_to_vtk(offsets, deep=True),
-                           numpy_to_vtk(cells.ravel(), deep=True))
-        polydata = vtk.vtkPolyData()
-        polydata.SetPoints(self.points)
-        if per_cell == 3:
-            polydata.SetPolys(cell_array)
-        else:
-            polydata.SetLines(cell_array)
-        return polydata
+        return to_polydata(self.points, self.cells[(self.high >= low) & (self.low <= high)])
 
     def inside(self, grid: DenseGrid) -> np.ndarray:
         """Bool array (grid.shape): dense points strictly enclosed by the surface."""

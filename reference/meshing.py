@@ -78,3 +78,28 @@ def mesh_mask(mask: np.ndarray, spacing, origin=None,
         raise RuntimeError(f"{meshing} produced cells that are not {kind}")
     cells = vtk_to_numpy(cell_array.GetConnectivityArray()).astype(np.int64).reshape(-1, dim)
     return vertices, cells
+
+
+def vtk_points(vertices: np.ndarray) -> vtk.vtkPoints:
+    """vtkPoints of (n, 2 or 3) coordinates, in the column order given (z = 0 in 2D)."""
+    xyz = np.zeros((len(vertices), 3))
+    xyz[:, :vertices.shape[1]] = vertices
+    points = vtk.vtkPoints()
+    points.SetData(numpy_to_vtk(xyz, deep=True))
+    return points
+
+
+def to_polydata(points: vtk.vtkPoints, cells: np.ndarray) -> vtk.vtkPolyData:
+    """Polydata of `cells` (m, 3) triangles or (m, 2) segments over shared `points`."""
+    per_cell = cells.shape[1]
+    offsets = np.arange(0, per_cell * len(cells) + 1, per_cell, dtype=np.int64)
+    cell_array = vtk.vtkCellArray()
+    cell_array.SetData(numpy_to_vtk(offsets, deep=True),
+                       numpy_to_vtk(np.ascontiguousarray(cells, np.int64).ravel(), deep=True))
+    polydata = vtk.vtkPolyData()
+    polydata.SetPoints(points)
+    if per_cell == 3:
+        polydata.SetPolys(cell_array)
+    else:
+        polydata.SetLines(cell_array)
+    return polydata
