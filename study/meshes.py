@@ -31,13 +31,6 @@ def image_from_array(values: np.ndarray, spacing: Sequence[float],
     return image
 
 
-def array_from_image(image: vtk.vtkImageData) -> np.ndarray:
-    """Inverse of `image_from_array`: scalars as an array indexed (x, y, z)."""
-    dims = image.GetDimensions()
-    flat = numpy_support.vtk_to_numpy(image.GetPointData().GetScalars())
-    return flat.reshape(dims, order="F")
-
-
 def finish_surface(surface: vtk.vtkPolyData, *, smooth_iterations: int = 0) -> vtk.vtkPolyData:
     """Clean, optionally smooth, triangulate and orient a raw isosurface outwards.
 

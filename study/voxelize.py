@@ -16,7 +16,8 @@ from pathlib import Path
 import numpy as np
 import vtk
 
-from study.meshes import array_from_image, check_closed
+from reference.biou import DenseGrid, inside_raster
+from study.meshes import check_closed
 
 
 @dataclass(frozen=True)
@@ -54,19 +55,10 @@ def voxelize_mesh(mesh: vtk.vtkPolyData | None, spacing: Sequence[float],
         raise ValueError(f"grid shape must be 3 positive integers, got {shape!r}")
     if mesh is None:
         return np.zeros(shape, dtype=bool)
-    stencil = vtk.vtkPolyDataToImageStencil()
-    stencil.SetInputData(mesh)
-    stencil.SetOutputOrigin(*map(float, origin))
-    stencil.SetOutputSpacing(*spacing)
-    stencil.SetOutputWholeExtent(0, shape[0] - 1, 0, shape[1] - 1, 0, shape[2] - 1)
-    stencil.SetTolerance(0.0)  # a centre exactly on the surface is not moved inside
-    to_image = vtk.vtkImageStencilToImage()
-    to_image.SetInputConnection(stencil.GetOutputPort())
-    to_image.SetInsideValue(1)
-    to_image.SetOutsideValue(0)
-    to_image.SetOutputScalarTypeToUnsignedChar()
-    to_image.Update()
-    return array_from_image(to_image.GetOutput()).astype(bool)
+    # The reference's raster (zero tolerance: a centre exactly on the surface stays out), on
+    # a grid described slowest axis first; transposed back to this module's (x, y, z) order.
+    grid = DenseGrid(np.asarray(origin, float)[::-1], np.asarray(spacing)[::-1], shape[::-1])
+    return np.ascontiguousarray(inside_raster(mesh, grid).transpose())
 
 
 def union_bounds(meshes: Sequence[vtk.vtkPolyData | None]) -> tuple[np.ndarray, np.ndarray]:
