@@ -53,6 +53,7 @@ class Adapter:
         ignores_spacing: metrics for which the tool ignores the voxel size (results then come
             in voxel units whatever the spacing); flagged by the compare command.
         is_program: True for tools run as external programs.
+        fixed_percentile: the only percentile the tool's HD95 computes (None = any).
     """
 
     name: str = ""
@@ -60,6 +61,7 @@ class Adapter:
     metrics: tuple[str, ...] = ()
     ignores_spacing: frozenset[str] = frozenset()
     is_program: bool = False
+    fixed_percentile: float | None = None
 
     def version(self) -> str:
         raise NotImplementedError
@@ -77,6 +79,10 @@ class Adapter:
         unknown = sorted(set(metrics) - set(self.metrics))
         if unknown:
             raise ValueError(f"{self.name} does not compute {unknown}; it supports {self.metrics}")
+        fixed = self.fixed_percentile
+        if "HD95" in metrics and fixed is not None and percentile != fixed:
+            raise ValueError(f"{self.label}'s HD95 is fixed at the {fixed:g}th percentile, "
+                             f"not {percentile:g}")
         return self._compute(np.asarray(a, dtype=bool), np.asarray(b, dtype=bool),
                              tuple(float(s) for s in spacing), tuple(metrics),
                              float(percentile), float(tau), **options)

@@ -22,6 +22,7 @@ class SegMetrics(PythonAdapter):
     name = "segmetrics"
     label = "seg-metrics"
     metrics = ("HD", "HD95", "ASSD", "DSC")
+    fixed_percentile = 95
     module = "seg_metrics"
     distribution = "seg-metrics"
     install_hint = "pip install seg-metrics"
@@ -29,9 +30,6 @@ class SegMetrics(PythonAdapter):
     def _compute(self, a, b, spacing, metrics, percentile, tau):
         from seg_metrics import seg_metrics
 
-        if "HD95" in metrics and percentile != 95:
-            raise ValueError(f"seg-metrics' hd95 is fixed at the 95th percentile, "
-                             f"not {percentile:g}")
         results = seg_metrics.write_metrics(
             labels=[1], gdth_img=a.astype(np.uint8), pred_img=b.astype(np.uint8),
             spacing=list(spacing), metrics=[_NAMES[metric] for metric in metrics],

@@ -199,10 +199,13 @@ def test_two_dimensional_masks():
         assert outcome.values["HD"] == pytest.approx(3.0), name
 
 
-def test_fixed_percentile_tools_refuse_other_percentiles():
+@pytest.mark.parametrize("name", ["medpy", "segmetrics", "plastimatch"])
+def test_fixed_percentile_tools_refuse_other_percentiles(name):
     a, b = uneven_pair()
-    outcome = invoke(require("medpy"), a, b, UNEVEN_SPACING, metrics=("HD95",), percentile=90)
+    outcome = invoke(require(name), a, b, UNEVEN_SPACING, metrics=("HD95",), percentile=90)
     assert "95th percentile" in outcome.error
+    assert "HD95" in invoke(require(name), a, b, UNEVEN_SPACING, metrics=("HD95",),
+                            percentile=95).values
 
 
 def test_evaluatesegmentation_runs_hd_and_hdp_separately():
