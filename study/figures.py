@@ -24,6 +24,7 @@ from matplotlib.patches import Patch  # noqa: E402
 from matplotlib.ticker import FuncFormatter  # noqa: E402
 
 from study import statistics as st  # noqa: E402
+from study.oars import ordered_categories  # noqa: E402
 from study.records import parse_spacing_label  # noqa: E402
 
 PAGE_WIDTH_IN = 7.2
@@ -54,9 +55,10 @@ def tool_colour(tool: str):
     """The one colour of a tool in every figure; depends on the tool key only."""
     if tool in _REFERENCE_COLOURS:
         return _REFERENCE_COLOURS[tool]
-    _, order = st._registry()
-    if tool in order and list(order).index(tool) < len(_STUDY_PALETTE):
-        return _STUDY_PALETTE[list(order).index(tool)]
+    from adapters import STUDY_TOOLS
+
+    if tool in STUDY_TOOLS and STUDY_TOOLS.index(tool) < len(_STUDY_PALETTE):
+        return _STUDY_PALETTE[STUDY_TOOLS.index(tool)]
     return _EXTRA_PALETTE[zlib.crc32(tool.encode()) % len(_EXTRA_PALETTE)]
 
 
@@ -323,7 +325,6 @@ def _matrix_axes(axis, x_labels: Sequence[str], y_labels: Sequence[str], show_x:
 # Fig. A5: HD execution time
 # --------------------------------------------------------------------------------------------
 
-CATEGORY_ORDER: tuple[str, ...] = ("small", "midsize", "large", "tubular")
 
 
 def time_per_case(timing: pd.DataFrame) -> pd.DataFrame:
@@ -341,8 +342,7 @@ def figure_a5(timing: pd.DataFrame, png_path, pdf_path=None, *, footer: str = ""
         raise ValueError("figure_a5: no successful timing rows")
     tools = st.ordered_tools(timing["tool"])
     failed = timing.loc[timing["status"] != "ok"].groupby("tool").size()
-    present = set(per_case["category"])
-    categories = [c for c in CATEGORY_ORDER if c in present] + sorted(present - set(CATEGORY_ORDER))
+    categories = ordered_categories(per_case["category"])
     width = 0.8 / len(tools)
     with plt.rc_context(_STYLE):
         figure, axis = plt.subplots(figsize=(PAGE_WIDTH_IN, 2.6))

@@ -12,6 +12,13 @@ from types import MappingProxyType
 
 CATEGORIES: tuple[str, ...] = ("small", "midsize", "large", "tubular")
 
+
+def ordered_categories(present: Iterable[str]) -> list[str]:
+    """The categories in `present`: the study's four in CATEGORIES order, then others sorted
+    (a user's own manifest may name its own)."""
+    present = set(present)
+    return [c for c in CATEGORIES if c in present] + sorted(present - set(CATEGORIES))
+
 SMALL_MAX_MM3 = 1e3
 MIDSIZE_MAX_MM3 = 1e4
 

@@ -19,12 +19,13 @@ import numpy as np
 import pandas as pd
 from scipy.stats import wilcoxon
 
-from study.records import RELATIVE_METRICS, SCORE_COLUMNS
+from study.records import REFERENCE_VARIANTS, RELATIVE_METRICS, SCORE_COLUMNS
 
 REFERENCE = "reference"
 """Tool name of the yardstick in the scores table."""
 
-REFERENCE_MESHING_VARIANTS: tuple[str, ...] = ("reference-marching-cubes", "reference-surface-nets")
+REFERENCE_MESHING_VARIANTS: tuple[str, ...] = tuple(
+    name for name in REFERENCE_VARIANTS if name != REFERENCE)
 """Reference variants compared against `REFERENCE` in Table A4."""
 
 TESTED_METRICS: tuple[str, ...] = ("HD", "HD95", "MASD", "ASSD", "NSD", "BIoU")
@@ -41,12 +42,6 @@ DELTA_KINDS: tuple[str, ...] = ("finite", "nonfinite", "failed", "no_reference")
 failed: the tool has status error/unavailable; no_reference: the reference row is missing or
 failed, so Δ cannot be formed."""
 
-_KNOWN_TOOLS: tuple[str, ...] = (
-    "anima", "deepmind", "evaluatesegmentation", "medpy", "metricsreloaded", "miseval",
-    "monai", "plastimatch", "pymia", "segmetrics", "simpleitk",
-)
-"""Study tools in the paper's (alphabetical) order; used only when adapters/ cannot be read."""
-
 _REFERENCE_LABELS: dict[str, str] = {
     REFERENCE: "Reference",
     "reference-marching-cubes": "Marching cubes",
@@ -58,28 +53,14 @@ _REFERENCE_LABELS: dict[str, str] = {
 # Tool names and order
 # --------------------------------------------------------------------------------------------
 
-def _registry() -> tuple[Mapping, Sequence[str]]:
-    """The adapter registry and the study's tool order, or empty ones if adapters/ is absent.
-
-    Imported lazily so that the analysis works on any scores table, even where the tools'
-    packages (and their import costs) are not wanted.
-    """
-    try:
-        import adapters
-    except Exception:  # noqa: BLE001 -- any import failure means "no registry here"
-        return {}, _KNOWN_TOOLS
-    registry = getattr(adapters, "REGISTRY", {}) or {}
-    order = tuple(getattr(adapters, "STUDY_TOOLS", ()) or _KNOWN_TOOLS)
-    return registry, order
-
-
 def tool_label(tool: str) -> str:
     """Display label of a tool key: the adapter's label, a reference label, or the key itself."""
     if tool in _REFERENCE_LABELS:
         return _REFERENCE_LABELS[tool]
-    registry, _ = _registry()
-    adapter = registry.get(tool)
-    return str(getattr(adapter, "label", tool)) if adapter is not None else tool
+    from adapters import REGISTRY
+
+    adapter = REGISTRY.get(tool)
+    return adapter.label if adapter is not None else tool
 
 
 def ordered_tools(tools: Iterable[str]) -> list[str]:
@@ -88,9 +69,10 @@ def ordered_tools(tools: Iterable[str]) -> list[str]:
     Study tools first (in the registry's order), then other tools alphabetically (e.g. a
     cross-check added later), then the reference and its variants.
     """
-    _, order = _registry()
+    from adapters import STUDY_TOOLS
+
     unique = list(dict.fromkeys(tools))
-    rank_of = {tool: i for i, tool in enumerate(order)}
+    rank_of = {tool: i for i, tool in enumerate(STUDY_TOOLS)}
     reference_rank = {name: i for i, name in enumerate(_REFERENCE_LABELS)}
 
     def sort_key(tool: str) -> tuple[int, int, str]:

@@ -17,6 +17,7 @@ import numpy as np
 import pandas as pd
 
 from study import statistics as st
+from study.oars import ordered_categories
 from study.records import (
     EDGE_CASES,
     EDGE_OUTPUTS,
@@ -25,7 +26,6 @@ from study.records import (
     spacing_label,
 )
 
-CATEGORY_ORDER: tuple[str, ...] = ("small", "midsize", "large", "tubular")
 """OAR categories in the paper's order."""
 
 
@@ -173,9 +173,7 @@ def table_a2(scores: pd.DataFrame, tools: Sequence[str] | None = None) -> Table:
     """Table A2: Δ over all voxel sizes, stratified by OAR category."""
     delta = st.deltas(scores, tools)
     summary = st.summarize_deltas(delta, ["metric", "category", "tool"])
-    present = list(dict.fromkeys(summary["category"]))
-    order = [c for c in CATEGORY_ORDER if c in present] + \
-        sorted(c for c in present if c not in CATEGORY_ORDER)
+    order = ordered_categories(summary["category"])
     metrics = _metrics_present(summary, st.TESTED_METRICS)
     display = _delta_display(summary, "category", order, metrics, str)
     notes = _delta_notes(_n_pairs(scores)) + [
