@@ -93,3 +93,18 @@ def test_non_significant_pairs_are_listed_when_the_test_has_power():
     medpy, monai = st.tool_label("medpy"), st.tool_label("monai")
     expected = f"Not significantly different (p × 100 ≥ 0.05) — {medpy} and {monai}: HD at"
     assert expected in text_of(section)
+
+
+@pytest.mark.parametrize("others, deepmind, verdict", [
+    (1.5, 0.9, "agrees"),     # the others degrade, DeepMind does not
+    (0.83, 0.80, "differs"),  # nobody degrades, even though DeepMind's ratio is lower
+    (1.5, 1.4, "differs"),    # everybody degrades
+])
+def test_anisotropy_claim_needs_both_halves(others, deepmind, verdict):
+    rows = []
+    for tool, ratio in (("deepmind", deepmind), ("medpy", others), ("monai", others)):
+        for metric in ("HD95", "MASD", "ASSD"):
+            rows += [{"tool": tool, "metric": metric, "spacing": "1x1x1", "mean": 1.0},
+                     {"tool": tool, "metric": metric, "spacing": "0.5x0.5x2", "mean": -ratio}]
+    text = findings.check_anisotropy(pd.DataFrame(rows), None, None, ["1x1x1", "0.5x0.5x2"])
+    assert text.endswith(f"— {verdict}.")
