@@ -37,7 +37,7 @@ class ReferenceImplementation(Adapter):
     def version(self) -> str:
         import reference
 
-        return f"{getattr(reference, '__version__', 'unknown')} ({self.meshing})"
+        return f"{reference.__version__} ({self.meshing})"
 
     def unavailable(self) -> str | None:
         return None
@@ -70,7 +70,7 @@ def outcome_rows(outcome, metrics: Iterable[str], context: Mapping[str, object])
     warning_text = " | ".join(outcome.warnings)
     rows = []
     for metric in metrics:
-        value = outcome.values.get(metric) if outcome.error is None else None
+        value = outcome.values.get(metric)
         if outcome.error is not None:
             status, message, value = "error", outcome.error, math.nan
         elif value is None:
