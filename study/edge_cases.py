@@ -11,7 +11,6 @@ unchanged / changed (or error).
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
 
 import numpy as np
 
@@ -106,14 +105,3 @@ def probe(adapter: Adapter, *, percentile: float = 95, tau: float = 2.0,
     records += [_swap(metric, run(a, b, metric), run(b, a, metric))
                 for metric in adapter.metrics]
     return {**header, "version": adapter.version(), "status": "ok", "records": records}
-
-
-def probe_all(adapters: list[Adapter], write: Callable[[dict], None] | None = None) -> list[dict]:
-    """Probe each adapter; hand each record to `write` as soon as it is ready."""
-    results = []
-    for adapter in adapters:
-        record = probe(adapter)
-        if write is not None:
-            write(record)
-        results.append(record)
-    return results
