@@ -11,10 +11,9 @@ DSC = "Dice". Values carry the six decimals the program writes. Seconds include 
 
 from __future__ import annotations
 
-import xml.etree.ElementTree as ElementTree
 from pathlib import Path
 
-from adapters.base import ProgramAdapter, ToolError, parse_number
+from adapters.base import ProgramAdapter, parse_number
 
 _MEASURES = {"HD": "HausdorffDistance", "MASD": "ContourMeanDistance",
              "ASSD": "SurfaceDistance", "DSC": "Dice"}
@@ -34,13 +33,7 @@ class Anima(ProgramAdapter):
         base = Path(folder) / "anima"
         self.run(["-r", str(path_a), "-i", str(path_b), "-o", str(base), "-d", "-s", "-X"],
                  timeout=timeout)
-        report = base.with_name(base.name + "_global.xml")
-        if not report.is_file():
-            raise ToolError(f"animaSegPerfAnalyzer wrote no {report.name}")
-        try:
-            root = ElementTree.parse(report).getroot()
-        except ElementTree.ParseError as error:
-            raise ToolError(f"unreadable {report.name}: {error}") from error
+        root = self.read_xml_report(base.with_name(base.name + "_global.xml"))
         measures = {node.get("name"): node.text for node in root.iter("measure")}
         values: dict[str, float] = {}
         for metric in metrics:

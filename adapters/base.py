@@ -20,6 +20,7 @@ import subprocess
 import sys
 import tempfile
 import warnings
+import xml.etree.ElementTree as ElementTree
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -202,6 +203,15 @@ class ProgramAdapter(Adapter):
     def _run_on_files(self, path_a: Path, path_b: Path, folder: str, metrics: tuple[str, ...],
                       percentile: float, tau: float, *, timeout: float) -> dict[str, float]:
         raise NotImplementedError
+
+    def read_xml_report(self, report: Path) -> ElementTree.Element:
+        """Root element of the XML report the program wrote; ToolError if absent or broken."""
+        if not report.is_file():
+            raise ToolError(f"{self.binary} wrote no {report.name}")
+        try:
+            return ElementTree.parse(report).getroot()
+        except ElementTree.ParseError as error:
+            raise ToolError(f"unreadable {report.name}: {error}") from error
 
 
 def sitk_image(mask: np.ndarray, spacing: Sequence[float]):

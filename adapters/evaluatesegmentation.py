@@ -12,7 +12,6 @@ Seconds include writing the files and both runs.
 
 from __future__ import annotations
 
-import xml.etree.ElementTree as ElementTree
 from pathlib import Path
 
 from adapters.base import ProgramAdapter, ToolError, parse_number
@@ -50,12 +49,7 @@ class EvaluateSegmentation(ProgramAdapter):
     def _run_once(self, path_a, path_b, report: Path, use: str, timeout: float) -> dict:
         self.run([str(path_a), str(path_b), "-use", use, "-unit", "millimeter",
                   "-xml", str(report)], timeout=timeout)
-        if not report.is_file():
-            raise ToolError(f"EvaluateSegmentation wrote no {report.name}")
-        try:
-            root = ElementTree.parse(report).getroot()
-        except ElementTree.ParseError as error:
-            raise ToolError(f"unreadable {report.name}: {error}") from error
+        root = self.read_xml_report(report)
         metrics = root.find("metrics")
         if metrics is None:
             # An empty mask: the program exits with 0 and writes only <message>.

@@ -21,6 +21,7 @@ _LINES = {
     "HD": "Hausdorff distance (boundary)",
     "HD95": "Percent (0.95) Hausdorff distance (boundary)",
     "MASD": "Avg average Hausdorff distance (boundary)",
+    "DSC": "DICE",
 }
 
 
@@ -43,7 +44,7 @@ class Plastimatch(ProgramAdapter):
         said = self.run(["dice", *flags, str(path_a), str(path_b)], timeout=timeout)
         values: dict[str, float] = {}
         for metric in metrics:
-            line = "DICE" if metric == "DSC" else _LINES[metric]
+            line = _LINES[metric]
             pattern = rf"^{re.escape(line)}\s*[:=]\s*(\S+)"
             found = re.search(pattern, said, re.MULTILINE)
             if found is None:

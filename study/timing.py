@@ -16,16 +16,10 @@ import numpy as np
 import pandas as pd
 
 from adapters import Adapter, invoke
-from study.masks import read_mask as project_read_mask
+from study.masks import read_mask
 from study.records import TIMING_COLUMNS, spacing_label, status_of
 
 PAIR_FIELDS = ("case", "oar", "category", "spacing", "path_a", "path_b")
-
-
-def read_mask(path: str | Path) -> tuple[np.ndarray, tuple[float, ...]]:
-    """(bool mask, spacing in array axis order) of a mask file."""
-    mask, spacing, _origin = project_read_mask(path)
-    return np.asarray(mask, dtype=bool), tuple(float(s) for s in spacing)
 
 
 def _checked(pair: Mapping, base: Path | None) -> dict:
@@ -54,8 +48,8 @@ def time_hd(adapter: Adapter, pairs: Iterable[Mapping], repeats: int, *,
     warmed_up = False
     for pair in pairs:
         row = _checked(pair, base)
-        a, spacing = read_mask(row["path_a"])
-        b, spacing_b = read_mask(row["path_b"])
+        a, spacing, _ = read_mask(row["path_a"])
+        b, spacing_b, _ = read_mask(row["path_b"])
         if not np.allclose(spacing, spacing_b):
             raise ValueError(f"{row['path_a']} and {row['path_b']} differ in spacing")
         if not warmed_up:

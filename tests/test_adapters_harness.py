@@ -176,3 +176,30 @@ def test_plastimatch_is_found_next_to_python(monkeypatch):
     monkeypatch.delenv("PLASTIMATCH", raising=False)
     monkeypatch.setenv("PATH", os.devnull)
     assert REGISTRY["plastimatch"].find_binary() == str(beside)
+
+
+class FakeXmlProgram(FakeProgram):
+    """A program tool that reads an XML report, as Anima and EvaluateSegmentation do."""
+
+    def _run_on_files(self, path_a, path_b, folder, metrics, percentile, tau, *, timeout):
+        report = Path(folder) / "report.xml"
+        self.run([str(report)], timeout=timeout)
+        root = self.read_xml_report(report)
+        return {"HD": float(root.find("hd").get("value"))}
+
+
+@pytest.mark.parametrize(("body", "expected"), [
+    ("exit 0", "fake-metric-program wrote no report.xml"),
+    ('echo "<metrics><hd" > "$1"', "unreadable report.xml"),
+])
+def test_missing_or_broken_xml_report_becomes_error(tmp_path, monkeypatch, body, expected):
+    monkeypatch.setenv("FAKE_METRIC_PROGRAM", script(tmp_path, body))
+    outcome = invoke(FakeXmlProgram(), *masks(), (1, 1, 1), metrics=("HD",))
+    assert outcome.error.startswith("ToolError") and expected in outcome.error
+
+
+def test_xml_report_is_read(tmp_path, monkeypatch):
+    monkeypatch.setenv("FAKE_METRIC_PROGRAM",
+                       script(tmp_path, 'echo \'<metrics><hd value="1.25"/></metrics>\' > "$1"'))
+    outcome = invoke(FakeXmlProgram(), *masks(), (1, 1, 1), metrics=("HD",))
+    assert outcome.error is None and outcome.values == {"HD": 1.25}

@@ -37,6 +37,10 @@ def test_time_hd_rows(tmp_path):
     assert list(table["repeat"]) == [0, 1, 2]
     assert (table["status"] == "ok").all() and (table["seconds"] > 0).all()
     assert set(table["dataset"]) == {"tiny"} and set(table["tool"]) == {"simpleitk"}
+    # Every row carries the pair it timed and the tool's own version.
+    assert set(table["case"]) == {"case_01"} and set(table["oar"]) == {"Cochlea_L"}
+    assert set(table["category"]) == {"small"} and set(table["spacing"]) == {"2x1x1"}
+    assert set(table["tool_version"]) == {REGISTRY["simpleitk"].version()}
 
 
 class Crashing(PythonAdapter):
@@ -72,5 +76,7 @@ def test_timing_command(tmp_path):
     out = tmp_path / "timing"
     assert main(["timing", "--pairs", str(pairs), "--repeats", "2", "--tools", "simpleitk",
                  "miseval", "--out", str(out)]) == 0
-    table = pd.read_parquet(out / "miseval.parquet")
-    assert len(table) == 2 and tuple(table.columns) == TIMING_COLUMNS
+    for tool in ("simpleitk", "miseval"):
+        table = pd.read_parquet(out / f"{tool}.parquet")
+        assert len(table) == 2 and tuple(table.columns) == TIMING_COLUMNS
+        assert (table["status"] == "ok").all() and set(table["tool"]) == {tool}
