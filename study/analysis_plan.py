@@ -10,8 +10,8 @@ from collections.abc import Mapping
 
 from snakemake.io import report
 
-from study.records import REFERENCE_VARIANTS
-from study.statistics import bonferroni_factor_from_config, implementations
+from study.records import REFERENCE_VARIANTS, spacing_label
+from study.statistics import bonferroni_factor_from_config, implementations, spacing_title
 
 TABLE_FORMATS: tuple[str, ...] = ("csv", "md", "tex", "html")
 """Renderings of every table; the HTML one goes into the Snakemake report."""
@@ -19,7 +19,6 @@ TABLE_FORMATS: tuple[str, ...] = ("csv", "md", "tex", "html")
 FIGURE_FORMATS: tuple[str, ...] = ("png", "pdf")
 """Renderings of every figure; the PNG goes into the report."""
 
-DELTA_TABLES: tuple[str, ...] = ("table_a1", "table_a2", "table_a4")
 FIGURES: tuple[str, ...] = ("figure_4", "figure_a3", "figure_a4", "figure_a5")
 
 
@@ -34,7 +33,7 @@ class AnalysisPlan:
         self.params = {
             "factor": bonferroni_factor_from_config(config),
             "n_implementations": len(implementations(config["tools"])),
-            "voxel_sizes": ", ".join("(" + ", ".join(f"{float(v):g}" for v in size) + ") mm"
+            "voxel_sizes": ", ".join(spacing_title(spacing_label(size))
                                      for size in config["voxel_sizes"]),
         }
 

@@ -24,8 +24,7 @@ from matplotlib.patches import Patch  # noqa: E402
 from matplotlib.ticker import FuncFormatter  # noqa: E402
 
 from study import statistics as st  # noqa: E402
-from study.oars import ordered_categories  # noqa: E402
-from study.records import parse_spacing_label  # noqa: E402
+from study.oars import MIDSIZE_MAX_MM3, SMALL_MAX_MM3, ordered_categories  # noqa: E402
 
 PAGE_WIDTH_IN = 7.2
 """Two-column width of a typical journal page, inches."""
@@ -43,7 +42,7 @@ _REFERENCE_COLOURS = {st.REFERENCE: "#222222", "reference-marching-cubes": "#777
 
 CATEGORY_COLOURS = {"small": "#4C72B0", "midsize": "#55A868", "large": "#C44E52",
                     "tubular": "#8172B2"}
-CATEGORY_THRESHOLDS_MM3 = (1e3, 1e4)
+CATEGORY_THRESHOLDS_MM3 = (SMALL_MAX_MM3, MIDSIZE_MAX_MM3)
 """Category limits on the median OAR volume: small <= 1e3 < midsize <= 1e4 < large."""
 
 _STYLE = {"font.size": 7, "axes.titlesize": 7, "axes.labelsize": 7, "xtick.labelsize": 6,
@@ -71,11 +70,6 @@ def save(figure: plt.Figure, png_path: str | Path, pdf_path: str | Path | None =
     if pdf_path is not None:
         figure.savefig(pdf_path, bbox_inches="tight")
     plt.close(figure)
-
-
-def spacing_title(label: str) -> str:
-    """"0.5x0.5x2" -> "(0.5, 0.5, 2) mm"."""
-    return "(" + ", ".join(f"{v:g}" for v in parse_spacing_label(label)) + ") mm"
 
 
 def _legend_handles(tools: Sequence[str]) -> list[Patch]:
@@ -179,7 +173,7 @@ def figure_4(delta: pd.DataFrame, png_path, pdf_path=None, *, spacings: Sequence
                                      rotation=60, ha="right", rotation_mode="anchor",
                                      fontsize=5.5)
                 if row == 0:
-                    axis.set_title(spacing_title(spacing), pad=9)
+                    axis.set_title(st.spacing_title(spacing), pad=9)
                 if col == 0:
                     axis.set_ylabel(f"Δ{metric} ({st.display_unit(metric)})")
         figure.legend(handles=_legend_handles(all_tools), loc="lower center",
@@ -290,7 +284,7 @@ def figure_a4(wilcoxon: pd.DataFrame, png_path, pdf_path=None, *,
                 ys, xs = np.nonzero(matrix == 0)
                 axis.scatter(xs, ys, marker="x", s=3, linewidths=0.4, color="#888888")
                 _matrix_axes(axis, labels[:-1], labels[1:], r == len(spacings) - 1, c == 0)
-                axis.set_title(f"{metric}, {spacing_title(spacing)}", pad=2, fontsize=5.5)
+                axis.set_title(f"{metric}, {st.spacing_title(spacing)}", pad=2, fontsize=5.5)
         handles = [Patch(facecolor=colour, edgecolor="grey", linewidth=0.3, label=name)
                    for name, colour in zip(SIGNIFICANCE_CLASSES, _SIGNIFICANCE_COLOURS,
                                            strict=True)]
@@ -325,19 +319,10 @@ def _matrix_axes(axis, x_labels: Sequence[str], y_labels: Sequence[str], show_x:
 # Fig. A5: HD execution time
 # --------------------------------------------------------------------------------------------
 
-
-
-def time_per_case(timing: pd.DataFrame) -> pd.DataFrame:
-    """Median over repeats of the HD time of each tool on each mask pair (status ok only)."""
-    ok = timing.loc[(timing["status"] == "ok") & np.isfinite(timing["seconds"])]
-    keys = ["dataset", "case", "oar", "category", "tool"]
-    return ok.groupby(keys, as_index=False)["seconds"].median()
-
-
 def figure_a5(timing: pd.DataFrame, png_path, pdf_path=None, *, footer: str = "") -> None:
     """Box plots of HD time per case (s, log scale) by OAR category (groups) and tool
     (colour); the number of failed timing runs per tool is in the legend."""
-    per_case = time_per_case(timing)
+    per_case = st.time_per_case(timing)
     if per_case.empty:
         raise ValueError("figure_a5: no successful timing rows")
     tools = st.ordered_tools(timing["tool"])
@@ -382,10 +367,7 @@ def figure_a5(timing: pd.DataFrame, png_path, pdf_path=None, *, footer: str = ""
 
 def versions_footer(frame: pd.DataFrame, prefix: str = "") -> str:
     """"Versions: Google DeepMind 0.1; MONAI 1.6.1; ..." from a table with tool_version."""
-    versions = frame.groupby("tool")["tool_version"].agg(
-        lambda v: "/".join(sorted(set(map(str, v)))))
-    parts = [f"{st.tool_label(t)} {versions[t]}" for t in st.ordered_tools(versions.index)]
-    return (prefix + " " if prefix else "") + "Versions: " + "; ".join(parts) + "."
+    return (prefix + " " if prefix else "") + "Versions: " + st.tool_versions(frame) + "."
 
 
 # --------------------------------------------------------------------------------------------
@@ -447,7 +429,7 @@ def make_figure_a4(wilcoxon_csv, png_path, pdf_path, config: dict) -> None:
 def make_figure_a5(timing_paths, png_path, pdf_path) -> None:
     """Fig. A5 from the timing records."""
     timing = read_timing(timing_paths)
-    spacings = ", ".join(spacing_title(s) for s in sorted(timing["spacing"].unique()))
+    spacings = ", ".join(st.spacing_title(s) for s in sorted(timing["spacing"].unique()))
     figure_a5(timing, png_path, pdf_path,
               footer=versions_footer(timing, f"HD only, voxel size {spacings}; median over "
                                              f"{timing['repeat'].nunique()} repeat(s) per case."))

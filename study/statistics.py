@@ -19,7 +19,12 @@ import numpy as np
 import pandas as pd
 from scipy.stats import wilcoxon
 
-from study.records import REFERENCE_VARIANTS, RELATIVE_METRICS, SCORE_COLUMNS
+from study.records import (
+    REFERENCE_VARIANTS,
+    RELATIVE_METRICS,
+    SCORE_COLUMNS,
+    parse_spacing_label,
+)
 
 REFERENCE = "reference"
 """Tool name of the yardstick in the scores table."""
@@ -103,6 +108,20 @@ def display_scale(metric: str) -> float:
 def display_unit(metric: str) -> str:
     """Unit of Δ in tables and figures: "%pt" for relative metrics, "mm" otherwise."""
     return "%pt" if metric in RELATIVE_METRICS else "mm"
+
+
+def spacing_title(label: str) -> str:
+    """A voxel-size label as every table, figure and finding prints it:
+    "0.5x0.5x2" -> "(0.5, 0.5, 2) mm"."""
+    return "(" + ", ".join(f"{v:g}" for v in parse_spacing_label(label)) + ") mm"
+
+
+def tool_versions(frame: pd.DataFrame) -> str:
+    """"Google DeepMind 0.1; MONAI 1.6.1" from the tool and tool_version columns of `frame`,
+    in tool order; several versions of one tool are joined by "/"."""
+    versions = frame.groupby("tool")["tool_version"].agg(
+        lambda v: "/".join(sorted(set(map(str, v)))))
+    return "; ".join(f"{tool_label(t)} {versions[t]}" for t in ordered_tools(versions.index))
 
 
 # --------------------------------------------------------------------------------------------
@@ -300,3 +319,14 @@ def smallest_attainable_p(n_pairs: int) -> float:
     if n_pairs < 1:
         return 1.0
     return min(1.0, 2.0 / 2.0 ** n_pairs)
+
+
+# --------------------------------------------------------------------------------------------
+# Execution time
+# --------------------------------------------------------------------------------------------
+
+def time_per_case(timing: pd.DataFrame) -> pd.DataFrame:
+    """Median over repeats of the HD time of each tool on each mask pair (status ok only)."""
+    ok = timing.loc[(timing["status"] == "ok") & np.isfinite(timing["seconds"])]
+    keys = ["dataset", "case", "oar", "category", "tool"]
+    return ok.groupby(keys, as_index=False)["seconds"].median()

@@ -22,11 +22,8 @@ from study.records import (
     EDGE_CASES,
     EDGE_OUTPUTS,
     METRICS,
-    parse_spacing_label,
     spacing_label,
 )
-
-"""OAR categories in the paper's order."""
 
 
 @dataclass
@@ -106,18 +103,11 @@ def _delta_display(summary: pd.DataFrame, column_key: str, column_order: Sequenc
     return pd.DataFrame(rows)
 
 
-def spacing_title(label: str) -> str:
-    """"1x1x1" -> "(1, 1, 1) mm"."""
-    return "(" + ", ".join(f"{v:g}" for v in parse_spacing_label(label)) + ") mm"
-
-
 def _versions_note(scores: pd.DataFrame, tools: Sequence[str]) -> str:
-    """"Versions: MONAI 1.6.1, ..." for the tools of a table."""
+    """"Tool versions: MONAI 1.6.1; ..." for the tools of a table."""
     scores = st.measured(scores)
-    versions = (scores.loc[scores["tool"].isin(list(tools))]
-                .groupby("tool")["tool_version"].agg(lambda v: ", ".join(sorted(set(map(str, v))))))
-    parts = [f"{st.tool_label(t)} {versions[t]}" for t in st.ordered_tools(versions.index)]
-    return "Tool versions: " + "; ".join(parts) + "."
+    return "Tool versions: " + st.tool_versions(scores.loc[scores["tool"].isin(list(tools))]) \
+        + "."
 
 
 def _delta_notes(n_pairs: int) -> list[str]:
@@ -162,7 +152,7 @@ def table_a1(scores: pd.DataFrame, tools: Sequence[str] | None = None,
     summary = st.summarize_deltas(delta, ["metric", "spacing", "tool"])
     order = st.ordered_spacings(summary["spacing"], spacings)
     metrics = _metrics_present(summary, st.TESTED_METRICS)
-    display = _delta_display(summary, "spacing", order, metrics, spacing_title)
+    display = _delta_display(summary, "spacing", order, metrics, st.spacing_title)
     notes = _delta_notes(_n_pairs(scores)) + [_versions_note(scores, delta["tool"].unique())] \
         + unavailable_note(scores, tools)
     return Table("table_a1", "Table A1: Δ against the reference per voxel size",
@@ -194,7 +184,7 @@ def table_a4(scores: pd.DataFrame, spacings: Sequence[str] | None = None) -> Tab
     summary = st.summarize_deltas(delta, ["metric", "spacing", "tool"])
     order = st.ordered_spacings(summary["spacing"], spacings)
     metrics = _metrics_present(summary, st.TESTED_METRICS)
-    display = _delta_display(summary, "spacing", order, metrics, spacing_title)
+    display = _delta_display(summary, "spacing", order, metrics, st.spacing_title)
     notes = [
         "Δ = variant − reference (discrete marching cubes) on the same mask pair; NSD and "
         "BIoU in percentage points.", f"Mask pairs: {_n_pairs(scores)}."]
@@ -234,7 +224,7 @@ def table_wilcoxon(wilcoxon: pd.DataFrame, n_implementations: int) -> Table:
         raise ValueError("Wilcoxon table is empty: no implementations or voxel sizes")
     factor = int(wilcoxon["factor"].iloc[0])
     display = pd.DataFrame({
-        "Voxel size": wilcoxon["spacing"].map(spacing_title),
+        "Voxel size": wilcoxon["spacing"].map(st.spacing_title),
         "Metric": wilcoxon["metric"],
         "Implementation A": wilcoxon["tool_a"].map(st.tool_label),
         "Implementation B": wilcoxon["tool_b"].map(st.tool_label),
@@ -317,8 +307,8 @@ def table_a3(documents: Sequence[Mapping]) -> Table:
     metrics = ["DSC", *[m for m in METRICS if m != "DSC"]]
     metrics = [m for m in metrics if m in set(numeric["metric"])]
     display_rows = []
-    for document in sorted(documents, key=lambda d: st.ordered_tools(
-            [x["tool"] for x in documents]).index(d["tool"])):
+    tool_order = st.ordered_tools([d["tool"] for d in documents])
+    for document in sorted(documents, key=lambda d: tool_order.index(d["tool"])):
         cells = numeric.loc[numeric["tool"] == document["tool"]].set_index(["metric", "case"])
         # A tool missing here has no version and no records: say so rather than print None.
         version = document["version"] if document.get("status") != "unavailable" \

@@ -95,16 +95,51 @@ def test_non_significant_pairs_are_listed_when_the_test_has_power():
     assert expected in text_of(section)
 
 
+def anisotropy_summary(errors: dict[str, tuple[float, float]]) -> pd.DataFrame:
+    """Summary rows with mean Δ = −anisotropic on (0.5, 0.5, 2) mm and +isotropic on 1 mm,
+    per tool, for HD95, MASD and ASSD (a 2 mm grid with large Δ that must not be used)."""
+    rows = []
+    for tool, (aniso, iso) in errors.items():
+        for metric in ("HD95", "MASD", "ASSD"):
+            rows += [{"tool": tool, "metric": metric, "spacing": "2x2x2", "mean": 50.0},
+                     {"tool": tool, "metric": metric, "spacing": "1x1x1", "mean": iso},
+                     {"tool": tool, "metric": metric, "spacing": "0.5x0.5x2", "mean": -aniso}]
+    return pd.DataFrame(rows)
+
+
+def anisotropy_text(errors: dict[str, tuple[float, float]]) -> str:
+    return findings.check_anisotropy(anisotropy_summary(errors), None, None,
+                                     ["2x2x2", "1x1x1", "0.5x0.5x2"])
+
+
 @pytest.mark.parametrize("others, deepmind, verdict", [
     (1.5, 0.9, "agrees"),     # the others degrade, DeepMind does not
     (0.83, 0.80, "differs"),  # nobody degrades, even though DeepMind's ratio is lower
     (1.5, 1.4, "differs"),    # everybody degrades
 ])
 def test_anisotropy_claim_needs_both_halves(others, deepmind, verdict):
-    rows = []
-    for tool, ratio in (("deepmind", deepmind), ("medpy", others), ("monai", others)):
-        for metric in ("HD95", "MASD", "ASSD"):
-            rows += [{"tool": tool, "metric": metric, "spacing": "1x1x1", "mean": 1.0},
-                     {"tool": tool, "metric": metric, "spacing": "0.5x0.5x2", "mean": -ratio}]
-    text = findings.check_anisotropy(pd.DataFrame(rows), None, None, ["1x1x1", "0.5x0.5x2"])
+    text = anisotropy_text({"deepmind": (deepmind, 1.0), "medpy": (others, 1.0),
+                            "monai": (others, 1.0)})
     assert text.endswith(f"— {verdict}.")
+
+
+def test_anisotropy_degradation_needs_a_margin_beyond_the_ratio():
+    # 0.001 -> 0.005 mm is 5x but only 0.004 mm worse: below the 0.01 mm margin.
+    assert not findings.degrades(0.005, 0.001)
+    assert findings.degrades(0.2, 0.1) and not findings.degrades(0.115, 0.1)
+    assert findings.degrades(0.02, 0.0) and not findings.degrades(0.0, 0.0)
+    text = anisotropy_text({"deepmind": (0.0, 0.0), "medpy": (0.005, 0.001),
+                            "monai": (0.005, 0.001)})
+    assert "0 of 2 point-based tools degrade (none) — differs." in text
+
+
+def test_anisotropy_counts_point_based_tools_only_and_needs_a_majority():
+    # pymia shares DeepMind's boundary weighting: its degradation is not a point-based one.
+    text = anisotropy_text({"deepmind": (0.1, 0.1), "pymia": (3.0, 0.1),
+                            "medpy": (1.5, 1.0), "monai": (0.9, 1.0), "simpleitk": (0.9, 1.0)})
+    assert f"1 of 3 point-based tools degrade ({st.tool_label('medpy')}) — differs." in text
+    text = anisotropy_text({"deepmind": (0.1, 0.1), "pymia": (0.1, 0.1),
+                            "medpy": (1.5, 1.0), "monai": (1.5, 1.0), "simpleitk": (0.9, 1.0)})
+    assert "2 of 3 point-based tools degrade" in text and text.endswith("— agrees.")
+    # Compared with the finest isotropic grid (1 mm), not the first one listed (2 mm).
+    assert "against (1, 1, 1) mm" in text and "Google DeepMind 0.10 vs 0.10 mm" in text
