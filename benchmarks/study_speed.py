@@ -20,7 +20,8 @@ import time
 from pathlib import Path
 
 import pandas as pd
-import yaml
+
+from study.config import load_config
 
 REPO = Path(__file__).resolve().parents[1]
 SNAKEMAKE = [sys.executable, "-m", "snakemake", "--snakefile", str(REPO / "Snakefile")]
@@ -74,8 +75,8 @@ def main() -> None:
         scores = pd.read_parquet(workdir / "results/scores.parquet")
         rules = rule_seconds(workdir)
 
-    ours = yaml.safe_load(args.configfile.read_text())
-    paper = yaml.safe_load(args.paper.read_text())
+    # Validated, with defaults filled in: a config may leave out cases, sizes or repeats.
+    ours, paper = load_config(args.configfile), load_config(args.paper)
     ours_jobs, paper_jobs = job_counts(args.configfile, args.cores), job_counts(args.paper,
                                                                                 args.cores)
     pairs = scores[scores.status != "unavailable"].drop_duplicates(["case", "oar", "spacing"])

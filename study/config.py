@@ -16,7 +16,8 @@ from typing import Any
 import jsonschema
 import yaml
 
-from study.oars import OARS
+from study.oars import OARS, check_oar_names
+from study.records import REFERENCE_VARIANTS, spacing_label
 
 SCHEMA_PATH = Path(__file__).resolve().parent.parent / "workflow" / "schemas" / \
     "config.schema.yaml"
@@ -89,16 +90,20 @@ def _check_finite(config: dict, where: str) -> None:
 def _check_consistency(config: dict, where: str) -> None:
     dataset = config["dataset"]
     if dataset["oars"] != "all":
-        unknown = [name for name in dataset["oars"] if name not in OARS]
-        if unknown:
-            raise ConfigError(f"{where}: dataset.oars has unknown OAR name(s) {unknown}; "
-                              f"known: {', '.join(OARS)}")
+        try:
+            check_oar_names(dataset["oars"], where=f"{where}: dataset.oars")
+        except ValueError as error:
+            raise ConfigError(str(error)) from None
     if dataset["source"] == "manifest" and not dataset["manifest"]:
         raise ConfigError(f"{where}: dataset.manifest must name a CSV when dataset.source is "
                           "'manifest'")
     fov = config["field_of_view"]
     if fov["policy"] == "fixed" and fov["size_mm"] is None:
         raise ConfigError(f"{where}: field_of_view.size_mm is required when policy is 'fixed'")
+    # Every analysis compares with the reference itself; other meshings are extra variants.
+    if REFERENCE_VARIANTS["reference"] not in config["reference"]["meshings"]:
+        raise ConfigError(f"{where}: reference.meshings must include "
+                          f"{REFERENCE_VARIANTS['reference']} (the reference itself)")
     sizes = [tuple(map(float, s)) for s in config["voxel_sizes"]]
     if len(set(sizes)) != len(sizes):
         raise ConfigError(f"{where}: voxel_sizes lists a voxel size twice: {config['voxel_sizes']}")
@@ -139,7 +144,6 @@ class Layout:
     """
 
     def __init__(self, config: Mapping):
-        from study.records import spacing_label
         from study.synthetic import case_id
 
         dataset = config["dataset"]

@@ -7,7 +7,7 @@ closed and their triangles are wound so that normals point outwards (positive si
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 import numpy as np
@@ -219,6 +219,22 @@ def read_mesh(path: str | Path, *, check: bool = True) -> vtk.vtkPolyData:
 
 MANIFEST_COLUMNS: tuple[str, ...] = ("case", "oar", "category", "observer", "path", "volume_mm3")
 """Columns of a mesh manifest; `path` is relative to the manifest, empty = drew nothing."""
+
+
+def write_observer_meshes(folder: str | Path, *, case: str, oar: str, category: str,
+                          meshes: Mapping[str, vtk.vtkPolyData | None]) -> list[dict]:
+    """Write each observer's mesh as folder/<oar>__<observer>.vtp; return its manifest rows.
+
+    An observer who drew nothing (None) gets a row with an empty path and volume 0.
+    """
+    rows = []
+    for observer, mesh in meshes.items():
+        file_name = f"{oar}__{observer}.vtp" if mesh is not None else ""
+        if mesh is not None:
+            write_mesh(Path(folder) / file_name, mesh)
+        rows.append({"case": case, "oar": oar, "category": category, "observer": observer,
+                     "path": file_name, "volume_mm3": round(mesh_volume(mesh), 3)})
+    return rows
 
 
 def write_manifest(rows: Sequence[dict], path: str | Path) -> None:

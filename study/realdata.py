@@ -24,7 +24,7 @@ import numpy as np
 import pandas as pd
 
 from study.masks import read_mask
-from study.meshes import mesh_from_mask, mesh_volume, write_manifest, write_mesh
+from study.meshes import mesh_from_mask, write_manifest, write_observer_meshes
 from study.oars import CATEGORIES, OARS
 
 REQUIRED_COLUMNS = ("case", "oar", "path_a", "path_b")
@@ -125,16 +125,10 @@ def mesh_user_case(manifest: str | Path, case: str, out_dir: str | Path,
                              f"folder {Path(file).parent}")
     records = []
     for row in rows.to_dict("records"):
-        loaded = read_mask_pair(row)
-        for observer in ("A", "B"):
-            item = loaded[observer.lower()]
-            mesh = mesh_from_mask(*item) if item is not None else None
-            name = f"{row['oar']}__{observer}.vtp" if mesh is not None else ""
-            if mesh is not None:
-                write_mesh(out_dir / name, mesh)
-            records.append({"case": case, "oar": row["oar"], "category": row["category"],
-                            "observer": observer, "path": name,
-                            "volume_mm3": round(mesh_volume(mesh), 3)})
+        meshes = {observer.upper(): mesh_from_mask(*item) if item is not None else None
+                  for observer, item in read_mask_pair(row).items()}
+        records += write_observer_meshes(out_dir, case=case, oar=row["oar"],
+                                         category=row["category"], meshes=meshes)
     write_manifest(records, out_dir / "manifest.csv")
     return records
 

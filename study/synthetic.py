@@ -33,7 +33,7 @@ from study.meshes import (
     mesh_from_field,
     mesh_volume,
     write_manifest,
-    write_mesh,
+    write_observer_meshes,
 )
 from study.oars import OARS, check_oar_names
 
@@ -138,7 +138,6 @@ class Tube:
         far = index < 0
         bound = float(self.sample_radii.max()) + TUBE_BOUND_MM
         values = np.where(far, bound, dist - self.sample_radii[np.where(far, 0, index)])
-        scaled = None
         for cut, end in ((index < first) & ~far, first), ((index > last) & ~far, last):
             if cut.any():
                 scaled = np.asarray(points)[cut] * self.scale
@@ -612,13 +611,8 @@ def write_case(folder: str | Path, case: int, seed: int, oars: Sequence[str] | N
     case_dir = folder / "meshes" / case_id(case)
     rows = []
     for name, pair in generate_case(case, seed, oars).items():
-        for observer, mesh in pair.items():
-            file_name = f"{name}__{observer}.vtp" if mesh is not None else ""
-            if mesh is not None:
-                write_mesh(case_dir / file_name, mesh)
-            rows.append({"case": case_id(case), "oar": name, "category": OARS[name],
-                         "observer": observer, "path": file_name,
-                         "volume_mm3": round(mesh_volume(mesh), 3)})
+        rows += write_observer_meshes(case_dir, case=case_id(case), oar=name,
+                                      category=OARS[name], meshes=pair)
     write_manifest(rows, case_dir / "manifest.csv")
     return case_dir / "manifest.csv"
 
@@ -627,6 +621,7 @@ def agreement_summary(cases: int, seed: int, spacing=(0.5, 0.5, 0.5)) -> str:
     """DSC between observers and volumes per category, from masks at `spacing`, as text."""
     import pandas as pd
 
+    from study.records import spacing_label
     from study.voxelize import voxelize_pair
 
     rows = []
@@ -643,8 +638,7 @@ def agreement_summary(cases: int, seed: int, spacing=(0.5, 0.5, 0.5)) -> str:
                                       volume_cm3=("volume_cm3", "median"),
                                       dsc_median=("dsc", "median"),
                                       dsc_min=("dsc", "min"), dsc_max=("dsc", "max"))
-    spacing_text = "x".join(f"{s:g}" for s in spacing)
-    return (f"Observer agreement (DSC of A vs B at {spacing_text} mm), {cases} case(s), "
+    return (f"Observer agreement (DSC of A vs B at {spacing_label(spacing)} mm), {cases} case(s), "
             f"seed {seed}\n\nper category:\n{by_category.round(3).to_string()}\n\n"
             f"per OAR:\n{by_oar.round(3).to_string()}\n")
 

@@ -66,6 +66,7 @@ def test_layout_paths():
     ({"metrics": {"tau_mm": math.nan}}, "metrics.tau_mm"),
     ({"metrics": {"scored": ["HD", "Dice"]}}, "metrics.scored[1]"),
     ({"timing": {"voxel_size": [3, 3, 3]}}, "timing.voxel_size"),
+    ({"reference": {"meshings": ["marching_cubes"]}}, "reference.meshings"),
     ({"voxel_size": [[1, 1, 1]]}, "voxel_size"),
 ])
 def test_bad_values_name_the_key(overrides, key):

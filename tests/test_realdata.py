@@ -99,8 +99,11 @@ def test_label_maps(tmp_path):
                  ).to_csv(tmp_path / "user/pairs.csv", index=False)
     out = tmp_path / "out"
     mesh_user_case(tmp_path / "user/pairs.csv", "p1", out)
-    table = read_manifest(out / "manifest.csv")
-    assert (table["volume_mm3"] > 0).all()
+    table = read_manifest(out / "manifest.csv").set_index("observer")
+    # Each observer's mesh encloses its own label's voxels (label 5 holds 4.6x label 3's).
+    for observer, label in (("A", 3), ("B", 5)):
+        voxels_mm3 = (labels == label).sum() * math.prod(SPACING)
+        assert abs(table.loc[observer, "volume_mm3"] / voxels_mm3 - 1) < 0.05, observer
 
 
 def write_pairs(folder, **columns) -> os.PathLike:

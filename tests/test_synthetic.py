@@ -165,7 +165,9 @@ def test_write_case_and_folder_ownership(tmp_path):
     for row in table.itertuples():
         assert row.path and np.isclose(row.volume_mm3, mesh_volume(read_mesh(row.file)),
                                        rtol=1e-3)
-    write_case(folder, 1, 5, ["Cochlea_L"])  # a rerun into its own folder is fine
+    # A rerun into its own folder is fine, and writes the same meshes again.
+    rerun = read_manifest(write_case(folder, 1, 5, ["Cochlea_L"]))
+    pd.testing.assert_frame_equal(rerun, table)
     foreign = tmp_path / "mine"
     foreign.mkdir()
     (foreign / "scan.nrrd").write_text("user data")

@@ -110,7 +110,8 @@ def test_both_observers_empty_is_refused():
 
 
 def test_empty_observer_gives_empty_mask(sphere_factory):
-    assert not voxelize_mesh(None, (1, 1, 1), (0, 0, 0), (4, 5, 6)).any()
+    empty = voxelize_mesh(None, (1, 1, 1), (0, 0, 0), (4, 5, 6))
+    assert empty.shape == (4, 5, 6) and empty.dtype == bool and not empty.any()
 
 
 def test_nifti_round_trip_keeps_geometry(tmp_path, sphere_factory):
