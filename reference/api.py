@@ -113,9 +113,11 @@ def _distance_metrics(surface_a, surface_b, *, percentile, tau, subdivision, ref
         scores = weighted_metrics(*directed, percentile=percentile, threshold=threshold)
     if "HD" in keys:
         # HD is a maximum over the whole surface, not over element centres: bracket it at
-        # vertices and adaptively refined points to HD_TOLERANCE (module `hausdorff`).
-        scores["HD"] = max(directed_hausdorff(*surface_a, index_b).lower,
-                           directed_hausdorff(*surface_b, index_a).lower)
+        # vertices and adaptively refined points to HD_TOLERANCE (module `hausdorff`). Each
+        # direction is bracketed only down to the largest exact distance found so far.
+        found = scores.get("HD", 0.0)  # the centre maximum of the distance pass, if it ran
+        found = max(found, directed_hausdorff(*surface_a, index_b, floor=found).lower)
+        scores["HD"] = max(found, directed_hausdorff(*surface_b, index_a, floor=found).lower)
     return scores, index_a, index_b, threshold
 
 

@@ -15,6 +15,12 @@ exact distance found at any of them is <= h. Upper bound per element T of X, fro
 Elements whose upper bound exceeds the running lower bound by more than the tolerance are
 split into 4 triangles (2 segments); the others are settled. Near the maximum the bound
 tightens with element size, so only a few elements near the farthest points are refined.
+
+The symmetric HD is max(h(A, B), h(B, A)): a direction only needs bracketing down to what is
+already known of that maximum. With a `floor` (any exact distance already found between the
+two surfaces), an element is settled once its upper bound is within the tolerance of
+max(lower, floor); on the shorter direction most elements settle at once. Then
+max(lower_AB, lower_BA, floor) <= HD <= that + tolerance.
 """
 
 from __future__ import annotations
@@ -24,7 +30,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from reference.closest import SurfaceIndex
-from reference.metrics import element_radius, split_elements
+from reference.metrics import edge_midpoints, element_radius, split_values
 
 HD_TOLERANCE = 1e-3
 """Default gap (mm) allowed between the lower and upper bound of a directed HD."""
@@ -53,46 +59,70 @@ def _convexity_bound(corners: np.ndarray, candidate_cells: list[np.ndarray],
     return best
 
 
-def _corner_queries(vertices, cells, corners, target):
-    """Exact distance and closest element of Y at every corner, each shared vertex once."""
-    if cells is not None:
-        hit = target.query(vertices)
-        return hit.distance[cells], hit.cell[cells]
-    count, per_cell, dim = corners.shape
-    hit = target.query(corners.reshape(-1, dim))
-    return hit.distance.reshape(count, per_cell), hit.cell.reshape(count, per_cell)
+@dataclass
+class _Corners:
+    """Elements being refined: corners (k, n, dim) and, per corner, the exact distance to Y,
+    the closest element of Y and the closest point on it."""
+
+    points: np.ndarray
+    distance: np.ndarray
+    cell: np.ndarray
+    closest: np.ndarray
+
+    @classmethod
+    def of_mesh(cls, vertices, cells, target: SurfaceIndex) -> _Corners:
+        hit = target.query(vertices)  # each shared vertex once
+        return cls(vertices[cells], hit.distance[cells], hit.cell[cells], hit.point[cells])
+
+    def split(self, chosen: np.ndarray, target: SurfaceIndex) -> _Corners:
+        """Children of the chosen elements; only the new points, the edge midpoints, are
+        queried. d(m) <= |m - p| for the closest point p of either end of m's edge: that
+        bound is the search radius."""
+        corners, closest = self.points[chosen], self.closest[chosen]
+        midpoints = edge_midpoints(corners)
+        count, edges, dim = midpoints.shape
+        radius = np.linalg.norm(midpoints[:, :, None] - closest[:, None], axis=3).min(axis=2)
+        hit = target.query(midpoints.reshape(-1, dim), radius.reshape(-1))
+        return _Corners(split_values(corners, midpoints),
+                        split_values(self.distance[chosen], hit.distance.reshape(count, edges)),
+                        split_values(self.cell[chosen], hit.cell.reshape(count, edges)),
+                        split_values(closest, hit.point.reshape(count, edges, dim)))
 
 
 def directed_hausdorff(vertices: np.ndarray, cells: np.ndarray, target: SurfaceIndex, *,
-                       tolerance: float = HD_TOLERANCE, max_levels: int = MAX_LEVELS) -> Bracket:
-    """Bracket of max_{x in X} d_Y(x): X = (vertices (n, dim), cells (m, dim)), Y = target."""
+                       tolerance: float = HD_TOLERANCE, max_levels: int = MAX_LEVELS,
+                       floor: float = 0.0) -> Bracket:
+    """Bracket of h = max_{x in X} d_Y(x): X = (vertices (n, dim), cells (m, dim)), Y = target.
+
+    lower <= h <= upper always; upper <= max(lower, floor) + tolerance (see module docstring).
+    """
     if not tolerance > 0:
         raise ValueError(f"tolerance must be positive; got {tolerance!r}")
-    corners = vertices[cells]
+    elements = _Corners.of_mesh(vertices, cells, target)
     lower, settled_upper = 0.0, 0.0
     for level in range(max_levels + 1):
-        count, per_cell, dim = corners.shape
+        corners = elements.points
         centres = corners.mean(axis=1)
-        at_centre = target.query(centres)
-        # Level 0 queries the mesh vertices; subdivided elements share few corners.
-        corner_distance, corner_cell = _corner_queries(vertices, cells if level == 0 else None,
-                                                       corners, target)
-        lower = max(lower, float(at_centre.distance.max()), float(corner_distance.max()))
+        # The centre is no farther from Y than from any corner's closest point.
+        reach = np.linalg.norm(centres[:, None] - elements.closest, axis=2).min(axis=1)
+        at_centre = target.query(centres, reach)
+        lower = max(lower, float(at_centre.distance.max()), float(elements.distance.max()))
+        enough = max(lower, floor) + tolerance  # an element bounded by this is settled
         upper = at_centre.distance + element_radius(corners, centres)
         # The convexity bound costs per_cell + 1 exact distances per candidate: only where
         # the Lipschitz bound leaves the element open.
-        open_ = upper > lower + tolerance
+        open_ = upper > enough
         if open_.any():
-            candidates = [at_centre.cell[open_]] + [corner_cell[open_, i]
-                                                    for i in range(per_cell)]
+            candidates = [at_centre.cell[open_]] + [elements.cell[open_, i]
+                                                    for i in range(corners.shape[1])]
             upper[open_] = np.minimum(upper[open_],
                                       _convexity_bound(corners[open_], candidates, target))
-        split = upper > lower + tolerance
+        split = upper > enough
         settled_upper = max(settled_upper, float(upper[~split].max(initial=0.0)))
         if not split.any():
             break
         if level == max_levels:
             settled_upper = max(settled_upper, float(upper[split].max()))
             break
-        corners = split_elements(corners[split])
+        elements = elements.split(split, target)
     return Bracket(lower, max(settled_upper, lower))

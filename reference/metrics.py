@@ -63,16 +63,33 @@ class Directed:
         return float(self.size[self.distance <= threshold].sum())
 
 
+_EDGES = {2: ((0, 1),), 3: ((0, 1), (1, 2), (2, 0))}
+"""Edges of a segment / triangle, as corner pairs; their midpoints are the new points of a split."""
+
+_CHILDREN = {2: np.array([[0, 2], [2, 1]]),
+             3: np.array([[0, 3, 5], [3, 1, 4], [5, 4, 2], [3, 4, 5]])}
+"""Children of a split element, as indices into (corners..., edge midpoints...): a segment
+(a, b) -> (a, m), (m, b); a triangle (a, b, c) -> (a, ab, ca), (ab, b, bc), (ca, bc, c),
+(ab, bc, ca)."""
+
+
+def edge_midpoints(corners: np.ndarray) -> np.ndarray:
+    """(k, dim, dim) corners -> (k, edges, dim) midpoints of the elements' edges."""
+    return np.stack([0.5 * (corners[:, i] + corners[:, j]) for i, j in _EDGES[corners.shape[1]]],
+                    axis=1)
+
+
+def split_values(corner_values: np.ndarray, midpoint_values: np.ndarray) -> np.ndarray:
+    """Per-corner values (k, n, ...) of k split elements and the values at their edge midpoints
+    (k, edges, ...) -> the children's per-corner values (c * k, n, ...), in split_elements order."""
+    n = corner_values.shape[1]
+    points = np.concatenate([corner_values, midpoint_values], axis=1)
+    return points[:, _CHILDREN[n]].reshape(-1, n, *corner_values.shape[2:])
+
+
 def split_elements(corners: np.ndarray) -> np.ndarray:
     """Midpoint subdivision: (k, dim, dim) corners -> (2k or 4k, dim, dim) children."""
-    if corners.shape[1] == 2:
-        mid = 0.5 * (corners[:, 0] + corners[:, 1])
-        return np.stack([np.stack([corners[:, 0], mid], 1),
-                         np.stack([mid, corners[:, 1]], 1)], 1).reshape(-1, 2, corners.shape[2])
-    a, b, c = corners[:, 0], corners[:, 1], corners[:, 2]
-    ab, bc, ca = 0.5 * (a + b), 0.5 * (b + c), 0.5 * (c + a)
-    children = [(a, ab, ca), (ab, b, bc), (ca, bc, c), (ab, bc, ca)]
-    return np.stack([np.stack(t, 1) for t in children], 1).reshape(-1, 3, corners.shape[2])
+    return split_values(corners, edge_midpoints(corners))
 
 
 def _sizes(corners: np.ndarray) -> np.ndarray:

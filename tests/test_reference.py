@@ -323,6 +323,11 @@ def test_subdivision_error_falls_and_hd_bracket_holds_the_exact_value():
     assert bracket.upper - bracket.lower <= 1e-3
     hd = compute_surface_metrics(a, b, subdivision=0, grid_step=0.5)["HD"]
     assert hd == pytest.approx(1.3, abs=0.01) and hd >= bracket.lower
+    # With a floor above h (the other direction's value, say) the bracket stays valid but
+    # only needs to show that h does not exceed the floor.
+    floored = directed_hausdorff(*a, index_b, floor=1.5)
+    assert floored.lower - 1e-9 <= brute <= floored.upper + 1e-9
+    assert floored.upper <= 1.5 + 1e-3 and floored.upper - floored.lower > 1e-3
 
 
 def test_cli_prints_the_metrics_of_two_image_files(tmp_path, capsys):
