@@ -30,6 +30,15 @@ class ScoringPlan:
     def available(self, name: str) -> bool:
         return self.reasons[name] is None
 
+    def priority(self, name: str) -> int:
+        """Scheduling priority of a scoring job: the reference meshings first.
+
+        They are the longest jobs (about two thirds of the scoring time); started first, they
+        leave the short tool jobs to fill the cores at the end, instead of one long reference
+        job running alone on one core while the others idle (longest job first).
+        """
+        return 1 if name in self.variants else 0
+
     def score_files(self) -> list[str]:
         """One file per (implementation, case), or one 'unavailable' record per missing tool."""
         files = []

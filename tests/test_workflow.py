@@ -30,6 +30,16 @@ def test_dry_run_of_the_default_and_test_configs(tmp_path):
         result = snakemake("-n", *args, cwd=workdir)
         assert result.returncode == 0, result.stderr
         assert "synthesize_case" in result.stdout and "voxelize_case" in result.stdout
+        assert_reference_jobs_come_first(result.stdout)
+
+
+def assert_reference_jobs_come_first(dry_run: str) -> None:
+    """Every reference scoring job, and no tool's, carries the raised scheduling priority."""
+    jobs = [block for block in dry_run.split("rule ")[1:] if block.startswith("score_case:")]
+    assert jobs
+    for job in jobs:
+        tool = job.split("tool=")[1].split(",")[0]
+        assert ("priority: 1" in job) == tool.startswith("reference"), job
 
 
 def test_bad_config_stops_before_any_job(tmp_path):

@@ -27,6 +27,7 @@ rule score_case:
         timeout=config["timeouts"]["tool_seconds"],
         tool_paths=config.get("tool_paths", {}),
         metrics=config["metrics"]["scored"],
+    priority: lambda wildcards: SCORING.priority(wildcards.tool)
     threads: 1
     resources:
         mem_mb=4000,
