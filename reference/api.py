@@ -105,19 +105,24 @@ def _distance_metrics(surface_a, surface_b, *, percentile, tau, subdivision, ref
     threshold = tie_threshold(tau, surface_a[0], surface_b[0])
     index_a, index_b = SurfaceIndex(*surface_a), SurfaceIndex(*surface_b)
     scores: dict[str, float] = {}
+    centres = [None, None]  # the distance pass's queries at the element centres, if it ran
     if set(keys) & {"HD95", "MASD", "ASSD", "NSD"}:
         directed = [directed_distances(src[0][src[1]], target, percentile=percentile,
                                        threshold=threshold, subdivision=subdivision,
                                        refine=refine)
                     for src, target in ((surface_a, index_b), (surface_b, index_a))]
         scores = weighted_metrics(*directed, percentile=percentile, threshold=threshold)
+        centres = [one.centres for one in directed]
     if "HD" in keys:
         # HD is a maximum over the whole surface, not over element centres: bracket it at
         # vertices and adaptively refined points to HD_TOLERANCE (module `hausdorff`). Each
         # direction is bracketed only down to the largest exact distance found so far.
-        found = scores.get("HD", 0.0)  # the centre maximum of the distance pass, if it ran
-        found = max(found, directed_hausdorff(*surface_a, index_b, floor=found).lower)
-        scores["HD"] = max(found, directed_hausdorff(*surface_b, index_a, floor=found).lower)
+        found = scores.get("HD", 0.0)
+        for (vertices, cells), target, at_centres in zip((surface_a, surface_b),
+                                                         (index_b, index_a), centres, strict=True):
+            found = max(found, directed_hausdorff(vertices, cells, target, floor=found,
+                                                  at_centres=at_centres).lower)
+        scores["HD"] = found
     return scores, index_a, index_b, threshold
 
 

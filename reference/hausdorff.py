@@ -76,8 +76,8 @@ class _Corners:
 
     def split(self, chosen: np.ndarray, target: SurfaceIndex) -> _Corners:
         """Children of the chosen elements; only the new points, the edge midpoints, are
-        queried. d(m) <= |m - p| for the closest point p of either end of m's edge: that
-        bound is the search radius."""
+        queried. d(m) <= |m - p| for the closest point p of any corner of m's element: the
+        smallest such bound is the search radius."""
         corners, closest = self.points[chosen], self.closest[chosen]
         midpoints = edge_midpoints(corners)
         count, edges, dim = midpoints.shape
@@ -91,10 +91,13 @@ class _Corners:
 
 def directed_hausdorff(vertices: np.ndarray, cells: np.ndarray, target: SurfaceIndex, *,
                        tolerance: float = HD_TOLERANCE, max_levels: int = MAX_LEVELS,
-                       floor: float = 0.0) -> Bracket:
+                       floor: float = 0.0,
+                       at_centres: tuple[np.ndarray, np.ndarray] | None = None) -> Bracket:
     """Bracket of h = max_{x in X} d_Y(x): X = (vertices (n, dim), cells (m, dim)), Y = target.
 
     lower <= h <= upper always; upper <= max(lower, floor) + tolerance (see module docstring).
+    at_centres: (distance, closest cell) of Y at the centres of X's cells, if the caller
+    already has them.
     """
     if not tolerance > 0:
         raise ValueError(f"tolerance must be positive; got {tolerance!r}")
@@ -103,17 +106,21 @@ def directed_hausdorff(vertices: np.ndarray, cells: np.ndarray, target: SurfaceI
     for level in range(max_levels + 1):
         corners = elements.points
         centres = corners.mean(axis=1)
-        # The centre is no farther from Y than from any corner's closest point.
-        reach = np.linalg.norm(centres[:, None] - elements.closest, axis=2).min(axis=1)
-        at_centre = target.query(centres, reach)
-        lower = max(lower, float(at_centre.distance.max()), float(elements.distance.max()))
+        if level == 0 and at_centres is not None:
+            centre_distance, centre_cell = at_centres
+        else:
+            # The centre is no farther from Y than from any corner's closest point.
+            reach = np.linalg.norm(centres[:, None] - elements.closest, axis=2).min(axis=1)
+            at_centre = target.query(centres, reach)
+            centre_distance, centre_cell = at_centre.distance, at_centre.cell
+        lower = max(lower, float(centre_distance.max()), float(elements.distance.max()))
         enough = max(lower, floor) + tolerance  # an element bounded by this is settled
-        upper = at_centre.distance + element_radius(corners, centres)
+        upper = centre_distance + element_radius(corners, centres)
         # The convexity bound costs per_cell + 1 exact distances per candidate: only where
         # the Lipschitz bound leaves the element open.
         open_ = upper > enough
         if open_.any():
-            candidates = [at_centre.cell[open_]] + [elements.cell[open_, i]
+            candidates = [centre_cell[open_]] + [elements.cell[open_, i]
                                                     for i in range(corners.shape[1])]
             upper[open_] = np.minimum(upper[open_],
                                       _convexity_bound(corners[open_], candidates, target))

@@ -43,10 +43,15 @@ def tie_threshold(tau: float, *vertices: np.ndarray) -> float:
 
 @dataclass
 class Directed:
-    """Distances and element sizes of one direction (query surface -> other surface)."""
+    """Distances and element sizes of one direction (query surface -> other surface).
+
+    centres: (distance, closest cell) at the centres of the unsplit elements, kept for the HD
+    bracket (module `hausdorff`), which starts from the same points.
+    """
 
     distance: np.ndarray
     size: np.ndarray
+    centres: tuple[np.ndarray, np.ndarray] | None = None
 
     def percentile(self, percentile: float) -> float:
         """d[n_p]: the sorted distance at which the cumulative size reaches p% of the total."""
@@ -137,6 +142,7 @@ def directed_distances(corners: np.ndarray, target: SurfaceIndex, *, percentile:
                        threshold: float, subdivision: int, refine: str = "adaptive") -> Directed:
     """Distances from the element centres of one surface (corners (k, dim, dim)) to `target`."""
     hit = target.query(corners.mean(axis=1))
+    at_centres = hit.distance, hit.cell
     distance, closest = hit.distance, hit.point
     size = _sizes(corners)
     settled = np.zeros(len(distance), bool)
@@ -164,7 +170,7 @@ def directed_distances(corners: np.ndarray, target: SurfaceIndex, *, percentile:
         corners = np.concatenate([corners[~split], children])
         closest = np.concatenate([closest[~split], hit.point])
         settled = np.concatenate([settled[~split], np.repeat(flat, per_child)])
-    return Directed(distance, size)
+    return Directed(distance, size, at_centres)
 
 
 def weighted_metrics(a_to_b: Directed, b_to_a: Directed, *, percentile: float,

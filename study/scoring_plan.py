@@ -33,9 +33,9 @@ class ScoringPlan:
     def priority(self, name: str) -> int:
         """Scheduling priority of a scoring job: the reference meshings first.
 
-        They are the longest jobs (about two thirds of the scoring time); started first, they
-        leave the short tool jobs to fill the cores at the end, instead of one long reference
-        job running alone on one core while the others idle (longest job first).
+        They are the longest jobs (most of the scoring time, see docs/workflow.md). Started
+        first, they leave the short tool jobs to fill the cores at the end, instead of one long
+        reference job running alone on one core while the others idle (longest job first).
         """
         return 1 if name in self.variants else 0
 

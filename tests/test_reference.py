@@ -328,6 +328,10 @@ def test_subdivision_error_falls_and_hd_bracket_holds_the_exact_value():
     floored = directed_hausdorff(*a, index_b, floor=1.5)
     assert floored.lower - 1e-9 <= brute <= floored.upper + 1e-9
     assert floored.upper <= 1.5 + 1e-3 and floored.upper - floored.lower > 1e-3
+    # The distance pass's centre queries, handed over, give the bracket its own query gives.
+    passed = directed_distances(a[0][a[1]], index_b, percentile=95, threshold=2.0,
+                                subdivision=2).centres
+    assert directed_hausdorff(*a, index_b, at_centres=passed) == bracket
 
 
 def test_cli_prints_the_metrics_of_two_image_files(tmp_path, capsys):

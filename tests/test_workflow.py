@@ -30,10 +30,10 @@ def test_dry_run_of_the_default_and_test_configs(tmp_path):
         result = snakemake("-n", *args, cwd=workdir)
         assert result.returncode == 0, result.stderr
         assert "synthesize_case" in result.stdout and "voxelize_case" in result.stdout
-        assert_reference_jobs_come_first(result.stdout)
+        assert_reference_jobs_have_priority(result.stdout)
 
 
-def assert_reference_jobs_come_first(dry_run: str) -> None:
+def assert_reference_jobs_have_priority(dry_run: str) -> None:
     """Every reference scoring job, and no tool's, carries the raised scheduling priority."""
     jobs = [block for block in dry_run.split("rule ")[1:] if block.startswith("score_case:")]
     assert jobs
