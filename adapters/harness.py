@@ -4,8 +4,8 @@
 calls the adapter with Python warnings, logging warnings and stray prints captured, times the
 call, and turns any exception into `Outcome.error`. Python tools run in this process: a
 persistent worker would add a pickling round trip per call for masks of up to millions of
-voxels and a second copy of torch in memory, for protection against hangs that none of the
-installed tools shows on the study's masks. Program tools get `timeout` through subprocess.
+voxels and a second copy of torch in memory. Their `timeout` is a SIGALRM deadline instead
+(`_deadline`); program tools get theirs through subprocess.
 """
 
 from __future__ import annotations
@@ -14,6 +14,8 @@ import contextlib
 import io
 import logging
 import math
+import signal
+import threading
 import time
 import warnings
 from collections.abc import Sequence
@@ -58,6 +60,37 @@ class _WarningLogHandler(logging.Handler):
 
     def emit(self, record: logging.LogRecord) -> None:
         self.messages.append(record.getMessage())
+
+
+class CallTimedOut(BaseException):
+    """An in-process call ran past its deadline. A BaseException, like KeyboardInterrupt, so
+    that a tool's own `except Exception` cannot swallow it."""
+
+
+@contextlib.contextmanager
+def _deadline(seconds: float):
+    """Raise CallTimedOut in the block once `seconds` have passed (SIGALRM).
+
+    Python runs signal handlers between bytecodes, so a call is interrupted at its next line
+    of Python; one stuck inside a single C function is interrupted when that returns. Signals
+    reach only the main thread: elsewhere (and on platforms without setitimer) the block runs
+    without a deadline.
+    """
+    if not (hasattr(signal, "setitimer") and math.isfinite(seconds)
+            and threading.current_thread() is threading.main_thread()):
+        yield
+        return
+
+    def expire(signum, frame):
+        raise CallTimedOut(f"timed out after {seconds:g} s")
+
+    previous = signal.signal(signal.SIGALRM, expire)
+    signal.setitimer(signal.ITIMER_REAL, seconds)
+    try:
+        yield
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
 
 
 def check_pair(a: np.ndarray, b: np.ndarray, spacing: Sequence[float]) -> tuple[float, ...]:
@@ -110,27 +143,32 @@ def invoke(adapter_or_name: Adapter | str, a: np.ndarray, b: np.ndarray,
         return Outcome(error=f"unavailable: {reason}", unavailable=reason)
     if not supported:
         return Outcome()
-    options = {"timeout": float(timeout)} if adapter.is_program else {}
-    return _call(adapter, a, b, voxel, supported, percentile, tau, options)
+    return _call(adapter, a, b, voxel, supported, percentile, tau, float(timeout))
 
 
-def _call(adapter: Adapter, a, b, spacing, metrics, percentile, tau, options) -> Outcome:
+def _call(adapter: Adapter, a, b, spacing, metrics, percentile, tau, timeout) -> Outcome:
     outcome = Outcome()
     log_handler = _WarningLogHandler()
     root_logger = logging.getLogger()
     printed = io.StringIO()
     root_logger.addHandler(log_handler)
+    # Program tools get the timeout through subprocess; Python tools through a deadline.
+    options = {"timeout": timeout} if adapter.is_program else {}
+    deadline = _deadline(math.inf if adapter.is_program else timeout)
     start = time.perf_counter()
     try:
         with warnings.catch_warnings(record=True) as caught, \
                 contextlib.redirect_stdout(printed), contextlib.redirect_stderr(printed):
             warnings.simplefilter("always")
             try:
-                values = adapter.compute(a, b, spacing, metrics=metrics, percentile=percentile,
-                                         tau=tau, **options)
+                with deadline:
+                    values = adapter.compute(a, b, spacing, metrics=metrics,
+                                             percentile=percentile, tau=tau, **options)
                 outcome.values = {key: float(value) for key, value in values.items()}
             except Exception as error:  # noqa: BLE001 - any tool failure becomes a record
                 outcome.error = f"{type(error).__name__}: {error}"
+            except CallTimedOut as error:
+                outcome.error = str(error)
     finally:
         outcome.seconds = time.perf_counter() - start
         root_logger.removeHandler(log_handler)

@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import logging
 import os
+import signal
 import stat
 import sys
+import time
 import warnings
 from pathlib import Path
 
@@ -69,6 +71,27 @@ def test_python_exception_becomes_error():
     outcome = invoke(FakePython(broken), *masks(), (1, 1, 1))
     assert outcome.values == {} and outcome.error == "ZeroDivisionError: no boundary"
     assert outcome.seconds >= 0
+
+
+def test_hanging_python_tool_times_out_and_the_next_call_runs():
+    """The deadline interrupts a Python loop that swallows every Exception, then is gone."""
+    def hangs(*_):
+        while True:
+            try:
+                time.sleep(0.01)
+            except Exception:  # a tool's own catch-all must not swallow the timeout
+                pass
+
+    before = signal.getsignal(signal.SIGALRM)
+    outcome = invoke(FakePython(hangs), *masks(), (1, 1, 1), timeout=0.3)
+    assert outcome.values == {} and outcome.error == "timed out after 0.3 s"
+    assert 0.3 <= outcome.seconds < 5
+    assert signal.getsignal(signal.SIGALRM) is before
+    assert signal.getitimer(signal.ITIMER_REAL) == (0.0, 0.0)
+    quick = invoke(FakePython(lambda *_: {"HD": 1.0, "DSC": 0.5}), *masks(), (1, 1, 1),
+                   timeout=0.3)
+    time.sleep(0.5)  # past the old deadline: no alarm is left to fire
+    assert quick.error is None and quick.values == {"HD": 1.0, "DSC": 0.5}
 
 
 def test_warnings_logging_and_prints_are_recorded():
