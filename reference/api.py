@@ -12,10 +12,10 @@ from reference import biou
 from reference import meshing as meshing_lib
 from reference.closest import SurfaceIndex
 from reference.hausdorff import directed_hausdorff
-from reference.metrics import directed_distances, tie_threshold, weighted_metrics
+from reference.metrics import QUADRATURES, directed_distances, tie_threshold, weighted_metrics
 from reference.signed import orient_outward
 
-DEFAULT_SUBDIVISION = 4
+DEFAULT_SUBDIVISION = 2
 """Levels of selective subdivision; chosen by the convergence study (docs/reference.md)."""
 
 METRIC_KEYS = ("HD", "HD95", "MASD", "ASSD", "NSD", "BIoU", "DSC")
@@ -35,13 +35,17 @@ def _check_metrics(metrics) -> tuple[str, ...]:
     return tuple(key for key in METRIC_KEYS if key in asked)
 
 
-def _check_parameters(percentile, tau, subdivision) -> None:
+def _check_parameters(percentile, tau, subdivision, refine, quadrature) -> None:
     if not (isinstance(percentile, int | float) and 0 < percentile <= 100):
         raise ValueError(f"percentile must be in (0, 100]; got {percentile!r}")
     if not (isinstance(tau, int | float) and math.isfinite(tau) and tau > 0):
         raise ValueError(f"tau must be a positive finite number of mm; got {tau!r}")
     if not (isinstance(subdivision, int | np.integer) and subdivision >= 0):
         raise ValueError(f"subdivision must be a non-negative integer; got {subdivision!r}")
+    if refine not in ("adaptive", "uniform"):
+        raise ValueError(f"refine must be 'adaptive' or 'uniform'; got {refine!r}")
+    if quadrature not in QUADRATURES:
+        raise ValueError(f"quadrature must be one of {QUADRATURES}; got {quadrature!r}")
 
 
 def _load(mask, name: str):
@@ -97,7 +101,7 @@ def _empty_result(empty_a: bool, empty_b: bool, keys=METRIC_KEYS) -> dict[str, f
 
 
 def _distance_metrics(surface_a, surface_b, *, percentile, tau, subdivision, refine,
-                      keys=METRIC_KEYS):
+                      quadrature="linear", keys=METRIC_KEYS):
     """Weighted metrics from one distance pass per direction; also the two surface indexes.
 
     The pass runs only if one of HD95, MASD, ASSD, NSD is asked, the HD bracket only for HD.
@@ -109,9 +113,10 @@ def _distance_metrics(surface_a, surface_b, *, percentile, tau, subdivision, ref
     if set(keys) & {"HD95", "MASD", "ASSD", "NSD"}:
         directed = [directed_distances(src[0][src[1]], target, percentile=percentile,
                                        threshold=threshold, subdivision=subdivision,
-                                       refine=refine)
+                                       refine=refine, quadrature=quadrature)
                     for src, target in ((surface_a, index_b), (surface_b, index_a))]
-        scores = weighted_metrics(*directed, percentile=percentile, threshold=threshold)
+        scores = weighted_metrics(*directed, percentile=percentile, threshold=threshold,
+                                  tau=tau)
         centres = [one.centres for one in directed]
     if "HD" in keys:
         # HD is a maximum over the whole surface, not over element centres: bracket it at
@@ -129,7 +134,8 @@ def _distance_metrics(surface_a, surface_b, *, percentile, tau, subdivision, ref
 def compute_metrics(a, b, spacing=None, *, percentile: float = 95, tau: float = 2.0,
                     meshing: str = "discrete_marching_cubes",
                     subdivision: int = DEFAULT_SUBDIVISION, origin=None,
-                    refine: str = "adaptive", metrics=None) -> dict[str, float]:
+                    refine: str = "adaptive", quadrature: str = "linear",
+                    metrics=None) -> dict[str, float]:
     """HD, HDp ("HD95"), MASD, ASSD, NSD, BIoU, DSC between two masks (2D or 3D).
 
     metrics: the keys to compute (a subset of METRIC_KEYS; None = all); the result holds
@@ -140,10 +146,8 @@ def compute_metrics(a, b, spacing=None, *, percentile: float = 95, tau: float = 
     masks are meshed, distances measured between the meshes (module `metrics`), BIoU counted
     on a grid five times denser than the image grid (module `biou`); DSC from the voxels.
     """
-    _check_parameters(percentile, tau, subdivision)
+    _check_parameters(percentile, tau, subdivision, refine, quadrature)
     keys = _check_metrics(metrics)
-    if refine not in ("adaptive", "uniform"):
-        raise ValueError(f"refine must be 'adaptive' or 'uniform'; got {refine!r}")
     if meshing not in meshing_lib.MESHINGS:
         raise ValueError(f"meshing must be one of {meshing_lib.MESHINGS}; got {meshing!r}")
     a, spacing_a, origin_a = _load(a, "a")
@@ -172,7 +176,7 @@ def compute_metrics(a, b, spacing=None, *, percentile: float = 95, tau: float = 
     if set(keys) - {"DSC"}:
         scores |= _mesh_metrics(a, b, spacing, crop_origin, keys, meshing=meshing,
                                 percentile=percentile, tau=tau, subdivision=subdivision,
-                                refine=refine)
+                                refine=refine, quadrature=quadrature)
     return {key: float(scores[key]) for key in keys}
 
 
@@ -260,14 +264,15 @@ def _check_surface(surface, name: str, dim: int | None = None):
 
 def compute_surface_metrics(surface_a, surface_b, *, percentile: float = 95, tau: float = 2.0,
                             subdivision: int = DEFAULT_SUBDIVISION, grid_step: float | None = None,
-                            refine: str = "adaptive") -> dict[str, float]:
+                            refine: str = "adaptive", quadrature: str = "linear"
+                            ) -> dict[str, float]:
     """The same metrics between two closed surfaces given in mm (vertices, cells).
 
     BIoU and DSC are counted on a regular grid of step `grid_step` (default tau / 10) over the
     bounding box of both surfaces, with exact signed distances; DSC here is the volume overlap
     of the two enclosed regions on that grid.
     """
-    _check_parameters(percentile, tau, subdivision)
+    _check_parameters(percentile, tau, subdivision, refine, quadrature)
     surface_a = _check_surface(surface_a, "surface_a")
     surface_b = _check_surface(surface_b, "surface_b", surface_a[0].shape[1])
     if len(surface_a[1]) == 0 or len(surface_b[1]) == 0:
@@ -276,7 +281,7 @@ def compute_surface_metrics(surface_a, surface_b, *, percentile: float = 95, tau
     surface_b = (surface_b[0], orient_outward(*surface_b))
     scores, index_a, index_b, threshold = _distance_metrics(
         surface_a, surface_b, percentile=percentile, tau=tau, subdivision=subdivision,
-        refine=refine)
+        refine=refine, quadrature=quadrature)
     step = tau / 10 if grid_step is None else float(grid_step)
     points = np.concatenate([surface_a[0], surface_b[0]])
     low, high = points.min(axis=0) - step, points.max(axis=0) + step

@@ -288,10 +288,19 @@ def within_tau(surface: SurfaceIndex, inside: np.ndarray, tau: float,
 
 
 def _upsample(state: np.ndarray, factor: int, shape: tuple[int, ...]) -> np.ndarray:
-    """Each entry repeated `factor` times along every axis, cropped to `shape`."""
-    for axis in range(state.ndim):
-        state = np.repeat(state, factor, axis=axis)
-    return state[tuple(slice(0, n) for n in shape)]
+    """Each entry repeated `factor` (a power of 2) times along every axis, cropped to `shape`.
+
+    Repeated doubling, each a strided write per corner of the 2 x 2 (x 2) block into the
+    cropped array: far faster than one np.repeat pass per axis.
+    """
+    while factor > 1:
+        factor //= 2
+        finer = np.empty([-(-n // factor) for n in shape], state.dtype)
+        for offset in itertools.product((0, 1), repeat=state.ndim):
+            part = finer[tuple(slice(o, None, 2) for o in offset)]
+            part[...] = state[tuple(slice(0, n) for n in part.shape)]
+        state = finer
+    return state
 
 
 SLAB_POINTS = 1 << 24

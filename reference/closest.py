@@ -11,11 +11,14 @@ most a few 1e-5 mm; `metrics.TIE_TOLERANCE` absorbs this at the NSD threshold.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from operator import attrgetter
 
 import fcpw
 import numpy as np
 
 from reference import geometry
+
+_PRIMITIVE_INDEX = attrgetter("primitive_index")
 
 QUERY_CHUNK = 1 << 18
 """Points per BVH query call (bounds the memory of one query, see `SurfaceIndex.query`)."""
@@ -71,7 +74,8 @@ class SurfaceIndex:
         radii2 = np.minimum(squared, np.finfo(np.float32).max).astype(np.float32)
         interactions = self._interactions()
         self.scene.find_closest_points(local, radii2, interactions)
-        return np.fromiter((i.primitive_index for i in interactions), np.int64, len(points))
+        # map + attrgetter reads the per-point result objects a third faster than a generator.
+        return np.fromiter(map(_PRIMITIVE_INDEX, interactions), np.int64, len(points))
 
     def distance_to_cells(self, points: np.ndarray, cell: np.ndarray):
         """Exact float64 distance from each point to one given cell: (distance, point, feature)."""

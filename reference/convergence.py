@@ -35,7 +35,8 @@ def fine_scores(surface_a, surface_b, *, fine: int, percentile: float = 95,
     directed = [directed_distances(src[0][src[1]], target, percentile=percentile,
                                    threshold=threshold, subdivision=fine, refine="uniform")
                 for src, target in directions]
-    scores = weighted_metrics(*directed, percentile=percentile, threshold=threshold)
+    scores = weighted_metrics(*directed, percentile=percentile, threshold=threshold,
+                                  tau=tau)
     for src, target in directions:
         scores["HD"] = max(scores["HD"], _max_at_fine_corners(src, target, fine))
     return scores

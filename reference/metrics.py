@@ -41,9 +41,45 @@ def tie_threshold(tau: float, *vertices: np.ndarray) -> float:
     return tau + TIE_TOLERANCE * max(extent, tau)
 
 
+def linear_share_within(corner_distance: np.ndarray, t: float) -> np.ndarray:
+    """Share of each element's size on which the linear interpolant of its corner distances
+    is <= t: corner_distance (k, 2) for segments, (k, 3) for triangles.
+
+    Segment with corner values d0 <= d1: (t - d0) / (d1 - d0). Triangle with sorted corner
+    values d0 <= d1 <= d2: a sublevel set of an affine function cuts the triangle along a
+    line, leaving (t - d0)^2 / ((d1 - d0)(d2 - d0)) of its area for d0 <= t < d1 and
+    1 - (d2 - t)^2 / ((d2 - d0)(d2 - d1)) for d1 <= t < d2. Below d0 none, from d2 on all.
+    """
+    d = np.sort(corner_distance, axis=1)
+    low, high = d[:, 0], d[:, -1]
+    with np.errstate(divide="ignore", invalid="ignore"):
+        if d.shape[1] == 2:
+            share = (t - low) / (high - low)
+        else:
+            mid = d[:, 1]
+            share = np.where(t < mid, (t - low) ** 2 / ((mid - low) * (high - low)),
+                             1 - (high - t) ** 2 / ((high - low) * (high - mid)))
+    return np.where(t < low, 0.0, np.where(t >= high, 1.0, share))
+
+
+def _weighted_step_percentile(values: np.ndarray, sizes: np.ndarray, target: float) -> float:
+    """Smallest value at which the cumulative size of the sorted values reaches target."""
+    order = np.argsort(values, kind="stable")
+    cumulative = np.cumsum(sizes[order])
+    position = min(int(np.searchsorted(cumulative, target, side="left")), len(order) - 1)
+    return float(values[order[position]])
+
+
 @dataclass
 class Directed:
     """Distances and element sizes of one direction (query surface -> other surface).
+
+    distance: d at the centre of every element, size: its length or area. Most elements lie
+    wholly on one side of tau and of the percentile; NSD and HDp count them by their centre
+    (a step of height size at d). The `open` elements, whose distance range still holds tau or
+    the percentile after the last subdivision, count instead by the linear interpolant of the
+    exact distances at their corners (`corner_distance`, one row per open element), which
+    sees where inside the element the level set runs. MASD and ASSD use the centres only.
 
     centres: (distance, closest cell) at the centres of the unsplit elements, kept for the HD
     bracket (module `hausdorff`), which starts from the same points.
@@ -52,20 +88,85 @@ class Directed:
     distance: np.ndarray
     size: np.ndarray
     centres: tuple[np.ndarray, np.ndarray] | None = None
+    open: np.ndarray | None = None
+    corner_distance: np.ndarray | None = None
+
+    def _closed(self) -> np.ndarray:
+        closed = np.ones(len(self.distance), bool)
+        if self.open is not None:
+            closed[self.open] = False
+        return closed
 
     def percentile(self, percentile: float) -> float:
-        """d[n_p]: the sorted distance at which the cumulative size reaches p% of the total."""
-        order = np.argsort(self.distance, kind="stable")
-        cumulative = np.cumsum(self.size[order])
-        target = percentile / 100.0 * cumulative[-1]
-        position = min(int(np.searchsorted(cumulative, target, side="left")), len(order) - 1)
-        return float(self.distance[order[position]])
+        """Smallest t at which the size with d <= t reaches p% of the total: d[n_p] of the
+        sorted distances when no element is open."""
+        if self.open is None or len(self.open) == 0:
+            return _weighted_step_percentile(self.distance, self.size,
+                                             percentile / 100.0 * self.size.sum())
+        return self._interpolated_percentile(percentile)
+
+    def _interpolated_percentile(self, percentile: float) -> float:
+        """Bisection on t of the cumulative size: steps of the closed elements plus the
+        continuous shares of the open ones (`linear_share_within`).
+
+        Counting every open element wholly at its lowest corner value overestimates the
+        cumulative size, wholly at its highest underestimates it: the percentiles of those
+        two step functions bracket the answer. Inside the bracket an open element whose
+        corner values all lie on one side of it acts as a step too, so only the few that
+        reach into the bracket are interpolated.
+        """
+        closed = self._closed()
+        corners = np.sort(self.corner_distance, axis=1)
+        target = percentile / 100.0 * self.size.sum()
+        sizes = np.concatenate([self.size[closed], self.size[self.open]])
+
+        def step_percentile(open_values):
+            return _weighted_step_percentile(
+                np.concatenate([self.distance[closed], open_values]), sizes, target)
+
+        low, high = step_percentile(corners[:, 0]), step_percentile(corners[:, -1])
+        reaching = (corners[:, 0] <= high) & (corners[:, -1] > low)
+        steps = np.concatenate([self.distance[closed], corners[~reaching, -1]])
+        order = np.argsort(steps, kind="stable")
+        steps = steps[order]
+        cumulative = np.concatenate(
+            [[0.0], np.cumsum(np.concatenate([self.size[closed],
+                                              self.size[self.open][~reaching]])[order])])
+        partial, partial_size = corners[reaching], self.size[self.open][reaching]
+
+        def size_within(t: float) -> float:
+            return (cumulative[np.searchsorted(steps, t, side="right")]
+                    + float(np.dot(partial_size, linear_share_within(partial, t))))
+
+        if size_within(low) >= target:
+            return low
+        while high - low > 1e-12 * max(1.0, high):
+            middle = 0.5 * (low + high)
+            if middle in (low, high):
+                break
+            low, high = (low, middle) if size_within(middle) >= target else (middle, high)
+        # Where a step in (low, high] makes the jump, it is the exact answer.
+        jump = steps[(steps > low) & (steps <= high)]
+        return float(jump[0]) if len(jump) else high
 
     def weighted_sum(self) -> float:
         return float(np.dot(self.distance, self.size))
 
-    def within(self, threshold: float) -> float:
-        return float(self.size[self.distance <= threshold].sum())
+    def within(self, threshold: float, tau: float | None = None) -> float:
+        """Size with d <= threshold = tau + the tie tolerance (see `tie_threshold`).
+
+        Open elements: corner values within that tolerance of tau are ties and count as tau,
+        and the share is taken at tau; otherwise the tolerance itself would count as a thin
+        strip beyond tau wherever the level set runs along an element's edge.
+        """
+        tau = threshold if tau is None else tau
+        closed = self._closed()
+        total = float(self.size[closed & (self.distance <= threshold)].sum())
+        if self.open is not None and len(self.open):
+            corners = self.corner_distance
+            tied = np.where(np.abs(corners - tau) <= threshold - tau, tau, corners)
+            total += float(np.dot(self.size[self.open], linear_share_within(tied, tau)))
+        return total
 
 
 _EDGES = {2: ((0, 1),), 3: ((0, 1), (1, 2), (2, 0))}
@@ -121,6 +222,11 @@ def _bounds(corners, distance, closest):
     return distance - radius, np.minimum(distance + radius, reach)
 
 
+def _straddles(low, high, quantile: float, threshold: float) -> np.ndarray:
+    """Can an element with d in [low, high] hold the percentile or straddle tau?"""
+    return ((low <= quantile) & (high >= quantile)) | ((low <= threshold) & (high > threshold))
+
+
 FLAT_TOLERANCE = 1e-9
 """mm. Children whose distances all equal their parent's to this tolerance are settled."""
 
@@ -138,24 +244,38 @@ def _flat_families(parent_distance: np.ndarray, child_distance: np.ndarray) -> n
     return spread <= FLAT_TOLERANCE
 
 
+QUADRATURES = ("linear", "midpoint")
+"""How NSD and HDp count the elements still open after the last subdivision: "linear"
+interpolates the exact distances at their corners; "midpoint" takes the centre alone (the
+paper's plain definition, Fig. A1)."""
+
+OPEN_ROUNDS = 4
+"""Rounds of opening elements: interpolating moves the percentile slightly, which may reach
+into the range of an element that was closed; each round opens those, usually one suffices."""
+
+
 def directed_distances(corners: np.ndarray, target: SurfaceIndex, *, percentile: float,
-                       threshold: float, subdivision: int, refine: str = "adaptive") -> Directed:
+                       threshold: float, subdivision: int, refine: str = "adaptive",
+                       quadrature: str = "linear") -> Directed:
     """Distances from the element centres of one surface (corners (k, dim, dim)) to `target`."""
     hit = target.query(corners.mean(axis=1))
     at_centres = hit.distance, hit.cell
     distance, closest = hit.distance, hit.point
     size = _sizes(corners)
+    low, high = _bounds(corners, distance, closest)
     settled = np.zeros(len(distance), bool)
+    # Leaf i is corners[source[i]] for i < len(source), else children[i - len(source)].
+    source, children = np.arange(len(distance)), corners[:0]
     for level in range(subdivision):
         if refine == "uniform":
             split = np.ones(len(distance), bool)
         else:
-            low, high = _bounds(corners, distance, closest)
             quantile = Directed(distance, size).percentile(percentile)
-            split = ~settled & (((low <= quantile) & (high >= quantile))
-                                | ((low <= threshold) & (high > threshold)))
+            split = ~settled & _straddles(low, high, quantile, threshold)
         if not split.any():
             break
+        if level:
+            corners = np.concatenate([corners[source], children])
         children = split_elements(corners[split])
         child_centres = children.mean(axis=1)
         per_child = len(children) // np.count_nonzero(split)
@@ -163,18 +283,56 @@ def directed_distances(corners: np.ndarray, target: SurfaceIndex, *, percentile:
         parent_closest = np.repeat(closest[split], per_child, axis=0)
         hit = target.query(child_centres, np.linalg.norm(child_centres - parent_closest, axis=1))
         flat = _flat_families(distance[split], hit.distance.reshape(-1, per_child))
+        child_low, child_high = _bounds(children, hit.distance, hit.point)
+        # The last level keeps the parents' corners and an index, not a concatenated copy:
+        # the leaves are the peak of memory on large pairs.
+        source = np.flatnonzero(~split)
         distance = np.concatenate([distance[~split], hit.distance])
         size = np.concatenate([size[~split], _sizes(children)])
-        if level == subdivision - 1:
-            break  # no further split: skip the geometry (the peak of memory on large pairs)
-        corners = np.concatenate([corners[~split], children])
-        closest = np.concatenate([closest[~split], hit.point])
+        if level < subdivision - 1:  # only the next level's search radius needs it
+            closest = np.concatenate([closest[~split], hit.point])
+        low = np.concatenate([low[~split], child_low])
+        high = np.concatenate([high[~split], child_high])
         settled = np.concatenate([settled[~split], np.repeat(flat, per_child)])
-    return Directed(distance, size, at_centres)
+    directed = Directed(distance, size, at_centres)
+    if quadrature == "midpoint":
+        return directed
+
+    def leaf_corners(leaves: np.ndarray) -> np.ndarray:
+        old = leaves < len(source)
+        out = np.empty((len(leaves), *corners.shape[1:]))
+        out[old] = corners[source[leaves[old]]]
+        out[~old] = children[leaves[~old] - len(source)]
+        return out
+
+    return _open_straddling(directed, leaf_corners, low, high, settled, target,
+                            percentile=percentile, threshold=threshold)
+
+
+def _open_straddling(directed: Directed, leaf_corners, low, high, settled, target,
+                     *, percentile: float, threshold: float) -> Directed:
+    """Open the elements whose range [low, high] holds the percentile or straddles tau, and
+    measure the exact distances at their corners (each corner is within `high` of target)."""
+    is_open = np.zeros(len(directed.distance), bool)
+    opened, corner_distance = [], []
+    for _ in range(OPEN_ROUNDS):
+        quantile = directed.percentile(percentile)
+        new = np.flatnonzero(~settled & ~is_open & _straddles(low, high, quantile, threshold))
+        if len(new) == 0:
+            break
+        is_open[new] = True
+        corners = leaf_corners(new)
+        count, per_cell, dim = corners.shape
+        hit = target.query(corners.reshape(-1, dim), np.repeat(high[new], per_cell))
+        opened.append(new)
+        corner_distance.append(hit.distance.reshape(count, per_cell))
+        directed = Directed(directed.distance, directed.size, directed.centres,
+                            np.concatenate(opened), np.concatenate(corner_distance))
+    return directed
 
 
 def weighted_metrics(a_to_b: Directed, b_to_a: Directed, *, percentile: float,
-                     threshold: float) -> dict[str, float]:
+                     threshold: float, tau: float | None = None) -> dict[str, float]:
     """HD, HDp ("HD95"), MASD, ASSD, NSD from both directions (see module docstring)."""
     area_a, area_b = a_to_b.size.sum(), b_to_a.size.sum()
     return {
@@ -182,5 +340,6 @@ def weighted_metrics(a_to_b: Directed, b_to_a: Directed, *, percentile: float,
         "HD95": max(a_to_b.percentile(percentile), b_to_a.percentile(percentile)),
         "MASD": 0.5 * (a_to_b.weighted_sum() / area_a + b_to_a.weighted_sum() / area_b),
         "ASSD": (a_to_b.weighted_sum() + b_to_a.weighted_sum()) / (area_a + area_b),
-        "NSD": (a_to_b.within(threshold) + b_to_a.within(threshold)) / (area_a + area_b),
+        "NSD": (a_to_b.within(threshold, tau) + b_to_a.within(threshold, tau))
+        / (area_a + area_b),
     }
