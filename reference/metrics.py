@@ -23,7 +23,7 @@ element is split, which is what the convergence study compares against.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -41,7 +41,8 @@ def tie_threshold(tau: float, *vertices: np.ndarray) -> float:
     return tau + TIE_TOLERANCE * max(extent, tau)
 
 
-def linear_share_within(corner_distance: np.ndarray, t: float) -> np.ndarray:
+def linear_share_within(corner_distance: np.ndarray, t: float, *,
+                        presorted: bool = False) -> np.ndarray:
     """Share of each element's size on which the linear interpolant of its corner distances
     is <= t: corner_distance (k, 2) for segments, (k, 3) for triangles.
 
@@ -49,8 +50,9 @@ def linear_share_within(corner_distance: np.ndarray, t: float) -> np.ndarray:
     values d0 <= d1 <= d2: a sublevel set of an affine function cuts the triangle along a
     line, leaving (t - d0)^2 / ((d1 - d0)(d2 - d0)) of its area for d0 <= t < d1 and
     1 - (d2 - t)^2 / ((d2 - d0)(d2 - d1)) for d1 <= t < d2. Below d0 none, from d2 on all.
+    presorted: the rows are already in ascending order.
     """
-    d = np.sort(corner_distance, axis=1)
+    d = corner_distance if presorted else np.sort(corner_distance, axis=1)
     low, high = d[:, 0], d[:, -1]
     with np.errstate(divide="ignore", invalid="ignore"):
         if d.shape[1] == 2:
@@ -68,6 +70,10 @@ def _weighted_step_percentile(values: np.ndarray, sizes: np.ndarray, target: flo
     cumulative = np.cumsum(sizes[order])
     position = min(int(np.searchsorted(cumulative, target, side="left")), len(order) - 1)
     return float(values[order[position]])
+
+
+PERCENTILE_TOLERANCE = 1e-9
+"""mm. Width at which the bisection of an interpolated percentile stops."""
 
 
 @dataclass
@@ -90,6 +96,7 @@ class Directed:
     centres: tuple[np.ndarray, np.ndarray] | None = None
     open: np.ndarray | None = None
     corner_distance: np.ndarray | None = None
+    _percentiles: dict = field(default_factory=dict, repr=False, compare=False)
 
     def _closed(self) -> np.ndarray:
         closed = np.ones(len(self.distance), bool)
@@ -100,10 +107,14 @@ class Directed:
     def percentile(self, percentile: float) -> float:
         """Smallest t at which the size with d <= t reaches p% of the total: d[n_p] of the
         sorted distances when no element is open."""
-        if self.open is None or len(self.open) == 0:
-            return _weighted_step_percentile(self.distance, self.size,
-                                             percentile / 100.0 * self.size.sum())
-        return self._interpolated_percentile(percentile)
+        if percentile not in self._percentiles:
+            if self.open is None or len(self.open) == 0:
+                value = _weighted_step_percentile(self.distance, self.size,
+                                                  percentile / 100.0 * self.size.sum())
+            else:
+                value = self._interpolated_percentile(percentile)
+            self._percentiles[percentile] = value
+        return self._percentiles[percentile]
 
     def _interpolated_percentile(self, percentile: float) -> float:
         """Bisection on t of the cumulative size: steps of the closed elements plus the
@@ -136,11 +147,12 @@ class Directed:
 
         def size_within(t: float) -> float:
             return (cumulative[np.searchsorted(steps, t, side="right")]
-                    + float(np.dot(partial_size, linear_share_within(partial, t))))
+                    + float(np.dot(partial_size, linear_share_within(partial, t,
+                                                                     presorted=True))))
 
         if size_within(low) >= target:
             return low
-        while high - low > 1e-12 * max(1.0, high):
+        while high - low > PERCENTILE_TOLERANCE:
             middle = 0.5 * (low + high)
             if middle in (low, high):
                 break
