@@ -16,6 +16,17 @@ within [d - r, d + r], and it stays below |x - p| for the closest point p of the
 element is split (into 4 triangles / 2 segments) while that interval contains the current
 weighted percentile (HDp) or straddles tau (NSD), up to `subdivision` times, unless its
 family came out flat (all children at the parent's distance: splitting further repeats it).
+After the last level, the elements whose interval still holds the percentile or straddles tau
+are "open": NSD and HDp count them by the linear interpolant of the exact distances at their
+corners, which places the level set inside the element (error second order in the element
+size; the centre alone is first order). With the sizes s_n and, for an open element, the
+share f_n(t) of its size on which the interpolant is <= t (`linear_share_within`):
+
+    size within t  = sum over closed elements of s_n [d_n <= t] + sum over open ones of s_n f_n(t)
+    NSD            = (size within tau, both directions) / (|S_A| + |S_B|)
+    HDp            = max over directions of the smallest t with size within t >= p/100 |S_X|
+
+`quadrature="midpoint"` counts open elements by their centre too: the paper's definition.
 The public HD replaces the centre maximum by the bracket of module `hausdorff` (vertices
 and refined points, within 1e-3 mm of the surface maximum). With `refine="uniform"` every
 element is split, which is what the convergence study compares against.
