@@ -140,6 +140,9 @@ def compute_metrics(a, b, spacing=None, *, percentile: float = 95, tau: float = 
 
     metrics: the keys to compute (a subset of METRIC_KEYS; None = all); the result holds
     exactly those. Without BIoU no dense grid is built; DSC is always counted on the voxels.
+    subdivision, quadrature: levels of selective subdivision, and how NSD and HDp count the
+    elements still straddling tau or the percentile after them: "linear" interpolates their
+    corner distances, "midpoint" takes their centres (the paper's plain definition).
 
     a, b: bool arrays (spacing[i] = voxel size in mm along axis i), or SimpleITK images or
     image paths (spacing and origin from the header; axes reversed to numpy order). Both
