@@ -300,7 +300,7 @@ def _upsample(state: np.ndarray, factor: int, shape: tuple[int, ...]) -> np.ndar
             part = finer[tuple(slice(o, None, 2) for o in offset)]
             part[...] = state[tuple(slice(0, n) for n in part.shape)]
         state = finer
-    return state
+    return state[tuple(slice(0, n) for n in shape)]  # a view; crops when factor is 1
 
 
 SLAB_POINTS = 1 << 24

@@ -110,10 +110,14 @@ def test_interpolated_percentile_equals_the_sampled_distribution():
     for p in (5, 50, 95):
         want = values[order][np.searchsorted(cumulative, p / 100 * cumulative[-1])]
         assert directed.percentile(p) == pytest.approx(want, abs=0.01)
-    # Closed elements only: the same as the plain sorted-distance rule.
-    closed = Directed(steps, step_sizes)
-    assert Directed(steps, step_sizes, open=np.arange(0), corner_distance=np.empty((0, 3))
-                    ).percentile(95) == closed.percentile(95)
+    # No open element: d[n_p] of the sorted distances, n_p the first whose cumulative size
+    # reaches p %, written out here independently of the module.
+    for open_ in (None, np.arange(0)):
+        closed = Directed(steps, step_sizes, open=open_, corner_distance=np.empty((0, 3)))
+        for p in (5, 50, 95):
+            n_p = next(n for n, total in enumerate(np.cumsum(step_sizes[np.argsort(steps)]))
+                       if total >= p / 100 * step_sizes.sum())
+            assert closed.percentile(p) == np.sort(steps)[n_p]
 
 
 @pytest.mark.parametrize("segments, offset, tau", [(90, 2.1, 1.5), (60, 1.3, 1.0)])
