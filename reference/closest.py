@@ -19,6 +19,7 @@ import numpy as np
 from reference import geometry
 
 _PRIMITIVE_INDEX = attrgetter("primitive_index")
+_DISTANCE = attrgetter("d")
 
 QUERY_CHUNK = 1 << 18
 """Points per BVH query call (bounds the memory of one query, see `SurfaceIndex.query`)."""
@@ -65,17 +66,34 @@ class SurfaceIndex:
         radius: one search radius per point (inf = unbounded). A tight radius (an upper
         bound on the distance) lets the BVH discard most of the tree at once.
         """
+        # map + attrgetter reads the per-point result objects a third faster than a generator.
+        return np.fromiter(map(_PRIMITIVE_INDEX, self._search(points, radius)), np.int64,
+                           len(points))
+
+    def nearest_cells(self, points: np.ndarray, radius) -> tuple[np.ndarray, np.ndarray]:
+        """Closest cell (-1: none within radius) and the BVH's float32 distance to it (inf).
+
+        The distance is within about 1e-5 mm of the exact one; for decisions with a margin.
+        """
+        found = self._search(points, radius)
+        cell = np.fromiter(map(_PRIMITIVE_INDEX, found), np.int64, len(points))
+        distance = np.fromiter(map(_DISTANCE, found), np.float64, len(points))
+        distance[cell < 0] = np.inf
+        return cell, distance
+
+    def _search(self, points: np.ndarray, radius):
+        """The BVH's closest-point records of `points` within `radius` (scalar or per point)."""
+        radius = np.broadcast_to(np.asarray(radius, dtype=np.float64), (len(points),))
+        interactions = self._interactions()
         if len(points) == 0:
-            return np.empty(0, dtype=np.int64)
+            return interactions
         local = np.asfortranarray(points - self.shift, dtype=np.float32)
         # Pad the radius by float32 slack so no element at exactly the radius is lost.
         padded = radius * (1 + 1e-5) + 1e-4
         squared = np.where(np.isfinite(radius), padded * padded, np.finfo(np.float32).max)
         radii2 = np.minimum(squared, np.finfo(np.float32).max).astype(np.float32)
-        interactions = self._interactions()
         self.scene.find_closest_points(local, radii2, interactions)
-        # map + attrgetter reads the per-point result objects a third faster than a generator.
-        return np.fromiter(map(_PRIMITIVE_INDEX, interactions), np.int64, len(points))
+        return interactions
 
     def distance_to_cells(self, points: np.ndarray, cell: np.ndarray):
         """Exact float64 distance from each point to one given cell: (distance, point, feature)."""
