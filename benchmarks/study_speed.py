@@ -5,8 +5,9 @@
 Prints the wall time, the per-pair cost of every tool and of the reference (median and mean
 seconds of one call computing all of a tool's metrics), the seconds each rule's jobs took, and
 a projection for the paper preset: every rule's measured job-seconds scaled by how its work
-grows (job counts from a dry run of the paper preset; timing work by pairs x repeats), divided
-by the cores at the packing efficiency this run achieved.
+grows (job counts from a dry run of the paper preset; timing work by pairs x repeats). Jobs
+that claim every core (the HD timing) run alone, so their seconds add to the wall time as they
+are; the others are divided by the cores at the packing efficiency they achieved in this run.
 """
 
 from __future__ import annotations
@@ -35,15 +36,33 @@ def run_study(workdir: Path, configfile: Path, cores: int) -> float:
     return time.perf_counter() - started
 
 
-def job_counts(configfile: Path, cores: int) -> dict[str, int]:
-    """Jobs per rule of a fresh run of `configfile`, from Snakemake's dry-run job stats."""
+def dry_run(configfile: Path, cores: int) -> tuple[dict[str, int], set[str]]:
+    """Jobs per rule of a fresh run of `configfile` (Snakemake's dry-run job stats), and the
+    rules whose jobs claim all `cores` (they run with nothing beside them)."""
     with tempfile.TemporaryDirectory() as scratch:
         said = subprocess.run([*SNAKEMAKE, "--directory", scratch, "--configfile",
                                str(configfile), "--cores", str(cores), "--dry-run"],
                               check=True, capture_output=True, text=True).stdout
     stats = said[said.index("Job stats:"):]
-    return {rule: int(count) for rule, count in re.findall(r"^(\w+)\s+(\d+)$", stats, re.M)
-            if rule != "total"}
+    counts = {rule: int(count) for rule, count in re.findall(r"^(\w+)\s+(\d+)$", stats, re.M)
+              if rule != "total"}
+    jobs = re.findall(r"^(?:local)?rule (\w+):\n(?:    .*\n)*?    threads: (\d+)$", said, re.M)
+    return counts, {rule for rule, threads in jobs if int(threads) >= cores}
+
+
+def project(rules: pd.DataFrame, wall: float, cores: int, exclusive: set[str]) -> dict:
+    """Projected wall seconds from per-rule job-seconds `sum` and `scale` (work growth).
+
+    Exclusive rules ran alone: their job-seconds were wall time, and scale as such. The rest
+    filled wall - exclusive seconds on `cores` cores at packing efficiency
+    e = job-seconds / ((wall - exclusive) x cores); projected, they take sum x scale / cores / e.
+    """
+    alone = rules.index.isin(sorted(exclusive))
+    packed_wall = wall - rules.loc[alone, "sum"].sum()
+    efficiency = rules.loc[~alone, "sum"].sum() / (packed_wall * cores)
+    projected = rules["sum"] * rules["scale"]
+    return {"wall": projected[alone].sum() + projected[~alone].sum() / cores / efficiency,
+            "core_seconds": projected.sum(), "efficiency": efficiency}
 
 
 def rule_seconds(workdir: Path) -> pd.DataFrame:
@@ -77,8 +96,8 @@ def main() -> None:
 
     # Validated, with defaults filled in: a config may leave out cases, sizes or repeats.
     ours, paper = load_config(args.configfile), load_config(args.paper)
-    ours_jobs, paper_jobs = job_counts(args.configfile, args.cores), job_counts(args.paper,
-                                                                                args.cores)
+    (ours_jobs, exclusive), (paper_jobs, _) = (dry_run(args.configfile, args.cores),
+                                               dry_run(args.paper, args.cores))
     pairs = scores[scores.status != "unavailable"].drop_duplicates(["case", "oar", "spacing"])
     n_pairs = len(pairs)
     scale_pairs = (paper["dataset"]["cases"] / ours["dataset"]["cases"]) * (
@@ -89,21 +108,22 @@ def main() -> None:
         rules.loc["time_hd", "scale"] = (paper["dataset"]["cases"] / ours["dataset"]["cases"]) * (
             paper["timing"]["repeats"] / ours["timing"]["repeats"])
     rules["projected"] = rules["sum"] * rules["scale"]
-    efficiency = rules["sum"].sum() / (wall * args.cores)
+    projection = project(rules, wall, args.cores, exclusive)
 
     pd.set_option("display.width", 120)
     print(f"study: {args.configfile.name}, {n_pairs} mask pairs (x voxel sizes), "
           f"{args.cores} cores")
     print(f"wall time: {wall:.0f} s ({wall / 60:.1f} min); job-seconds {rules['sum'].sum():.0f}; "
-          f"packing efficiency {efficiency:.0%}\n")
+          f"packing efficiency {rules['sum'].sum() / (wall * args.cores):.0%} "
+          f"({projection['efficiency']:.0%} outside the jobs that run alone: "
+          f"{', '.join(sorted(exclusive)) or 'none'})\n")
     print("per-pair cost of one call computing all of a tool's metrics (s):")
     print(per_pair_cost(scores).round(4).to_string(), "\n")
     print("job-seconds by rule, and the projection to the paper preset:")
     print(rules.round(2).to_string(), "\n")
-    projected = rules["projected"].sum() / args.cores / max(efficiency, 1e-9)
     print(f"paper preset ({args.paper.name}): ~{scale_pairs * n_pairs:.0f} mask pairs; "
-          f"projected wall time on {args.cores} cores: {projected / 3600:.2f} h "
-          f"({rules['projected'].sum() / 3600:.2f} core-hours at {efficiency:.0%} packing)")
+          f"projected wall time on {args.cores} cores: {projection['wall'] / 3600:.2f} h "
+          f"({projection['core_seconds'] / 3600:.2f} core-hours)")
 
 
 if __name__ == "__main__":

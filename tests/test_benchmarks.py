@@ -27,9 +27,8 @@ def run_script(name: str, *arguments: str) -> str:
     return finished.stdout
 
 
-def load_crosscheck():
-    spec = importlib.util.spec_from_file_location("crosscheck_meshmetrics",
-                                                  BENCHMARKS / "crosscheck_meshmetrics.py")
+def load_benchmark(name: str):
+    spec = importlib.util.spec_from_file_location(name, BENCHMARKS / f"{name}.py")
     module = importlib.util.module_from_spec(spec)
     # dataclasses resolve their annotations through sys.modules while the class is built.
     sys.modules[spec.name] = module
@@ -85,7 +84,7 @@ def test_crosscheck_mesh_limit_bounds_centroid_hd(crosscheck_run):
 
 
 def test_crosscheck_flag_rule():
-    crosscheck = load_crosscheck()
+    crosscheck = load_benchmark("crosscheck_meshmetrics")
     assert crosscheck.is_flagged("HD", 0.051) and not crosscheck.is_flagged("HD", -0.05)
     assert crosscheck.is_flagged("NSD", -0.0051) and not crosscheck.is_flagged("DSC", 0.005)
     assert crosscheck.is_flagged("BIoU", math.nan)
@@ -110,3 +109,28 @@ def test_reference_speed_quick_run_prints_targets():
     assert "like for like" in targets and "refnoB/dm" in printed
     timed = printed.split("== Median seconds per pair")[1].split("==")[0]
     assert "Cochlea_L" in timed and "0.5x0.5x2" in timed and "1x1x1" in timed
+
+
+def test_study_projection_adds_exclusive_jobs_as_wall_time():
+    """A rule that ran alone counts as wall time; the rest at the packing they achieved."""
+    import pandas as pd
+
+    project = load_benchmark("study_speed").project
+    rules = pd.DataFrame({"sum": [10.0, 80.0, 20.0], "scale": [3.0, 2.0, 4.0]},
+                         index=["time_hd", "score_case", "voxelize_case"])
+    # 100 packed job-seconds filled 60 - 10 = 50 s on 2 cores: efficiency 1.
+    projected = project(rules, wall=60.0, cores=2, exclusive={"time_hd"})
+    assert projected["efficiency"] == pytest.approx(1.0)
+    assert projected["wall"] == pytest.approx(10 * 3 + (80 * 2 + 20 * 4) / 2)
+    assert projected["core_seconds"] == pytest.approx(30 + 160 + 80)
+    # With nothing exclusive, all 110 job-seconds share the 60 s: efficiency 110 / 120.
+    shared = project(rules, wall=60.0, cores=2, exclusive=set())
+    assert shared["wall"] == pytest.approx(270 / 2 / (110 / 120))
+
+
+def test_study_dry_run_finds_the_rules_that_run_alone():
+    """The parse of Snakemake's own dry-run text: job counts, and time_hd claiming every core."""
+    study_speed = load_benchmark("study_speed")
+    counts, exclusive = study_speed.dry_run(study_speed.REPO / "workflow/presets/test.yaml", 2)
+    assert exclusive == {"time_hd"}
+    assert counts["time_hd"] >= 1 and counts["score_case"] >= 1
