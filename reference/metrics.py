@@ -321,21 +321,55 @@ def directed_distances(corners: np.ndarray, target: SurfaceIndex, *, percentile:
     if quadrature == "midpoint":
         return directed
 
-    def leaf_corners(leaves: np.ndarray) -> np.ndarray:
+    def leaf_corner_distance(leaves: np.ndarray) -> np.ndarray:
+        """Exact distances at the corners of the given leaves (each within `high` of Y)."""
         old = leaves < len(source)
-        out = np.empty((len(leaves), *corners.shape[1:]))
-        out[old] = corners[source[leaves[old]]]
-        out[~old] = children[leaves[~old] - len(source)]
+        per_cell, dim = corners.shape[1:]
+        out = np.empty((len(leaves), per_cell))
+        if old.any():
+            hit = target.query(corners[source[leaves[old]]].reshape(-1, dim),
+                               np.repeat(high[leaves[old]], per_cell))
+            out[old] = hit.distance.reshape(-1, per_cell)
+        if not old.all():
+            out[~old] = _family_corner_distance(children, leaves[~old] - len(source),
+                                                high[leaves[~old]], target)
         return out
 
-    return _open_straddling(directed, leaf_corners, low, high, settled, target,
+    return _open_straddling(directed, leaf_corner_distance, low, high, settled,
                             percentile=percentile, threshold=threshold)
 
 
-def _open_straddling(directed: Directed, leaf_corners, low, high, settled, target,
-                     *, percentile: float, threshold: float) -> Directed:
+def _family_corner_distance(children: np.ndarray, chosen: np.ndarray, radius: np.ndarray,
+                            target: SurfaceIndex) -> np.ndarray:
+    """Exact distances at the corners of children[chosen] (each within `radius` of target).
+
+    The children of one split element share corners: a triangle's four children have six
+    distinct corners (its own and its edge midpoints), not twelve. Each distinct corner of
+    the chosen children of a family is queried once, with the largest radius among them.
+    """
+    per_cell = children.shape[1]
+    table = _CHILDREN[per_cell]  # family point of each child's corners
+    family, position = np.divmod(chosen, len(table))
+    families, which = np.unique(family, return_inverse=True)
+    members = table[position]
+    needed = np.zeros((len(families), table.max() + 1), bool)
+    needed[which[:, None], members] = True
+    reach = np.zeros(len(families))
+    np.maximum.at(reach, which, radius)
+    # The first (child, corner) that holds each family point.
+    holder = np.array([np.argwhere(table == point)[0] for point in range(needed.shape[1])])
+    row, point = np.nonzero(needed)
+    child, corner = holder[point].T
+    hit = target.query(children[families[row] * len(table) + child, corner], reach[row])
+    distance = np.full(needed.shape, np.nan)
+    distance[row, point] = hit.distance
+    return distance[which[:, None], members]
+
+
+def _open_straddling(directed: Directed, leaf_corner_distance, low, high, settled, *,
+                     percentile: float, threshold: float) -> Directed:
     """Open the elements whose range [low, high] holds the percentile or straddles tau, and
-    measure the exact distances at their corners (each corner is within `high` of target)."""
+    measure the exact distances at their corners (`leaf_corner_distance(leaves)`)."""
     is_open = np.zeros(len(directed.distance), bool)
     opened, corner_distance = [], []
     for _ in range(OPEN_ROUNDS):
@@ -344,11 +378,8 @@ def _open_straddling(directed: Directed, leaf_corners, low, high, settled, targe
         if len(new) == 0:
             break
         is_open[new] = True
-        corners = leaf_corners(new)
-        count, per_cell, dim = corners.shape
-        hit = target.query(corners.reshape(-1, dim), np.repeat(high[new], per_cell))
         opened.append(new)
-        corner_distance.append(hit.distance.reshape(count, per_cell))
+        corner_distance.append(leaf_corner_distance(new))
         directed = Directed(directed.distance, directed.size, directed.centres,
                             np.concatenate(opened), np.concatenate(corner_distance))
     return directed
