@@ -3,11 +3,13 @@
 import json
 
 from adapters.base import configure
+from study.cores import claim_cores
 from study.edge_cases import probe
 from study.scoring import implementation
 from study.workflow_logging import log_to
 
 snakemake = globals()["snakemake"]
+claim_cores(snakemake.threads)  # its threads stay off the other jobs' cores
 
 with log_to(snakemake.log[0]):
     configure(snakemake.params.tool_paths)

@@ -1,11 +1,13 @@
 """Snakemake entry point of rule score_case: one tool on every pair of one case."""
 
 from adapters.base import configure
+from study.cores import claim_cores
 from study.masks import read_mask
 from study.scoring import read_pairs, score_pairs
 from study.workflow_logging import log_to
 
 snakemake = globals()["snakemake"]  # injected by Snakemake's script directive
+claim_cores(snakemake.threads)  # its threads stay off the other jobs' cores
 
 with log_to(snakemake.log[0]):
     configure(snakemake.params.tool_paths)

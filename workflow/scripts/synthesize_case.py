@@ -2,10 +2,12 @@
 
 from pathlib import Path
 
+from study.cores import claim_cores
 from study.synthetic import write_case
 from study.workflow_logging import log_to
 
 snakemake = globals()["snakemake"]  # injected by Snakemake's script directive
+claim_cores(snakemake.threads)  # its threads stay off the other jobs' cores
 
 with log_to(snakemake.log[0]):
     case_number = int(snakemake.wildcards.case.removeprefix("case_"))

@@ -2,10 +2,12 @@
 
 from pathlib import Path
 
+from study.cores import claim_cores
 from study.voxelize import voxelize_case
 from study.workflow_logging import log_to
 
 snakemake = globals()["snakemake"]  # injected by Snakemake's script directive
+claim_cores(snakemake.threads)  # its threads stay off the other jobs' cores
 
 with log_to(snakemake.log[0]):
     voxelize_case(snakemake.input[0], snakemake.params.spacing,
