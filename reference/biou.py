@@ -11,14 +11,16 @@ Two independent questions decide membership of a dense point x:
   every point at once (vtkPolyDataToImageStencil, C++). The sign is the expensive part of a
   signed distance near the surface; here it costs one raster pass.
 * d_X(x) <= tau? Only inside points matter, and only near the level set d = tau is an exact
-  distance needed. The grid is cut into blocks, coarse to fine. For a block with centre c and
-  half-diagonal rho, d is 1-Lipschitz, so d(x) lies in [d(c) - rho, d(c) + rho]: the block is
-  all in if d(c) + rho <= tau, all out if d(c) - rho > tau. The closest point p of c on the
-  surface also gives d(x) <= |x - p| for every x; a child block whose farthest corner is
-  within tau of its parent's p is all in without a query, and one whose nearest possible
-  distance d(c) - max |x - c| exceeds tau is all out. Only undecided blocks are split, down
-  to single points, which are decided by their own exact distance. Blocks without inside
-  points are never queried.
+  distance needed. The grid is padded with outside points to whole blocks of 2^k points per
+  axis and decided coarse to fine. For a block with centre c and half-diagonal rho, d is
+  1-Lipschitz, so d(x) lies in [d(c) - rho, d(c) + rho]: the block is all in if
+  d(c) + rho <= tau, all out if d(c) - rho > tau. The closest point p of c on the surface
+  also gives d(x) <= |x - p| for every x: a child block whose farthest corner is within tau
+  of its parent's p is all in without a query. Only undecided blocks are split, down to single
+  points, which are decided by their own exact distance. Blocks without inside points are
+  never queried. The BVH's float32 distance (error about 1e-5 mm) decides every block it
+  places more than `APPROXIMATION_SLACK` from its threshold; only the others pay for the
+  exact float64 distance (and keep it, with p, for their children).
 
 The grid is counted in slabs along its first axis (`SLAB_POINTS` points each), so memory
 stays bounded; each run of `RASTER_SLICES` slices is rasterized from only the cells that reach
@@ -173,13 +175,18 @@ def inside_raster(polydata: vtk.vtkPolyData, grid: DenseGrid, first: int = 0,
 
 
 def _pool_any(mask: np.ndarray) -> np.ndarray:
-    """OR over blocks of 2 points per axis (every axis of even length)."""
-    pooled = np.zeros([n // 2 for n in mask.shape], bool)
-    # One strided OR per corner of the 2 x 2 (x 2) block: far faster than a reduction over
-    # interleaved axes of a reshaped array.
-    for offset in itertools.product((0, 1), repeat=mask.ndim):
-        pooled |= mask[tuple(slice(o, None, 2) for o in offset)]
-    return pooled
+    """OR over blocks of 2 points per axis (every axis of even length).
+
+    One halving per axis, the outermost first: the strided reads along the innermost axis
+    then touch a quarter of the points (in 3D), not all of them.
+    """
+    for axis in range(mask.ndim):
+        pair = [slice(None)] * mask.ndim
+        pair[axis] = slice(0, None, 2)
+        first = mask[tuple(pair)]
+        pair[axis] = slice(1, None, 2)
+        mask = first | mask[tuple(pair)]
+    return mask
 
 
 def _top_side(shape: tuple[int, ...]) -> int:
