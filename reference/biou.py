@@ -174,13 +174,13 @@ def inside_raster(polydata: vtk.vtkPolyData, grid: DenseGrid, first: int = 0,
     return values.reshape(last - first + 1, *grid.shape[1:]).view(bool)
 
 
-def _pool_any(mask: np.ndarray) -> np.ndarray:
-    """OR over blocks of 2 points per axis (every axis of even length).
+def _pool_any(mask: np.ndarray, axes) -> np.ndarray:
+    """OR over pairs of neighbouring points along each of `axes` (each of even length).
 
     One halving per axis, the outermost first: the strided reads along the innermost axis
-    then touch a quarter of the points (in 3D), not all of them.
+    then touch the fewest points.
     """
-    for axis in range(mask.ndim):
+    for axis in sorted(axes):
         pair = [slice(None)] * mask.ndim
         pair[axis] = slice(0, None, 2)
         first = mask[tuple(pair)]
@@ -189,46 +189,60 @@ def _pool_any(mask: np.ndarray) -> np.ndarray:
     return mask
 
 
-def _top_side(shape: tuple[int, ...]) -> int:
-    side = 1
-    while np.prod([-(-n // side) for n in shape]) > TOP_LEVEL_BLOCKS:
-        side *= 2
-    return side
+def block_sides(shape: tuple[int, ...], step: np.ndarray) -> list[np.ndarray]:
+    """Block sides in points per axis (powers of 2), level by level from single points up.
 
-
-def _occupancy(inside: np.ndarray, top: int) -> dict[int, np.ndarray]:
-    """Per block side 1, 2, 4, .., top: which blocks hold inside points.
-
-    The grid is padded with outside points to a multiple of `top` along every axis, so every
-    block is whole and every block's children exist.
+    Each level doubles the sides whose extent in mm is within a factor sqrt(2) of the
+    smallest, so blocks stay close to cubes in mm on anisotropic grids (on a 0.5 x 0.5 x 2 mm
+    image, 4 x 4 x 1 points of 0.1 x 0.1 x 0.4 mm before any doubling along the third axis):
+    a block's half-diagonal, and so the band of blocks its bounds leave undecided, is then
+    smallest for the points it holds. A side grows only while the grid holds four blocks
+    along that axis (the padding to whole blocks stays small), up to TOP_LEVEL_BLOCKS blocks.
     """
-    padded = np.zeros([-(-n // top) * top for n in inside.shape], bool)
+    shape = np.asarray(shape)
+    sides = [np.ones(len(shape), int)]
+    while np.prod(-(-shape // sides[-1])) > TOP_LEVEL_BLOCKS:
+        may_grow = 4 * sides[-1] <= shape
+        if not may_grow.any():
+            break
+        extent = np.where(may_grow, sides[-1] * step, np.inf)
+        sides.append(np.where(extent <= np.sqrt(2) * extent.min(), 2, 1) * sides[-1])
+    return sides
+
+
+def _occupancy(inside: np.ndarray, sides: list[np.ndarray]) -> list[np.ndarray]:
+    """Per level of `sides`: which blocks hold inside points.
+
+    The grid is padded with outside points to whole top-level blocks along every axis, so
+    every block is whole and every block's children exist.
+    """
+    top = sides[-1]
+    padded = np.zeros([-(-n // s) * s for n, s in zip(inside.shape, top, strict=True)], bool)
     padded[tuple(slice(0, n) for n in inside.shape)] = inside
-    occupied = {1: padded}
-    side = 1
-    while side < top:
-        occupied[2 * side] = _pool_any(occupied[side])
-        side *= 2
+    occupied = [padded]
+    for finer, coarser in itertools.pairwise(sides):
+        occupied.append(_pool_any(occupied[-1], np.flatnonzero(coarser > finer)))
     return occupied
 
 
-def _centres(index: np.ndarray, side: int, grid: DenseGrid) -> np.ndarray:
+def _centres(index: np.ndarray, side: np.ndarray, grid: DenseGrid) -> np.ndarray:
     """Centres (mm) of the blocks `index` of `side` points per axis."""
     return grid.origin + (index * side + 0.5 * (side - 1)) * grid.step
 
 
-def _half_diagonal(side: int, grid: DenseGrid) -> float:
+def _half_diagonal(side: np.ndarray, grid: DenseGrid) -> float:
     """Largest distance from a block's centre to one of its points."""
-    return 0.5 * (side - 1) * float(np.linalg.norm(grid.step))
+    return 0.5 * float(np.linalg.norm((side - 1) * grid.step))
 
 
-def _paint(within: np.ndarray, index: np.ndarray, side: int) -> None:
+def _paint(within: np.ndarray, index: np.ndarray, side: np.ndarray) -> None:
     """Set every point of the blocks `index` (of `side` points per axis) to True."""
     if len(index) == 0:
         return
     # A view with a (block, point-in-block) pair of axes per grid axis: one fancy-index write
     # per level, whatever the number of blocks.
-    blocks = within.reshape([m for n in within.shape for m in (n // side, side)])
+    blocks = within.reshape([m for n, s in zip(within.shape, side, strict=True)
+                             for m in (n // s, s)])
     blocks[tuple(part for axis in index.T for part in (axis, slice(None)))] = True
 
 
@@ -248,8 +262,8 @@ block it places farther than this from the decision threshold is decided by it; 
 get the exact float64 distance."""
 
 
-def _decide(surface: SurfaceIndex, index: np.ndarray, side: int, grid: DenseGrid, tau: float,
-            within: np.ndarray) -> _Pending:
+def _decide(surface: SurfaceIndex, index: np.ndarray, side: np.ndarray, grid: DenseGrid,
+            tau: float, within: np.ndarray) -> _Pending:
     """Query the blocks' centres; paint the blocks all within tau, return the undecided ones.
 
     d is 1-Lipschitz: with rho the half-diagonal, a block is all within tau if d(c) + rho <=
@@ -268,30 +282,32 @@ def _decide(surface: SurfaceIndex, index: np.ndarray, side: int, grid: DenseGrid
     inner = distance + rho <= tau
     _paint(within, index[inner], side)
     undecided = ~inner & ~(distance - rho > tau)
-    if side == 1 and undecided.any():
+    if rho == 0 and undecided.any():
         raise FloatingPointError("distance is NaN at a dense grid point")
     return _Pending(index[undecided], centre[undecided], distance[undecided],
                     closest[undecided])
 
 
-def _children(pending: _Pending, side: int, grid: DenseGrid, occupied: np.ndarray, tau: float):
+def _children(pending: _Pending, parent_side: np.ndarray, side: np.ndarray, grid: DenseGrid,
+              occupied: np.ndarray, tau: float):
     """Child blocks (`side` points per axis) of the pending blocks that hold inside points,
     and which of them lie wholly within tau of their parent's closest point p.
 
     d(x) <= |x - p| for every x; its largest value over a child block, reached at a corner,
     is sqrt(sum over axes of (|p - c| + h)^2) with c the child's centre and h its half-extent.
     """
-    dim = grid.step.size
-    shift = np.array([-0.5, 0.5]) * side * grid.step[:, None]  # child centre - parent centre
+    factor = parent_side // side  # 1 or 2 children along each axis
     half = 0.5 * (side - 1) * grid.step
-    reach2 = (np.abs((pending.closest - pending.centre)[:, :, None] - shift)
-              + half[:, None]) ** 2  # (parents, axis, child's side along that axis)
-    # Sum over axes for the 2**dim children, in the order of itertools.product.
-    upper2 = reach2[:, 0]
-    for axis in range(1, dim):
-        upper2 = (upper2[:, :, None] + reach2[:, axis, None, :]).reshape(len(reach2), -1)
-    offsets = np.array(list(itertools.product((0, 1), repeat=dim)))
-    index = (pending.index[:, None, :] * 2 + offsets[None]).reshape(-1, dim)
+    relative = pending.closest - pending.centre
+    upper2 = np.zeros((len(relative), 1))
+    for axis, count in enumerate(factor):
+        # Child centre minus parent centre along this axis: 0, or -/+ half a child side.
+        shift = (np.arange(count) + 0.5 - 0.5 * count) * side[axis] * grid.step[axis]
+        reach2 = (np.abs(relative[:, axis, None] - shift) + half[axis]) ** 2
+        # Children in the order of itertools.product over the axes.
+        upper2 = (upper2[:, :, None] + reach2[:, None, :]).reshape(len(relative), -1)
+    offsets = np.array(list(itertools.product(*(range(count) for count in factor))))
+    index = (pending.index[:, None, :] * factor + offsets[None]).reshape(-1, len(factor))
     keep = occupied[tuple(index.T)]
     inner = keep & (upper2.ravel() <= tau * tau)
     return index[keep & ~inner], index[inner]
@@ -305,15 +321,17 @@ def within_tau(surface: SurfaceIndex, inside: np.ndarray, tau: float,
     """
     if not inside.any():
         return inside  # nothing to decide (a slab this surface does not reach)
-    side = _top_side(grid.shape)
-    occupied = _occupancy(inside, side)
-    within = np.zeros(occupied[1].shape, bool)
-    pending = _decide(surface, np.argwhere(occupied[side]), side, grid, tau, within)
+    sides = block_sides(grid.shape, grid.step)
+    occupied = _occupancy(inside, sides)
+    within = np.zeros(occupied[0].shape, bool)
+    level = len(sides) - 1
+    pending = _decide(surface, np.argwhere(occupied[level]), sides[level], grid, tau, within)
     while len(pending.index):
-        side //= 2
-        todo, inner = _children(pending, side, grid, occupied[side], tau)
-        _paint(within, inner, side)
-        pending = _decide(surface, todo, side, grid, tau, within)
+        level -= 1
+        todo, inner = _children(pending, sides[level + 1], sides[level], grid,
+                                occupied[level], tau)
+        _paint(within, inner, sides[level])
+        pending = _decide(surface, todo, sides[level], grid, tau, within)
     return within[tuple(slice(0, n) for n in inside.shape)]
 
 

@@ -364,6 +364,30 @@ def test_biou_shortcut_equals_every_point_on_masks(spacing, slab_points, monkeyp
         _every_point_counts(*surfaces, tau, grid)
 
 
+@pytest.mark.parametrize("shape, step", [
+    ((400, 400, 100), (0.1, 0.1, 0.4)), ((200, 200, 200), (0.2, 0.2, 0.2)),
+    ((8, 1000, 1000), (0.2, 0.2, 0.2)), ((500, 400), (0.16, 0.24))])
+def test_blocks_stay_near_cubes_in_mm(shape, step):
+    """Block extents (mm) approach cubes level by level (among the axes that may still grow,
+    the ratio of the largest to the smallest never grows beyond 2 once it is at most 2, and
+    ends there), no side passes a quarter of its axis, and the top level is small."""
+    step = np.array(step)
+    sides = biou.block_sides(shape, step)
+    assert list(sides[0]) == [1] * len(shape)
+    for finer, coarser in zip(sides, sides[1:]):
+        assert set(coarser // finer) <= {1, 2} and (coarser > finer).any()
+        assert np.all(4 * finer[coarser > finer] <= np.array(shape)[coarser > finer])
+    ratios = []
+    for side in sides:
+        extent = (side * step)[4 * side <= np.array(shape)]
+        ratios.append(extent.max() / extent.min() if len(extent) else 1.0)
+    assert all(later <= max(earlier, 2.0) for earlier, later in zip(ratios, ratios[1:]))
+    assert ratios[-1] <= 2.0
+    top = sides[-1]
+    assert np.prod(-(-np.array(shape) // top)) <= biou.TOP_LEVEL_BLOCKS or \
+        not np.any(4 * top <= np.array(shape))
+
+
 def test_cutting_the_dense_grid_changes_no_inside_answer(monkeypatch):
     """A synthetic buccal mucosa's mesh passes within rounding of dense points (in or out by
     the scan's arithmetic); rasterizing in runs of slices or counting in slabs must not move
