@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import json
 import subprocess
 import sys
@@ -374,14 +375,14 @@ def test_blocks_stay_near_cubes_in_mm(shape, step):
     step = np.array(step)
     sides = biou.block_sides(shape, step)
     assert list(sides[0]) == [1] * len(shape)
-    for finer, coarser in zip(sides, sides[1:]):
+    for finer, coarser in itertools.pairwise(sides):
         assert set(coarser // finer) <= {1, 2} and (coarser > finer).any()
         assert np.all(4 * finer[coarser > finer] <= np.array(shape)[coarser > finer])
     ratios = []
     for side in sides:
         extent = (side * step)[4 * side <= np.array(shape)]
         ratios.append(extent.max() / extent.min() if len(extent) else 1.0)
-    assert all(later <= max(earlier, 2.0) for earlier, later in zip(ratios, ratios[1:]))
+    assert all(later <= max(earlier, 2.0) for earlier, later in itertools.pairwise(ratios))
     assert ratios[-1] <= 2.0
     top = sides[-1]
     assert np.prod(-(-np.array(shape) // top)) <= biou.TOP_LEVEL_BLOCKS or \
