@@ -11,11 +11,11 @@ Two independent questions decide membership of a dense point x:
   every point at once (vtkPolyDataToImageStencil, C++). The sign is the expensive part of a
   signed distance near the surface; here it costs one raster pass.
 * d_X(x) <= tau? Only inside points matter, and only near the level set d = tau is an exact
-  distance needed. The grid is padded with outside points to whole blocks (sides of 2^k points,
-  near cubes in mm: `block_sides`) and decided coarse to fine. For a block with centre c and
-  half-diagonal rho, d is
-  1-Lipschitz, so d(x) lies in [d(c) - rho, d(c) + rho]: the block is all in if
-  d(c) + rho <= tau, all out if d(c) - rho > tau. The closest point p of c on the surface
+  distance needed. The grid is padded with outside points to whole blocks (sides of 2^k
+  points, near cubes in mm: `block_sides`) and decided coarse to fine. For a block with centre
+  c and half-diagonal rho, d is 1-Lipschitz, so d(x) lies in [d(c) - rho, d(c) + rho]: the
+  block is all in if d(c) + rho <= tau, all out if d(c) - rho > tau. The closest point p of c
+  on the surface
   also gives d(x) <= |x - p| for every x: a child block whose farthest corner is within tau
   of its parent's p is all in without a query. Only undecided blocks are split, down to single
   points, which are decided by their own exact distance. Blocks without inside points are
