@@ -15,11 +15,10 @@ Two independent questions decide membership of a dense point x:
   points, near cubes in mm: `block_sides`) and decided coarse to fine. For a block with centre
   c and half-diagonal rho, d is 1-Lipschitz, so d(x) lies in [d(c) - rho, d(c) + rho]: the
   block is all in if d(c) + rho <= tau, all out if d(c) - rho > tau. The closest point p of c
-  on the surface
-  also gives d(x) <= |x - p| for every x: a child block whose farthest corner is within tau
-  of its parent's p is all in without a query. Only undecided blocks are split, down to single
-  points, which are decided by their own exact distance. Blocks without inside points are
-  never queried. The BVH's float32 distance (error about 1e-5 mm) decides every block it
+  on the surface also gives d(x) <= |x - p| for every x: a child block whose farthest corner
+  is within tau of its parent's p is all in without a query. Only undecided blocks are split,
+  down to single points, which are decided by their own exact distance. Blocks without inside
+  points are never queried. The BVH's float32 distance (error about 1e-5 mm) decides every block it
   places more than `APPROXIMATION_SLACK` from its threshold; only the others pay for the
   exact float64 distance (and keep it, with p, for their children).
 
