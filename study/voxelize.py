@@ -99,9 +99,13 @@ def voxelize_pair(mesh_a: vtk.vtkPolyData | None, mesh_b: vtk.vtkPolyData | None
                   spacing: Sequence[float], *, margin_mm: float = 5.0,
                   size_mm: Sequence[float] | None = None) -> VoxelizedPair:
     """Voxelize both observers' meshes at `spacing` on one shared grid (see `pair_grid`)."""
-    spacing = check_spacing(spacing)
     check_closed(mesh_a, name="observer A mesh")
     check_closed(mesh_b, name="observer B mesh")
+    return _voxelize_closed_pair(mesh_a, mesh_b, spacing, margin_mm=margin_mm, size_mm=size_mm)
+
+
+def _voxelize_closed_pair(mesh_a, mesh_b, spacing, *, margin_mm, size_mm) -> VoxelizedPair:
+    spacing = check_spacing(spacing)
     lower, upper = union_bounds([mesh_a, mesh_b])
     origin, shape = pair_grid(lower, upper, spacing, margin_mm=margin_mm, size_mm=size_mm)
     return VoxelizedPair(voxelize_mesh(mesh_a, spacing, origin, shape),
@@ -113,39 +117,64 @@ PAIR_COLUMNS: tuple[str, ...] = ("case", "oar", "category", "spacing", "path_a",
 """Columns of pairs.csv; paths are relative to pairs.csv; volumes are of the masks."""
 
 
-def voxelize_case(mesh_manifest: str | Path, spacing: Sequence[float], out_dir: str | Path, *,
-                  margin_mm: float = 5.0, size_mm: Sequence[float] | None = None) -> Path:
-    """Voxelize every (OAR, A/B) mesh pair of one case's manifest at `spacing`.
+def voxelize_case(mesh_manifest: str | Path, spacings: Sequence[Sequence[float]],
+                  out_dirs: Sequence[str | Path], *, margin_mm: float = 5.0,
+                  size_mm: Sequence[float] | None = None) -> list[Path]:
+    """Voxelize every (OAR, A/B) mesh pair of one case's manifest at each of `spacings`.
 
     Writes <oar>__A.nii.gz, <oar>__B.nii.gz (an observer who drew nothing gets an empty
-    mask on the shared grid) and pairs.csv into `out_dir`; returns the pairs.csv path.
+    mask on the shared grid) and pairs.csv into the out_dir of each spacing; returns the
+    pairs.csv paths. Every mesh is read and checked once for all voxel sizes: reading and
+    checking cost as much as voxelizing one voxel size.
     """
-    import pandas as pd
+    spacings = [check_spacing(spacing) for spacing in spacings]
+    if len(spacings) != len(out_dirs):
+        raise ValueError(f"{len(spacings)} voxel sizes but {len(out_dirs)} output folders")
+    pairs = _read_mesh_pairs(mesh_manifest)
+    return [_write_voxelized_case(pairs, spacing, Path(out_dir), margin_mm=margin_mm,
+                                  size_mm=size_mm)
+            for spacing, out_dir in zip(spacings, out_dirs, strict=True)]
 
-    from study.masks import write_mask
+
+def _read_mesh_pairs(mesh_manifest: str | Path) -> list[dict]:
+    """Per (case, OAR) of the manifest: case, oar, category and the checked, closed meshes
+    "A" and "B" (None for an observer who drew nothing)."""
     from study.meshes import read_manifest, read_mesh
-    from study.records import spacing_label
 
-    spacing = check_spacing(spacing)
-    out_dir = Path(out_dir)
     table = read_manifest(mesh_manifest)
-    rows = []
+    pairs = []
     for (case, oar), group in table.groupby(["case", "oar"], sort=False):
         files = dict(zip(group["observer"], group["file"], strict=True))
         if set(files) != {"A", "B"}:
             raise ValueError(f"{mesh_manifest}: case {case} OAR {oar} needs observers A and B, "
                              f"found {sorted(files)}")
+        # read_mesh checks that each mesh is closed, naming its file.
         meshes = {obs: read_mesh(f) if f else None for obs, f in files.items()}
-        pair = voxelize_pair(meshes["A"], meshes["B"], spacing, margin_mm=margin_mm,
-                             size_mm=size_mm)
-        voxel_mm3 = float(np.prod(spacing))
-        for observer, mask in (("A", pair.mask_a), ("B", pair.mask_b)):
-            write_mask(out_dir / f"{oar}__{observer}.nii.gz", mask, spacing, pair.origin)
-        rows.append({"case": case, "oar": oar, "category": group["category"].iloc[0],
+        pairs.append({"case": case, "oar": oar, "category": group["category"].iloc[0],
+                      **meshes})
+    return pairs
+
+
+def _write_voxelized_case(pairs: list[dict], spacing: tuple[float, ...], out_dir: Path, *,
+                          margin_mm: float, size_mm: Sequence[float] | None) -> Path:
+    import pandas as pd
+
+    from study.masks import write_mask
+    from study.records import spacing_label
+
+    rows = []
+    voxel_mm3 = float(np.prod(spacing))
+    for pair in pairs:
+        oar = pair["oar"]
+        voxelized = _voxelize_closed_pair(pair["A"], pair["B"], spacing, margin_mm=margin_mm,
+                                          size_mm=size_mm)
+        for observer, mask in (("A", voxelized.mask_a), ("B", voxelized.mask_b)):
+            write_mask(out_dir / f"{oar}__{observer}.nii.gz", mask, spacing, voxelized.origin)
+        rows.append({"case": pair["case"], "oar": oar, "category": pair["category"],
                      "spacing": spacing_label(spacing),
                      "path_a": f"{oar}__A.nii.gz", "path_b": f"{oar}__B.nii.gz",
-                     "volume_a_mm3": round(float(pair.mask_a.sum()) * voxel_mm3, 3),
-                     "volume_b_mm3": round(float(pair.mask_b.sum()) * voxel_mm3, 3)})
+                     "volume_a_mm3": round(float(voxelized.mask_a.sum()) * voxel_mm3, 3),
+                     "volume_b_mm3": round(float(voxelized.mask_b.sum()) * voxel_mm3, 3)})
     out_dir.mkdir(parents=True, exist_ok=True)
     pairs_path = out_dir / "pairs.csv"
     pd.DataFrame(rows, columns=list(PAIR_COLUMNS)).to_csv(pairs_path, index=False)

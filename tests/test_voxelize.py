@@ -11,9 +11,9 @@ import SimpleITK as sitk
 import vtk
 
 from study.masks import read_mask, write_mask
-from study.meshes import mesh_volume
+from study.meshes import mesh_volume, read_mesh, write_mesh
 from study.oars import OARS
-from study.synthetic import write_case
+from study.synthetic import generate_case, write_case
 from study.voxelize import PAIR_COLUMNS, voxelize_case, voxelize_mesh, voxelize_pair
 
 # Largest allowed |mask volume / mesh volume - 1| for a sphere of radius 10 mm: the error of
@@ -144,17 +144,37 @@ def test_synthetic_organ_volumes_survive_voxelization(synthetic_cases):
     assert not failures
 
 
-def test_voxelize_case_writes_pairs_table(tmp_path):
+def test_voxelize_case_writes_pairs_table_per_voxel_size(tmp_path):
     case_manifest = write_case(tmp_path / "data", 1, 7, ["Cochlea_L", "Glottis"])
-    out = tmp_path / "masks"
-    pairs_path = voxelize_case(case_manifest, (1.0, 1.0, 2.0), out)
-    pairs = pd.read_csv(pairs_path)
-    assert tuple(pairs.columns) == PAIR_COLUMNS
-    assert list(pairs["oar"]) == ["Cochlea_L", "Glottis"]
-    assert set(pairs["spacing"]) == {"1x1x2"}
-    for row in pairs.itertuples():
-        mask_a, spacing, origin_a = read_mask(out / row.path_a)
-        mask_b, _, origin_b = read_mask(out / row.path_b)
-        assert mask_a.shape == mask_b.shape and origin_a == origin_b
-        assert spacing == (1.0, 1.0, 2.0)
-        assert math.isclose(row.volume_a_mm3, mask_a.sum() * 2.0)
+    spacings = [(1.0, 1.0, 2.0), (2.0, 2.0, 2.0)]
+    outs = [tmp_path / "masks" / "1x1x2", tmp_path / "masks" / "2x2x2"]
+    written = voxelize_case(case_manifest, spacings, outs)
+    assert written == [out / "pairs.csv" for out in outs]
+    for spacing, out, label in zip(spacings, outs, ("1x1x2", "2x2x2"), strict=True):
+        pairs = pd.read_csv(out / "pairs.csv")
+        assert tuple(pairs.columns) == PAIR_COLUMNS
+        assert list(pairs["oar"]) == ["Cochlea_L", "Glottis"]
+        assert set(pairs["spacing"]) == {label}
+        meshes = generate_case(1, 7, ["Cochlea_L", "Glottis"])
+        for row in pairs.itertuples():
+            mask_a, read_spacing, origin_a = read_mask(out / row.path_a)
+            mask_b, _, origin_b = read_mask(out / row.path_b)
+            assert mask_a.shape == mask_b.shape and origin_a == origin_b
+            assert read_spacing == spacing
+            assert math.isclose(row.volume_a_mm3, mask_a.sum() * math.prod(spacing))
+            # The same masks as voxelizing the pair on its own at this voxel size.
+            alone = voxelize_pair(meshes[row.oar]["A"], meshes[row.oar]["B"], spacing)
+            assert np.array_equal(alone.mask_a, mask_a) and np.array_equal(alone.mask_b, mask_b)
+
+
+def test_voxelize_case_names_the_manifest_of_an_open_mesh(tmp_path):
+    case_manifest = write_case(tmp_path / "data", 1, 7, ["Cochlea_L"])
+    manifest = pd.read_csv(case_manifest)
+    mesh_path = case_manifest.parent / manifest["path"].iloc[0]
+    mesh = read_mesh(mesh_path)
+    mesh.BuildLinks()  # DeleteCell needs the cell links
+    mesh.DeleteCell(0)
+    mesh.RemoveDeletedCells()
+    write_mesh(mesh_path, mesh)
+    with pytest.raises(ValueError, match=rf"{mesh_path.name}: mesh is not closed"):
+        voxelize_case(case_manifest, [(1.0, 1.0, 1.0)], [tmp_path / "masks"])

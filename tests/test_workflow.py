@@ -82,7 +82,7 @@ def test_tiny_run_produces_meshes_and_masks(tmp_path):
     assert all((workdir / "data/tiny" / p).is_file() for p in manifest["path"])
     pairs = pd.read_csv(workdir / "results/masks/tiny/1x1x2/case_01/pairs.csv")
     assert list(pairs["oar"]) == ["Cochlea_L", "Glottis"]
-    assert (workdir / "results/logs/voxelize_case/tiny/1x1x2/case_01.log").is_file()
+    assert (workdir / "results/logs/voxelize_case/tiny/case_01.log").is_file()
     # A rerun finds nothing to do and does not rewrite the dataset.
     rerun = snakemake(*targets, "-n", "--configfile", str(config), cwd=workdir)
     assert "Nothing to be done" in rerun.stdout + rerun.stderr

@@ -1,4 +1,9 @@
-# Voxelization: every mesh pair of a case at one voxel size, on a grid shared by A and B.
+# Voxelization: every mesh pair of a case at every voxel size, on a grid shared by A and B.
+#
+# One job per case, not per (case, voxel size): the job reads and checks the case's meshes
+# once, and its imports (VTK, SimpleITK) are paid once; reading, checking and imports cost
+# about as much as voxelizing at one voxel size (docs/workflow.md). Scoring needs every voxel
+# size of a case anyway, so nothing waits longer.
 from study.records import parse_spacing_label
 
 
@@ -6,22 +11,22 @@ rule voxelize_case:
     input:
         case_manifest(),
     output:
-        pairs_csv(),
+        expand(pairs_csv(), spacing=SPACINGS, allow_missing=True),
     params:
-        spacing=lambda wildcards: parse_spacing_label(wildcards.spacing),
+        spacings=[parse_spacing_label(spacing) for spacing in SPACINGS],
         margin_mm=config["field_of_view"]["margin_mm"],
         size_mm=(config["field_of_view"]["size_mm"]
                  if config["field_of_view"]["policy"] == "fixed" else None),
     log:
-        "results/logs/voxelize_case/{dataset}/{spacing}/{case}.log",
+        "results/logs/voxelize_case/{dataset}/{case}.log",
     benchmark:
-        "results/benchmarks/voxelize_case/{dataset}/{spacing}/{case}.tsv"
+        "results/benchmarks/voxelize_case/{dataset}/{case}.tsv"
     threads: 1
     conda:
         "../../environment.yml"
     resources:
         mem_mb=4000,
-        runtime=20,
+        runtime=30,
     script:
         "../scripts/voxelize_case.py"
 

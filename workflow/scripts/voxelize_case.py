@@ -1,4 +1,4 @@
-"""Snakemake entry point of rule voxelize_case: one case's mesh pairs at one voxel size."""
+"""Snakemake entry point of rule voxelize_case: one case's mesh pairs at every voxel size."""
 
 from pathlib import Path
 
@@ -10,6 +10,7 @@ snakemake = globals()["snakemake"]  # injected by Snakemake's script directive
 claim_cores(snakemake.threads)  # its threads stay off the other jobs' cores
 
 with log_to(snakemake.log[0]):
-    voxelize_case(snakemake.input[0], snakemake.params.spacing,
-                  Path(snakemake.output[0]).parent, margin_mm=snakemake.params.margin_mm,
-                  size_mm=snakemake.params.size_mm)
+    # Outputs come in the order of params.spacings (both expand SPACINGS).
+    voxelize_case(snakemake.input[0], snakemake.params.spacings,
+                  [Path(pairs).parent for pairs in snakemake.output],
+                  margin_mm=snakemake.params.margin_mm, size_mm=snakemake.params.size_mm)
