@@ -17,10 +17,12 @@ Two independent questions decide membership of a dense point x:
   block is all in if d(c) + rho <= tau, all out if d(c) - rho > tau. The closest point p of c
   on the surface also gives d(x) <= |x - p| for every x: a child block whose farthest corner
   is within tau of its parent's p is all in without a query. Only undecided blocks are split,
-  down to single points, which are decided by their own exact distance. Blocks without inside
-  points are never queried. The BVH's float32 distance (error about 1e-5 mm) decides every block it
-  places more than `APPROXIMATION_SLACK` from its threshold; only the others pay for the
-  exact float64 distance (and keep it, with p, for their children).
+  down to blocks of about 0.4 tau; their points are then decided one by one, most of them
+  from exact distances at the blocks' corners (concavity of d^2 - |x|^2 for out, the known
+  closest points for in: `_decide_points`), the rest by their own exact distance. Blocks
+  without inside points are never queried. The BVH's float32 distance (error about 1e-5 mm)
+  decides every block it places more than `APPROXIMATION_SLACK` from its threshold; only the
+  others pay for the exact float64 distance (and keep it, with p, for their children).
 
 The grid is counted in slabs along its first axis (`SLAB_POINTS` points each), so memory
 stays bounded; each run of `RASTER_SLICES` slices is rasterized from only the cells that reach
@@ -239,11 +241,19 @@ def _paint(within: np.ndarray, index: np.ndarray, side: np.ndarray) -> None:
     """Set every point of the blocks `index` (of `side` points per axis) to True."""
     if len(index) == 0:
         return
-    # A view with a (block, point-in-block) pair of axes per grid axis: one fancy-index write
-    # per level, whatever the number of blocks.
-    blocks = within.reshape([m for n, s in zip(within.shape, side, strict=True)
-                             for m in (n // s, s)])
-    blocks[tuple(part for axis in index.T for part in (axis, slice(None)))] = True
+    _block_view(within, side)[_blocks_at(index)] = True
+
+
+def _block_view(values: np.ndarray, side: np.ndarray) -> np.ndarray:
+    """A view of `values` with a (block, point-in-block) pair of axes per grid axis: one
+    fancy-index read or write reaches every point of many blocks at once."""
+    return values.reshape([m for n, s in zip(values.shape, side, strict=True)
+                           for m in (n // s, s)])
+
+
+def _blocks_at(index: np.ndarray) -> tuple:
+    """Index into a `_block_view`: the blocks `index` (k, dim), as (k, *side)."""
+    return tuple(part for axis in index.T for part in (axis, slice(None)))
 
 
 @dataclass
@@ -318,6 +328,8 @@ def within_tau(surface: SurfaceIndex, inside: np.ndarray, tau: float,
     """Bool array (grid.shape): d(x) <= tau, decided exactly wherever `inside` is True.
 
     Where `inside` is False the value is False or True (such points are never in the band).
+    Blocks are decided coarse to fine down to `point_level`; the points of blocks still
+    undecided there are decided one by one (`_decide_points`).
     """
     if not inside.any():
         return inside  # nothing to decide (a slab this surface does not reach)
@@ -325,14 +337,105 @@ def within_tau(surface: SurfaceIndex, inside: np.ndarray, tau: float,
     occupied = _occupancy(inside, sides)
     within = np.zeros(occupied[0].shape, bool)
     level = len(sides) - 1
+    last = point_level(sides, grid.step, tau)
     pending = _decide(surface, np.argwhere(occupied[level]), sides[level], grid, tau, within)
-    while len(pending.index):
+    while len(pending.index) and level > last:
         level -= 1
         todo, inner = _children(pending, sides[level + 1], sides[level], grid,
                                 occupied[level], tau)
         _paint(within, inner, sides[level])
         pending = _decide(surface, todo, sides[level], grid, tau, within)
+    for start in range(0, len(pending.index), POINT_STAGE_BLOCKS):
+        part = slice(start, start + POINT_STAGE_BLOCKS)
+        _decide_points(surface, _Pending(*(field[part] for field in vars(pending).values())),
+                       sides[level], grid, tau, occupied[0], within)
     return within[tuple(slice(0, n) for n in inside.shape)]
+
+
+POINT_CELL_PER_TAU = 0.4
+"""Largest side of the blocks whose points are decided one by one, as a fraction of tau (0.8
+mm for tau = 2 mm). Finer, more blocks and their corners are queried; coarser, the corners'
+bound is looser and more points are queried. On case 1 (90 pairs, BIoU alone): 8.16 M
+queries with the point stage off, 6.45 M at 0.2 and 0.3, 4.55 M at 0.4 and 0.6."""
+
+POINT_STAGE_BLOCKS = 1 << 15
+"""Blocks per step of the point stage (bounds its memory: about 64 points per block)."""
+
+
+def point_level(sides: list[np.ndarray], step: np.ndarray, tau: float) -> int:
+    """The coarsest level whose blocks span at most POINT_CELL_PER_TAU * tau mm per axis."""
+    fits = [level for level, side in enumerate(sides)
+            if np.max(side * step) <= POINT_CELL_PER_TAU * tau]
+    return max(fits, default=0)
+
+
+def _cell_corners(dim: int) -> np.ndarray:
+    """(2^dim, dim) corner offsets 0/1 of a cell, in itertools.product order."""
+    return np.array(list(itertools.product((0, 1), repeat=dim)))
+
+
+def _decide_points(surface: SurfaceIndex, pending: _Pending, side: np.ndarray,
+                   grid: DenseGrid, tau: float, inside: np.ndarray, within: np.ndarray) -> None:
+    """Decide every inside point of the pending blocks on its own; paint those within tau.
+
+    The block of `side` points from index i * side lies in the closed cell from i * side to
+    (i + 1) * side, whose corners y_j are queried once each (shared with neighbouring cells).
+    For a point x of the cell with multilinear weights w_j(x) (a convex combination: x =
+    sum w_j y_j), two bounds decide most points without a query of their own:
+
+    * out: d^2 - |.|^2 is concave for the distance d to any set (a minimum of affine
+      functions of x), so d(x)^2 >= sum_j w_j d(y_j)^2 - sum_j w_j |y_j - x|^2, and the last
+      sum is sum over axes of t (1 - t) H^2 (t: x's fraction along the axis, H: cell side).
+      With d(x)^2 above (tau + slack)^2, x is out; a corner with nothing within the search
+      radius R counts as d = R, a lower bound.
+    * in: every known closest point p (the block centre's, the corners') gives d(x) <= |x - p|.
+
+    The rest are decided like blocks of one point (`_decide`). Both bounds are
+    evaluated for all points of a block at once: x = b + o (b: the block's first point, o: the
+    point's offset in the block), so |x - p|^2 = |b - p|^2 + 2 (b - p).o + |o|^2.
+    """
+    dim = len(side)
+    corner_offsets = _cell_corners(dim)
+    corners = (pending.index[:, None, :] + corner_offsets) * side  # (k, 2^dim, dim)
+    reach = tau + float(np.linalg.norm(side * grid.step))
+    dims = np.asarray(inside.shape) + 1  # far corners of the last blocks lie one past the end
+    flat = np.ravel_multi_index(tuple(corners.reshape(-1, dim).T), dims)
+    unique, inverse = np.unique(flat, return_inverse=True)
+    found = surface.query(grid.origin + np.column_stack(np.unravel_index(unique, dims))
+                          * grid.step, reach)
+    distance = np.minimum(found.distance, reach)[inverse].reshape(corners.shape[:2])
+    closest = found.point[inverse].reshape(corners.shape)  # NaN where nothing within reach
+
+    offsets = np.array(list(itertools.product(*(range(s) for s in side))))  # (q, dim)
+    fraction = offsets / side
+    weights = np.prod(np.where(corner_offsets == 1, fraction[:, None, :],
+                               1 - fraction[:, None, :]), axis=2)  # (q, 2^dim)
+    spread = (fraction * (1 - fraction) * (side * grid.step) ** 2).sum(axis=1)
+    out = (distance * distance) @ weights.T - spread > (tau + APPROXIMATION_SLACK) ** 2
+
+    # Only the inside points the out bound leaves open matter from here on.
+    open_ = _block_points(inside, pending.index, side) & ~out
+    rows = np.flatnonzero(open_.any(axis=1))
+    open_, index = open_[rows], pending.index[rows]
+    first = grid.origin + index * side * grid.step  # (k, dim)
+    offset_mm = offsets * grid.step
+    upper2 = np.full(open_.shape, np.inf)
+    for point in (pending.closest[rows], *closest[rows].transpose(1, 0, 2)):
+        reach_p = first - point  # NaN rows (no closest point) never win the fmin
+        np.fmin(upper2, (reach_p * reach_p).sum(axis=1)[:, None] + 2 * reach_p @ offset_mm.T
+                + (offset_mm * offset_mm).sum(axis=1), out=upper2)
+    # The expansion rounds at about 1e-12 mm^2: a margin keeps "in" rigorous.
+    in_ = open_ & (upper2 <= tau * tau - 1e-9)
+    view = _block_view(within, side)  # pending blocks were never painted: assign, no OR
+    view[_blocks_at(index)] = in_.reshape(len(index), *side)
+    block, point = np.nonzero(open_ & ~in_)  # the rest, each point a block of its own
+    _decide(surface, index[block] * side + offsets[point], np.ones_like(side), grid, tau,
+            within)
+
+
+def _block_points(values: np.ndarray, index: np.ndarray, side: np.ndarray) -> np.ndarray:
+    """(k, q) values of the points of the blocks `index`, in itertools.product order."""
+    return _block_view(values, side)[_blocks_at(index)].reshape(len(index), -1)
 
 
 SLAB_POINTS = 1 << 24

@@ -351,6 +351,24 @@ def test_biou_shortcut_equals_every_point_on_circles():
         _every_point_counts(a, b, 1.0, grid)
 
 
+def _ball_mask_surfaces(spacing):
+    """Meshes of two overlapping voxelized balls (r = 4 and 3 mm) and their dense grid."""
+    shape = tuple(int(12 / s) for s in spacing)
+    a = analytic.ball_mask(shape, spacing, 4.0, (6.0, 6.0, 6.0))
+    b = analytic.ball_mask(shape, spacing, 3.0, (6.8, 5.6, 6.4))
+    origin = np.zeros(3)
+    surfaces = [mesh_surface(m, np.array(spacing), origin, "discrete_marching_cubes")
+                for m in (a, b)]
+    return surfaces, dense_grid_of_image(origin, spacing, -np.ones(3, int),
+                                         np.array(shape) + 1)
+
+
+def _assert_counts_equal_every_point(surfaces, tau, grid):
+    counts = count_bands(*surfaces, tau, grid)
+    assert (counts.band_a, counts.band_b, counts.band_both, counts.inside_both) == \
+        _every_point_counts(*surfaces, tau, grid)
+
+
 @pytest.mark.parametrize("spacing, slab_points", [
     ((1.0, 1.0, 1.0), None), ((0.5, 0.5, 2.0), None), ((1.0, 0.8, 1.2), None),
     ((1.0, 0.8, 1.2), 20_000)])
@@ -359,17 +377,29 @@ def test_biou_shortcut_equals_every_point_on_masks(spacing, slab_points, monkeyp
     in one slab and in many thin slabs (a few slices each)."""
     if slab_points is not None:
         monkeypatch.setattr(biou, "SLAB_POINTS", slab_points)
-    shape = tuple(int(12 / s) for s in spacing)
-    a = analytic.ball_mask(shape, spacing, 4.0, (6.0, 6.0, 6.0))
-    b = analytic.ball_mask(shape, spacing, 3.0, (6.8, 5.6, 6.4))
-    origin = np.zeros(3)
-    surfaces = [mesh_surface(m, np.array(spacing), origin, "discrete_marching_cubes")
-                for m in (a, b)]
-    grid = dense_grid_of_image(origin, spacing, -np.ones(3, int), np.array(shape) + 1)
+    surfaces, grid = _ball_mask_surfaces(spacing)
     tau = 2.0 + 1e-6  # the tie rule of compute_metrics
-    counts = count_bands(*surfaces, tau, grid)
-    assert (counts.band_a, counts.band_b, counts.band_both, counts.inside_both) == \
-        _every_point_counts(*surfaces, tau, grid)
+    _assert_counts_equal_every_point(surfaces, tau, grid)
+
+
+@pytest.mark.parametrize("cell_per_tau", [0.0, 1.5])
+def test_point_stage_at_any_block_size_equals_every_point(cell_per_tau, monkeypatch):
+    """The point stage's bounds (concavity of d^2 - |x|^2 out, known closest points in) decide
+    exactly what the blocks would: with it off (0: blocks down to single points) and with it
+    taking over at blocks of 3 mm (1.5 tau), where the bounds are loose and most decided."""
+    monkeypatch.setattr(biou, "POINT_CELL_PER_TAU", cell_per_tau)
+    stage_blocks = []
+    decide_points = biou._decide_points
+
+    def spy(surface, pending, *args):
+        stage_blocks.append(len(pending.index))
+        return decide_points(surface, pending, *args)
+
+    monkeypatch.setattr(biou, "_decide_points", spy)
+    spacing = (1.0, 0.8, 1.2)
+    surfaces, grid = _ball_mask_surfaces(spacing)
+    _assert_counts_equal_every_point(surfaces, 2.0, grid)
+    assert (sum(stage_blocks) > 0) == (cell_per_tau > 0)
 
 
 @pytest.mark.parametrize("shape, step", [
