@@ -5,7 +5,8 @@
 Prints the wall time, the per-pair cost of every tool and of the reference (median and mean
 seconds of one call computing all of a tool's metrics), the seconds each rule's jobs took, and
 a projection for the paper preset: every rule's measured job-seconds scaled by how its work
-grows (job counts from a dry run of the paper preset; timing work by pairs x repeats). Jobs
+grows (job counts from a dry run of the paper preset; timing work by pairs x repeats; scoring
+split into the tools' calls, which grow with the pairs, and a fixed cost per job). Jobs
 that claim every core (the HD timing) run alone, so their seconds add to the wall time as they
 are; the others are divided by the cores at the packing efficiency they achieved in this run.
 """
@@ -65,6 +66,20 @@ def project(rules: pd.DataFrame, wall: float, cores: int, exclusive: set[str]) -
             "core_seconds": projected.sum(), "efficiency": efficiency}
 
 
+def scoring_scale(job_seconds: float, call_seconds: float, jobs: int, paper_jobs: int,
+                  pair_scale: float) -> float:
+    """Growth of score_case's job-seconds at paper size, from two measured parts.
+
+    The tools' calls (call_seconds, the scores' own timings) grow with the pairs; the rest of
+    a job (interpreter, imports, reading the masks) is a fixed cost per job and grows with the
+    job count, which scoring.cases_per_job sets. Reading the masks really grows with the cases
+    a job holds (0.3 s per case for one tool, measured): counting it as fixed undercounts
+    batches of several cases by about that much per extra case.
+    """
+    fixed = job_seconds - call_seconds
+    return (call_seconds * pair_scale + fixed / jobs * paper_jobs) / job_seconds
+
+
 def rule_seconds(workdir: Path) -> pd.DataFrame:
     """Seconds of every job that wrote a benchmark file, by rule."""
     rows = [{"rule": path.relative_to(workdir / "results/benchmarks").parts[0],
@@ -107,6 +122,12 @@ def main() -> None:
     if "time_hd" in rules.index:  # one job per tool; its work grows with cases x repeats
         rules.loc["time_hd", "scale"] = (paper["dataset"]["cases"] / ours["dataset"]["cases"]) * (
             paper["timing"]["repeats"] / ours["timing"]["repeats"])
+    if "score_case" in rules.index:  # calls grow with pairs, per-job costs with jobs
+        calls = per_pair_cost(scores)
+        call_seconds = float((calls["count"] * calls["mean"]).sum())
+        rules.loc["score_case", "scale"] = scoring_scale(
+            rules.loc["score_case", "sum"], call_seconds, ours_jobs["score_case"],
+            paper_jobs["score_case"], scale_pairs)
     rules["projected"] = rules["sum"] * rules["scale"]
     projection = project(rules, wall, args.cores, exclusive)
 
@@ -121,6 +142,11 @@ def main() -> None:
     print(per_pair_cost(scores).round(4).to_string(), "\n")
     print("job-seconds by rule, and the projection to the paper preset:")
     print(rules.round(2).to_string(), "\n")
+    if "score_case" in rules.index:
+        print(f"score_case: {call_seconds:.0f} s in tool calls (x {scale_pairs:.2f} pairs), "
+              f"{rules.loc['score_case', 'sum'] - call_seconds:.0f} s of per-job costs over "
+              f"{ours_jobs['score_case']} jobs (paper preset: {paper_jobs['score_case']} "
+              f"jobs, scoring.cases_per_job {paper['scoring']['cases_per_job']})\n")
     print(f"paper preset ({args.paper.name}): ~{scale_pairs * n_pairs:.0f} mask pairs; "
           f"projected wall time on {args.cores} cores: {projection['wall'] / 3600:.2f} h "
           f"({projection['core_seconds'] / 3600:.2f} core-hours)")

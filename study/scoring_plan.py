@@ -22,6 +22,9 @@ class ScoringPlan:
                          if meshing in meshings]
         self.tools = [*config["tools"], *config.get("cross_checks", [])]
         self.dataset, self.cases = dataset, list(cases)
+        size = config.get("scoring", {}).get("cases_per_job", 1)
+        self.batches = {_batch_name(group): group for group in
+                        (self.cases[start:start + size] for start in range(0, len(cases), size))}
         configure(config.get("tool_paths", {}))  # binaries named in the config count as found
         # implementation() raises ValueError naming the known tools for an unknown name.
         self.reasons = {name: implementation(name).unavailable()
@@ -39,13 +42,18 @@ class ScoringPlan:
         """
         return 1 if name in self.variants else 0
 
+    def cases_of(self, batch: str) -> list[str]:
+        """The cases one score_case job scores."""
+        return self.batches[batch]
+
     def score_files(self) -> list[str]:
-        """One file per (implementation, case), or one 'unavailable' record per missing tool."""
+        """One file per (implementation, batch of cases), or one 'unavailable' record per
+        missing tool."""
         files = []
         for name in [*self.variants, *self.tools]:
             if self.available(name):
-                files += [f"results/scores/{self.dataset}/{name}/{case}.parquet"
-                          for case in self.cases]
+                files += [f"results/scores/{self.dataset}/{name}/{batch}.parquet"
+                          for batch in self.batches]
             else:
                 files.append(f"results/scores/{self.dataset}/{name}/unavailable.parquet")
         return files
@@ -61,3 +69,8 @@ class ScoringPlan:
 
     def targets(self) -> list[str]:
         return ["results/scores.parquet", *self.edge_case_files(), *self.timing_files()]
+
+
+def _batch_name(cases: Sequence[str]) -> str:
+    """A batch's file name: its case alone, or its first and last case ("case_01-case_04")."""
+    return cases[0] if len(cases) == 1 else f"{cases[0]}-{cases[-1]}"

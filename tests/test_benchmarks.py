@@ -134,3 +134,11 @@ def test_study_dry_run_finds_the_rules_that_run_alone():
     counts, exclusive = study_speed.dry_run(study_speed.REPO / "workflow/presets/test.yaml", 2)
     assert exclusive == {"time_hd"}
     assert counts["time_hd"] >= 1 and counts["score_case"] >= 1
+
+
+def test_scoring_projection_scales_calls_by_pairs_and_job_costs_by_jobs():
+    scale = load_benchmark("study_speed").scoring_scale
+    # 100 job-seconds: 70 in calls, 30 fixed over 30 jobs. Paper: 10x the pairs, 60 jobs.
+    assert scale(100.0, 70.0, 30, 60, 10.0) * 100 == pytest.approx(70 * 10 + 1 * 60)
+    # A job per case at both sizes: everything grows with the pairs, as before batching.
+    assert scale(100.0, 70.0, 30, 300, 10.0) == pytest.approx(10.0)

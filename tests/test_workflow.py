@@ -9,6 +9,9 @@ from pathlib import Path
 
 import pandas as pd
 
+from study.config import load_config
+from study.scoring_plan import ScoringPlan
+
 ROOT = Path(__file__).resolve().parent.parent
 SNAKEMAKE = Path(sys.executable).with_name("snakemake")
 
@@ -86,3 +89,29 @@ def test_tiny_run_produces_meshes_and_masks(tmp_path):
     # A rerun finds nothing to do and does not rewrite the dataset.
     rerun = snakemake(*targets, "-n", "--configfile", str(config), cwd=workdir)
     assert "Nothing to be done" in rerun.stdout + rerun.stderr
+
+
+def test_paper_preset_scores_four_cases_per_job(tmp_path):
+    """scoring.cases_per_job batches cases: the paper's 52 cases make 13 score_case jobs per
+    implementation, each reading its 4 cases' pairs at every voxel size (the last batch may be
+    shorter; here 52 = 13 x 4)."""
+    result = snakemake("-n", "--configfile", str(ROOT / "workflow/presets/paper.yaml"),
+                       cwd=_workdir(tmp_path), timeout=600)
+    assert result.returncode == 0, result.stderr
+    jobs = [block for block in result.stdout.split("rule ")[1:]
+            if block.startswith("score_case:")]
+    batches = {job.split("batch=")[1].split(",")[0].split()[0] for job in jobs}
+    assert batches == {f"case_{first:02d}-case_{first + 3:02d}" for first in range(1, 53, 4)}
+    assert len(jobs) % 13 == 0
+    for job in jobs:
+        inputs = job.split("input: ")[1].split("\n")[0].split(", ")
+        assert len(inputs) == 4 * 3, inputs
+
+
+def test_batches_hold_every_case_once_in_order():
+    config = load_config({"dataset": {"cases": 5}, "scoring": {"cases_per_job": 2}})
+    cases = [f"case_{number:02d}" for number in range(1, 6)]
+    plan = ScoringPlan(config, dataset="synthetic", cases=cases)
+    assert list(plan.batches) == ["case_01-case_02", "case_03-case_04", "case_05"]
+    assert sum((plan.cases_of(batch) for batch in plan.batches), []) == cases
+    assert "results/scores/synthetic/reference/case_05.parquet" in plan.score_files()

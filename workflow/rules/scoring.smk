@@ -1,10 +1,11 @@
 # Scoring: every tool and the reference on every mask pair, the edge-case probe, HD timing,
 # and the collection of all scores into one tidy table.
 #
-# Job granularity, measured (docs/workflow.md): one job per (tool, case) covering every voxel
-# size. Importing a tool costs up to 5 s (MONAI) and a Snakemake job about 0.5 s, so a job per
-# (tool, case, voxel size) would triple the import cost; a job per case would serialize the
-# tools of a small study onto one core.
+# Job granularity, measured (docs/workflow.md): one job per (tool, batch of
+# scoring.cases_per_job cases) covering every voxel size. Importing a tool costs up to 5 s
+# (MONAI) and a Snakemake job about 0.5 s, so a job per (tool, case, voxel size) would triple
+# the import cost; a job per case with every tool would serialize the tools of a small study
+# onto one core. Large studies batch several cases per job to pay the imports less often.
 
 from study.scoring_plan import ScoringPlan
 
@@ -14,13 +15,15 @@ SCORING = ScoringPlan(config, dataset=DATASET, cases=CASES)
 rule score_case:
     input:
         pairs=lambda wildcards: expand(pairs_csv(), dataset=wildcards.dataset,
-                                       spacing=SPACINGS, case=wildcards.case),
+                                       spacing=SPACINGS, case=SCORING.cases_of(wildcards.batch)),
     output:
-        "results/scores/{dataset}/{tool}/{case}.parquet",
+        "results/scores/{dataset}/{tool}/{batch}.parquet",
     log:
-        "results/logs/score_case/{dataset}/{tool}/{case}.log",
+        "results/logs/score_case/{dataset}/{tool}/{batch}.log",
     benchmark:
-        "results/benchmarks/score_case/{dataset}/{tool}/{case}.tsv"
+        "results/benchmarks/score_case/{dataset}/{tool}/{batch}.tsv"
+    wildcard_constraints:
+        batch="|".join(re.escape(batch) for batch in SCORING.batches),
     params:
         percentile=config["metrics"]["percentile"],
         tau=config["metrics"]["tau_mm"],

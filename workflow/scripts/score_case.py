@@ -1,4 +1,4 @@
-"""Snakemake entry point of rule score_case: one tool on every pair of one case."""
+"""Snakemake entry point of rule score_case: one tool on every pair of a batch of cases."""
 
 from adapters.base import configure
 from study.cores import claim_cores
