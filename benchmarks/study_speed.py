@@ -122,8 +122,8 @@ def main() -> None:
     if "time_hd" in rules.index:  # one job per tool; its work grows with cases x repeats
         rules.loc["time_hd", "scale"] = (paper["dataset"]["cases"] / ours["dataset"]["cases"]) * (
             paper["timing"]["repeats"] / ours["timing"]["repeats"])
+    calls = per_pair_cost(scores)
     if "score_case" in rules.index:  # calls grow with pairs, per-job costs with jobs
-        calls = per_pair_cost(scores)
         call_seconds = float((calls["count"] * calls["mean"]).sum())
         rules.loc["score_case", "scale"] = scoring_scale(
             rules.loc["score_case", "sum"], call_seconds, ours_jobs["score_case"],
@@ -139,7 +139,7 @@ def main() -> None:
           f"({projection['efficiency']:.0%} outside the jobs that run alone: "
           f"{', '.join(sorted(exclusive)) or 'none'})\n")
     print("per-pair cost of one call computing all of a tool's metrics (s):")
-    print(per_pair_cost(scores).round(4).to_string(), "\n")
+    print(calls.round(4).to_string(), "\n")
     print("job-seconds by rule, and the projection to the paper preset:")
     print(rules.round(2).to_string(), "\n")
     if "score_case" in rules.index:

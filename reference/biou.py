@@ -265,6 +265,11 @@ class _Pending:
     distance: np.ndarray
     closest: np.ndarray
 
+    def rows(self, part: slice) -> _Pending:
+        """The blocks `part` of these."""
+        return _Pending(self.index[part], self.centre[part], self.distance[part],
+                        self.closest[part])
+
 
 APPROXIMATION_SLACK = 1e-3
 """mm. The BVH's float32 distance is within about 1e-5 mm of the exact one (closest.py): a
@@ -316,7 +321,7 @@ def _children(pending: _Pending, parent_side: np.ndarray, side: np.ndarray, grid
         reach2 = (np.abs(relative[:, axis, None] - shift) + half[axis]) ** 2
         # Children in the order of itertools.product over the axes.
         upper2 = (upper2[:, :, None] + reach2[:, None, :]).reshape(len(relative), -1)
-    offsets = np.array(list(itertools.product(*(range(count) for count in factor))))
+    offsets = _box_offsets(factor)
     index = (pending.index[:, None, :] * factor + offsets[None]).reshape(-1, len(factor))
     keep = occupied[tuple(index.T)]
     inner = keep & (upper2.ravel() <= tau * tau)
@@ -347,8 +352,8 @@ def within_tau(surface: SurfaceIndex, inside: np.ndarray, tau: float,
         pending = _decide(surface, todo, sides[level], grid, tau, within)
     for start in range(0, len(pending.index), POINT_STAGE_BLOCKS):
         part = slice(start, start + POINT_STAGE_BLOCKS)
-        _decide_points(surface, _Pending(*(field[part] for field in vars(pending).values())),
-                       sides[level], grid, tau, occupied[0], within)
+        _decide_points(surface, pending.rows(part), sides[level], grid, tau, occupied[0],
+                       within)
     return within[tuple(slice(0, n) for n in inside.shape)]
 
 
@@ -369,9 +374,10 @@ def point_level(sides: list[np.ndarray], step: np.ndarray, tau: float) -> int:
     return max(fits, default=0)
 
 
-def _cell_corners(dim: int) -> np.ndarray:
-    """(2^dim, dim) corner offsets 0/1 of a cell, in itertools.product order."""
-    return np.array(list(itertools.product((0, 1), repeat=dim)))
+def _box_offsets(counts) -> np.ndarray:
+    """(prod(counts), dim) integer offsets 0..counts-1 per axis, in itertools.product order
+    (the order every block's points, children and cell corners are listed in)."""
+    return np.array(list(itertools.product(*(range(count) for count in counts))))
 
 
 def _decide_points(surface: SurfaceIndex, pending: _Pending, side: np.ndarray,
@@ -395,7 +401,7 @@ def _decide_points(surface: SurfaceIndex, pending: _Pending, side: np.ndarray,
     point's offset in the block), so |x - p|^2 = |b - p|^2 + 2 (b - p).o + |o|^2.
     """
     dim = len(side)
-    corner_offsets = _cell_corners(dim)
+    corner_offsets = _box_offsets([2] * dim)
     corners = (pending.index[:, None, :] + corner_offsets) * side  # (k, 2^dim, dim)
     reach = tau + float(np.linalg.norm(side * grid.step))
     dims = np.asarray(inside.shape) + 1  # far corners of the last blocks lie one past the end
@@ -406,7 +412,7 @@ def _decide_points(surface: SurfaceIndex, pending: _Pending, side: np.ndarray,
     distance = np.minimum(found.distance, reach)[inverse].reshape(corners.shape[:2])
     closest = found.point[inverse].reshape(corners.shape)  # NaN where nothing within reach
 
-    offsets = np.array(list(itertools.product(*(range(s) for s in side))))  # (q, dim)
+    offsets = _box_offsets(side)  # (q, dim)
     fraction = offsets / side
     weights = np.prod(np.where(corner_offsets == 1, fraction[:, None, :],
                                1 - fraction[:, None, :]), axis=2)  # (q, 2^dim)

@@ -22,7 +22,7 @@ class ScoringPlan:
                          if meshing in meshings]
         self.tools = [*config["tools"], *config.get("cross_checks", [])]
         self.dataset, self.cases = dataset, list(cases)
-        size = config.get("scoring", {}).get("cases_per_job", 1)
+        size = config["scoring"]["cases_per_job"]
         self.batches = {_batch_name(group): group for group in
                         (self.cases[start:start + size] for start in range(0, len(cases), size))}
         configure(config.get("tool_paths", {}))  # binaries named in the config count as found

@@ -99,13 +99,14 @@ def voxelize_pair(mesh_a: vtk.vtkPolyData | None, mesh_b: vtk.vtkPolyData | None
                   spacing: Sequence[float], *, margin_mm: float = 5.0,
                   size_mm: Sequence[float] | None = None) -> VoxelizedPair:
     """Voxelize both observers' meshes at `spacing` on one shared grid (see `pair_grid`)."""
+    spacing = check_spacing(spacing)
     check_closed(mesh_a, name="observer A mesh")
     check_closed(mesh_b, name="observer B mesh")
     return _voxelize_closed_pair(mesh_a, mesh_b, spacing, margin_mm=margin_mm, size_mm=size_mm)
 
 
 def _voxelize_closed_pair(mesh_a, mesh_b, spacing, *, margin_mm, size_mm) -> VoxelizedPair:
-    spacing = check_spacing(spacing)
+    """`voxelize_pair` for meshes already checked closed and a checked spacing."""
     lower, upper = union_bounds([mesh_a, mesh_b])
     origin, shape = pair_grid(lower, upper, spacing, margin_mm=margin_mm, size_mm=size_mm)
     return VoxelizedPair(voxelize_mesh(mesh_a, spacing, origin, shape),

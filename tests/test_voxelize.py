@@ -150,12 +150,12 @@ def test_voxelize_case_writes_pairs_table_per_voxel_size(tmp_path):
     outs = [tmp_path / "masks" / "1x1x2", tmp_path / "masks" / "2x2x2"]
     written = voxelize_case(case_manifest, spacings, outs)
     assert written == [out / "pairs.csv" for out in outs]
+    meshes = generate_case(1, 7, ["Cochlea_L", "Glottis"])
     for spacing, out, label in zip(spacings, outs, ("1x1x2", "2x2x2"), strict=True):
         pairs = pd.read_csv(out / "pairs.csv")
         assert tuple(pairs.columns) == PAIR_COLUMNS
         assert list(pairs["oar"]) == ["Cochlea_L", "Glottis"]
         assert set(pairs["spacing"]) == {label}
-        meshes = generate_case(1, 7, ["Cochlea_L", "Glottis"])
         for row in pairs.itertuples():
             mask_a, read_spacing, origin_a = read_mask(out / row.path_a)
             mask_b, _, origin_b = read_mask(out / row.path_b)
