@@ -15,6 +15,9 @@ exact distance found at any of them is <= h. Upper bound per element T of X, fro
 Elements whose upper bound exceeds the running lower bound by more than the tolerance are
 split into 4 triangles (2 segments); the others are settled. Near the maximum the bound
 tightens with element size, so only a few elements near the farthest points are refined.
+The first bound needs only the centres; corners are queried for the elements it leaves open,
+usually a few near the farthest points (a corner farther than the running lower bound plus
+the tolerance always belongs to one of them: its elements' Lipschitz bound reaches it).
 
 The symmetric HD is max(h(A, B), h(B, A)): a direction only needs bracketing down to what is
 already known of that maximum. With a `floor` (any exact distance already found between the
@@ -70,9 +73,11 @@ class _Corners:
     closest: np.ndarray
 
     @classmethod
-    def of_mesh(cls, vertices, cells, target: SurfaceIndex) -> _Corners:
-        hit = target.query(vertices)  # each shared vertex once
-        return cls(vertices[cells], hit.distance[cells], hit.cell[cells], hit.point[cells])
+    def of_cells(cls, vertices, cells, target: SurfaceIndex) -> _Corners:
+        used, corner = np.unique(cells, return_inverse=True)  # each shared vertex once
+        corner = corner.reshape(cells.shape)
+        hit = target.query(vertices[used])
+        return cls(vertices[cells], hit.distance[corner], hit.cell[corner], hit.point[corner])
 
     def split(self, chosen: np.ndarray, target: SurfaceIndex) -> _Corners:
         """Children of the chosen elements; only the new points, the edge midpoints, are
@@ -101,14 +106,26 @@ def directed_hausdorff(vertices: np.ndarray, cells: np.ndarray, target: SurfaceI
     """
     if not tolerance > 0:
         raise ValueError(f"tolerance must be positive; got {tolerance!r}")
-    elements = _Corners.of_mesh(vertices, cells, target)
-    lower, settled_upper = 0.0, 0.0
+    corners = vertices[cells]
+    centres = corners.mean(axis=1)
+    if at_centres is None:
+        hit = target.query(centres)
+        at_centres = hit.distance, hit.cell
+    centre_distance, centre_cell = at_centres
+    lower = float(centre_distance.max())
+    # The Lipschitz bound from the centres alone settles most elements at once; only the
+    # others need their corners queried (and the convexity bound) in the loop below.
+    upper = centre_distance + element_radius(corners, centres)
+    open_ = upper > max(lower, floor) + tolerance
+    settled_upper = float(upper[~open_].max(initial=0.0))
+    if not open_.any():
+        return Bracket(lower, max(settled_upper, lower))
+    elements = _Corners.of_cells(vertices, cells[open_], target)
+    centre_distance, centre_cell = centre_distance[open_], centre_cell[open_]
     for level in range(max_levels + 1):
         corners = elements.points
         centres = corners.mean(axis=1)
-        if level == 0 and at_centres is not None:
-            centre_distance, centre_cell = at_centres
-        else:
+        if level:
             # The centre is no farther from Y than from any corner's closest point.
             reach = np.linalg.norm(centres[:, None] - elements.closest, axis=2).min(axis=1)
             at_centre = target.query(centres, reach)

@@ -107,6 +107,7 @@ def test_reference_speed_quick_run_prints_targets():
     assert targets.count("MET]") == 3  # "[MET]" or "[NOT MET]", one per target
     assert "peak memory" in targets and "GB" in targets
     assert "like for like" in targets and "refnoB/dm" in printed
+    assert "[for scale]" in targets and "centres/dm" in printed
     timed = printed.split("== Median seconds per pair")[1].split("==")[0]
     assert "Cochlea_L" in timed and "0.5x0.5x2" in timed and "1x1x1" in timed
 
