@@ -14,6 +14,11 @@ import numpy as np
 FACE, EDGE01, EDGE12, EDGE20, VERT0, VERT1, VERT2 = range(7)
 
 
+SLIVER = 1e-10
+"""Triangles with sin^2 of the angle at a below this are measured by their edges (see
+`closest_on_triangles`): the face weights would carry errors of about 1e-16 / sin^2."""
+
+
 def closest_on_segments(points: np.ndarray, v0: np.ndarray, v1: np.ndarray):
     """Closest points on segments [v0, v1] to `points` (row-wise), and the feature code.
 
@@ -35,42 +40,42 @@ def closest_on_triangles(points: np.ndarray, a: np.ndarray, b: np.ndarray, c: np
     Voronoi-region classification of the projection (Ericson, Real-Time Collision Detection,
     5.1.5), in float64: with ab = b - a, ac = c - a, ap = p - a, d1 = <ab, ap>, d2 = <ac, ap>
     and likewise d3..d6 for p - b and p - c, the closest point is a vertex, a point on an edge
-    or the projection inside the face, decided by the signs of these dot products.
+    or the projection inside the face, decided by the signs of these dot products. Only d1 and
+    d2 need the point: p - b = ap - ab and p - c = ap - ac give d3 = d1 - <ab, ab>,
+    d4 = d2 - <ab, ac>, d5 = d1 - <ab, ac>, d6 = d2 - <ac, ac>. Every region yields
+    barycentric weights (v, w) of b and c, and the closest point is a + v ab + w ac.
     """
     ab, ac = b - a, c - a
-    ap, bp, cp = points - a, points - b, points - c
+    ap = points - a
     dot = np.einsum
     d1, d2 = dot("ij,ij->i", ab, ap), dot("ij,ij->i", ac, ap)
-    d3, d4 = dot("ij,ij->i", ab, bp), dot("ij,ij->i", ac, bp)
-    d5, d6 = dot("ij,ij->i", ab, cp), dot("ij,ij->i", ac, cp)
+    ab_ab, ac_ac, ab_ac = dot("ij,ij->i", ab, ab), dot("ij,ij->i", ac, ac), dot("ij,ij->i", ab, ac)
+    d3, d4, d5, d6 = d1 - ab_ab, d2 - ab_ac, d1 - ab_ac, d2 - ac_ac
     va, vb, vc = d3 * d6 - d5 * d4, d5 * d2 - d1 * d6, d1 * d4 - d3 * d2
 
     # Face interior first; the regions below overwrite it where they apply, most specific last.
+    feature = np.full(len(points), FACE)
+    # va + vb + vc = |ab|^2 |ac|^2 - <ab, ac>^2 = |ab x ac|^2 (Lagrange's identity), computed
+    # directly: the sum cancels badly on slivers.
+    area2 = ab_ab * ac_ac - ab_ac * ab_ac
     with np.errstate(invalid="ignore", divide="ignore"):
-        denom = va + vb + vc
-        v, w = vb / denom, vc / denom
-        closest = a + v[:, None] * ab + w[:, None] * ac
-        feature = np.full(len(points), FACE)
-
-        on_bc = (va <= 0) & (d4 - d3 >= 0) & (d5 - d6 >= 0)
+        v, w = vb / area2, vc / area2
         t_bc = (d4 - d3) / ((d4 - d3) + (d5 - d6))
-        on_ca = (vb <= 0) & (d2 >= 0) & (d6 <= 0)
-        t_ca = d2 / (d2 - d6)
-        on_ab = (vc <= 0) & (d1 >= 0) & (d3 <= 0)
-        t_ab = d1 / (d1 - d3)
-    for mask, start, direction, t, code in ((on_bc, b, c - b, t_bc, EDGE12),
-                                            (on_ca, a, ac, t_ca, EDGE20),
-                                            (on_ab, a, ab, t_ab, EDGE01)):
-        closest[mask] = start[mask] + t[mask, None] * direction[mask]
-        feature[mask] = code
-    for mask, corner, code in (((d6 >= 0) & (d5 <= d6), c, VERT2),
-                               ((d3 >= 0) & (d4 <= d3), b, VERT1),
-                               ((d1 <= 0) & (d2 <= 0), a, VERT0)):
-        closest[mask] = corner[mask]
-        feature[mask] = code
-    degenerate = np.isnan(closest).any(axis=1)
+        edges = (((va <= 0) & (d4 - d3 >= 0) & (d5 - d6 >= 0), 1 - t_bc, t_bc, EDGE12),
+                 ((vb <= 0) & (d2 >= 0) & (d6 <= 0), 0.0, d2 / (d2 - d6), EDGE20),
+                 ((vc <= 0) & (d1 >= 0) & (d3 <= 0), d1 / (d1 - d3), 0.0, EDGE01))
+    vertices = (((d6 >= 0) & (d5 <= d6), 0.0, 1.0, VERT2),
+                ((d3 >= 0) & (d4 <= d3), 1.0, 0.0, VERT1),
+                ((d1 <= 0) & (d2 <= 0), 0.0, 0.0, VERT0))
+    for region, v_region, w_region, code in edges + vertices:
+        v, w = np.where(region, v_region, v), np.where(region, w_region, w)
+        feature[region] = code
+    closest = a + v[:, None] * ab + w[:, None] * ac
+    degenerate = (area2 <= SLIVER * ab_ab * ac_ac) | ~np.isfinite(closest).all(axis=1)
     if degenerate.any():
         # A zero-area triangle is a segment (or a point): its closest point lies on an edge.
+        # On a sliver the face weights lose every digit; its edges are within the sliver's
+        # width (sin(angle) x edge length) of any of its points.
         closest[degenerate], feature[degenerate] = _closest_on_edges(
             points[degenerate], a[degenerate], b[degenerate], c[degenerate])
     return closest, feature

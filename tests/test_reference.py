@@ -10,7 +10,7 @@ import sys
 import numpy as np
 import pytest
 
-from reference import analytic, biou, compute_metrics, compute_surface_metrics
+from reference import analytic, biou, compute_metrics, compute_surface_metrics, geometry
 from reference.api import mesh_surface
 from reference.biou import DenseGrid, count_bands, dense_grid_of_image
 from reference.closest import SurfaceIndex
@@ -265,6 +265,44 @@ def test_closest_points_match_brute_force():
     points = rng.normal(size=(300, 3)) * 4
     fast = SurfaceIndex(vertices, cells).query(points).distance
     assert np.max(np.abs(fast - brute_force_distances(points, vertices, cells))) < 1e-6
+
+
+def test_closest_on_triangles_equals_plane_or_edge_distance():
+    """Independent formula: the distance to a triangle is the distance to its plane where the
+    projection falls inside (barycentric coordinates >= 0), else the nearest of its edges.
+    Random triangles, points near and far, and degenerate (collinear, point) triangles."""
+    rng = np.random.default_rng(7)
+    n = 4000
+    a = rng.normal(size=(n, 3))
+    b, c = a + rng.normal(size=(n, 3)), a + rng.normal(size=(n, 3))
+    c[:200] = a[:200] + 0.3 * (b[:200] - a[:200])  # collinear
+    b[200:250] = c[200:250] = a[200:250]  # a point
+    points = a + rng.normal(size=(n, 3)) * rng.choice([0.1, 1.0, 10.0], size=(n, 1))
+    closest, feature = geometry.closest_on_triangles(points, a, b, c)
+    got = np.linalg.norm(points - closest, axis=1)
+
+    edges = np.min([np.linalg.norm(points - geometry.closest_on_segments(points, s, e)[0], axis=1)
+                    for s, e in ((a, b), (b, c), (c, a))], axis=0)
+    normal = np.cross(b - a, c - a)
+    area2 = np.einsum("ij,ij->i", normal, normal)
+    proper = area2 > 1e-12
+    unit = normal[proper] / np.sqrt(area2[proper])[:, None]
+    height = np.einsum("ij,ij->i", points[proper] - a[proper], unit)
+    foot = points[proper] - height[:, None] * unit
+    # Barycentric coordinates of the foot from signed sub-areas.
+    inside = np.ones(proper.sum(), bool)
+    for s, e in ((a, b), (b, c), (c, a)):
+        sub = np.einsum("ij,ij->i", np.cross(e[proper] - s[proper], foot - s[proper]),
+                        normal[proper])
+        inside &= sub >= 0
+    want = edges.copy()
+    want[np.flatnonzero(proper)[inside]] = np.abs(height[inside])
+    assert np.max(np.abs(got - want)) < 1e-9
+    assert np.all(np.isfinite(closest))
+    # The feature code names where the closest point lies: a vertex code means that vertex.
+    for code, vertex in ((geometry.VERT0, a), (geometry.VERT1, b), (geometry.VERT2, c)):
+        at = (feature == code) & proper
+        assert np.allclose(closest[at], vertex[at])
 
 
 def test_tie_rule_counts_distances_equal_to_tau():
