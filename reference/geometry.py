@@ -71,7 +71,7 @@ def closest_on_triangles(points: np.ndarray, a: np.ndarray, b: np.ndarray, c: np
         v, w = np.where(region, v_region, v), np.where(region, w_region, w)
         feature[region] = code
     closest = a + v[:, None] * ab + w[:, None] * ac
-    degenerate = (area2 <= SLIVER * ab_ab * ac_ac) | ~np.isfinite(closest).all(axis=1)
+    degenerate = area2 <= SLIVER * ab_ab * ac_ac  # zero area too; elsewhere every weight is finite
     if degenerate.any():
         # A zero-area triangle is a segment (or a point): its closest point lies on an edge.
         # On a sliver the face weights lose every digit; its edges are within the sliver's
