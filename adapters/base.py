@@ -26,6 +26,8 @@ from pathlib import Path
 
 import numpy as np
 
+from maskio import write_mask
+
 TOOL_PATHS: dict[str, str | None] = {}
 """Binary paths from the config (`tool_paths:`), keyed by registry name; set by `configure`."""
 
@@ -125,7 +127,13 @@ _DIAGNOSTIC_LINE = re.compile(r"warn|error|empty", re.IGNORECASE)
 
 
 class ProgramAdapter(Adapter):
-    """A tool run as an external program on NIfTI files it reads with ITK."""
+    """A tool run as an external program on NIfTI files it reads with ITK.
+
+    The files follow the project's axis convention (`maskio`): the program sees each voxel
+    size on the physical axis it belongs to. Scoring hands over the study's own mask files
+    (`files=`), so the program reads exactly what the voxelizer wrote and no file is written
+    inside the timed call.
+    """
 
     is_program = True
     binary: str = ""
@@ -193,10 +201,15 @@ class ProgramAdapter(Adapter):
             raise ToolError(f"{self.binary} exited with code {finished.returncode}: {said}")
         return finished.stdout
 
-    def _compute(self, a, b, spacing, metrics, percentile, tau, *, timeout: float = 600.0):
+    def _compute(self, a, b, spacing, metrics, percentile, tau, *, timeout: float = 600.0,
+                 files: tuple[Path, Path] | None = None):
+        """Run on `files` (the study's own mask files, holding a and b) when given; else on
+        a and b written to a scratch folder. The program's reports go to the scratch folder."""
         with tempfile.TemporaryDirectory(prefix=f"{self.name}-") as folder:
-            path_a = write_mask(a, spacing, Path(folder) / "a.nii.gz")
-            path_b = write_mask(b, spacing, Path(folder) / "b.nii.gz")
+            if files is None:
+                files = (write_mask(Path(folder) / "a.nii.gz", a, spacing),
+                         write_mask(Path(folder) / "b.nii.gz", b, spacing))
+            path_a, path_b = (Path(file).resolve() for file in files)
             return self._run_on_files(path_a, path_b, folder, metrics, percentile, tau,
                                       timeout=timeout)
 
@@ -212,23 +225,6 @@ class ProgramAdapter(Adapter):
             return ElementTree.parse(report).getroot()
         except ElementTree.ParseError as error:
             raise ToolError(f"unreadable {report.name}: {error}") from error
-
-
-def sitk_image(mask: np.ndarray, spacing: Sequence[float]):
-    """A uint8 SimpleITK image of `mask`; SimpleITK's spacing is in (x, y, z) = reversed order."""
-    import SimpleITK as sitk
-
-    image = sitk.GetImageFromArray(np.ascontiguousarray(mask, dtype=np.uint8))
-    image.SetSpacing(tuple(float(s) for s in reversed(spacing)))
-    return image
-
-
-def write_mask(mask: np.ndarray, spacing: Sequence[float], path: Path) -> Path:
-    """Write `mask` as a uint8 NIfTI file with its spacing in the header."""
-    import SimpleITK as sitk
-
-    sitk.WriteImage(sitk_image(mask, spacing), str(path))
-    return path
 
 
 def parse_number(text: str, *, what: str) -> float:

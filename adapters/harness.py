@@ -20,11 +20,12 @@ import time
 import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 
 import numpy as np
 
 from adapters.base import Adapter
-from study.records import METRICS
+from reference.keys import METRIC_KEYS
 
 
 @dataclass
@@ -124,36 +125,39 @@ def resolve(adapter_or_name: Adapter | str) -> Adapter:
 
 def invoke(adapter_or_name: Adapter | str, a: np.ndarray, b: np.ndarray,
            spacing: Sequence[float], *, metrics: Sequence[str] | None = None,
-           percentile: float = 95, tau: float = 2.0, timeout: float = 600.0) -> Outcome:
+           percentile: float = 95, tau: float = 2.0, timeout: float = 600.0,
+           files: tuple[str | Path, str | Path] | None = None) -> Outcome:
     """Run one tool on (a, b); the tool's failures become `Outcome.error`, never exceptions.
 
     `metrics` defaults to everything the tool supports; requested metrics the tool does not
     support are skipped (the scoring loop may ask every tool for every metric), unknown keys
-    raise ValueError.
+    raise ValueError. `files`, the mask files (written by `maskio`) that hold a and b, are
+    handed to program tools, which then read them instead of a copy written for the call.
     """
     adapter = resolve(adapter_or_name)
     voxel = check_pair(a, b, spacing)
     requested = adapter.metrics if metrics is None else tuple(metrics)
-    unknown = sorted(set(requested) - set(METRICS))
+    unknown = sorted(set(requested) - set(METRIC_KEYS))
     if unknown:
-        raise ValueError(f"unknown metric keys {unknown}; known: {METRICS}")
+        raise ValueError(f"unknown metric keys {unknown}; known: {METRIC_KEYS}")
     supported = tuple(m for m in adapter.metrics if m in requested)
     reason = adapter.unavailable()
     if reason is not None:
         return Outcome(error=f"unavailable: {reason}", unavailable=reason)
     if not supported:
         return Outcome()
-    return _call(adapter, a, b, voxel, supported, percentile, tau, float(timeout))
+    return _call(adapter, a, b, voxel, supported, percentile, tau, float(timeout), files)
 
 
-def _call(adapter: Adapter, a, b, spacing, metrics, percentile, tau, timeout) -> Outcome:
+def _call(adapter: Adapter, a, b, spacing, metrics, percentile, tau, timeout,
+          files) -> Outcome:
     outcome = Outcome()
     log_handler = _WarningLogHandler()
     root_logger = logging.getLogger()
     printed = io.StringIO()
     root_logger.addHandler(log_handler)
     # Program tools get the timeout through subprocess; Python tools through a deadline.
-    options = {"timeout": timeout} if adapter.is_program else {}
+    options = {"timeout": timeout, "files": files} if adapter.is_program else {}
     deadline = _deadline(math.inf if adapter.is_program else timeout)
     start = time.perf_counter()
     try:

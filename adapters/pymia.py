@@ -10,7 +10,8 @@ takes the spacing (it falls back to 1 mm for numpy input). Needs numpy < 2.4 (`n
 
 from __future__ import annotations
 
-from adapters.base import PythonAdapter, sitk_image
+from adapters.base import PythonAdapter
+from maskio import to_image
 
 
 class Pymia(PythonAdapter):
@@ -34,5 +35,5 @@ class Pymia(PythonAdapter):
         }
         evaluator = pymia_evaluator.SegmentationEvaluator(
             [factories[metric]() for metric in metrics], {1: "foreground"})
-        evaluator.evaluate(sitk_image(b, spacing), sitk_image(a, spacing), "pair")
+        evaluator.evaluate(to_image(b, spacing), to_image(a, spacing), "pair")
         return {result.metric: float(result.value) for result in evaluator.results}

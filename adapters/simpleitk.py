@@ -6,12 +6,13 @@ spacing.
 Definitions: HD = `GetHausdorffDistance()` (max of both directed maxima over all voxels);
 MASD = `GetAverageHausdorffDistance()` (mean of the two directed means over all voxels);
 DSC = `LabelOverlapMeasuresImageFilter.GetDiceCoefficient()`.
-Arguments: image1 = a, image2 = b; the images get the spacing reversed to (x, y, z).
+Arguments: image1 = a, image2 = b, as images in the project's axis convention (`maskio`).
 """
 
 from __future__ import annotations
 
-from adapters.base import PythonAdapter, sitk_image
+from adapters.base import PythonAdapter
+from maskio import to_image
 
 
 class SimpleITK(PythonAdapter):
@@ -25,7 +26,7 @@ class SimpleITK(PythonAdapter):
     def _compute(self, a, b, spacing, metrics, percentile, tau):
         import SimpleITK as sitk
 
-        image_a, image_b = sitk_image(a, spacing), sitk_image(b, spacing)
+        image_a, image_b = to_image(a, spacing), to_image(b, spacing)
         values: dict[str, float] = {}
         if {"HD", "MASD"} & set(metrics):
             distances = sitk.HausdorffDistanceImageFilter()

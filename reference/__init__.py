@@ -5,7 +5,20 @@ distances between the meshes, weighted by boundary element size (the paper's Alg
 `compute_surface_metrics(surface_a, surface_b)` does the same for two closed surfaces.
 """
 
-from reference.api import DEFAULT_SUBDIVISION, METRIC_KEYS, compute_metrics, compute_surface_metrics
+from reference.keys import METRIC_KEYS
+
+_API = ("DEFAULT_SUBDIVISION", "compute_metrics", "compute_surface_metrics")
+
+
+def __getattr__(name: str):
+    """The API on first use: importing it loads VTK and the BVH library (about 1.5 s), which
+    code that needs only `METRIC_KEYS` (or `__version__`) should not pay."""
+    if name in _API:
+        from reference import api
+
+        return getattr(api, name)
+    raise AttributeError(f"module 'reference' has no attribute {name!r}")
+
 
 __version__ = "1.1.0"
 """Recorded with every score (tool_version). 1.1: elements still open after subdivision are

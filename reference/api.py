@@ -12,14 +12,13 @@ from reference import biou
 from reference import meshing as meshing_lib
 from reference.closest import SurfaceIndex
 from reference.hausdorff import directed_hausdorff
+from reference.keys import METRIC_KEYS
 from reference.metrics import QUADRATURES, directed_distances, tie_threshold, weighted_metrics
 from reference.signed import orient_outward
 
 DEFAULT_SUBDIVISION = 2
 """Levels of selective subdivision; chosen by the convergence study (docs/reference.md)."""
 
-METRIC_KEYS = ("HD", "HD95", "MASD", "ASSD", "NSD", "BIoU", "DSC")
-DISTANCE_KEYS = ("HD", "HD95", "MASD", "ASSD", "NSD")
 
 
 def _check_metrics(metrics) -> tuple[str, ...]:
@@ -48,24 +47,21 @@ def _check_parameters(percentile, tau, subdivision, refine, quadrature) -> None:
         raise ValueError(f"quadrature must be one of {QUADRATURES}; got {quadrature!r}")
 
 
-def _load(mask, name: str):
-    """(array, spacing, origin) of a SimpleITK image or image file; arrays pass through."""
-    if isinstance(mask, str | Path):
-        import SimpleITK as sitk
+def _load_pair(a, b, spacing, origin):
+    """(a, b, spacing, origin): arrays pass through; two files or two SimpleITK images are
+    read by `maskio`, which checks that they lie on one grid and gives the grid."""
+    import maskio
 
-        if not Path(mask).is_file():
-            raise ValueError(f"{name}: file not found: {mask}")
-        mask = sitk.ReadImage(str(mask))
-    if type(mask).__name__ == "Image" and hasattr(mask, "GetSpacing"):
-        import SimpleITK as sitk
-
-        direction = np.asarray(mask.GetDirection()).reshape(mask.GetDimension(), -1)
-        if not np.allclose(np.abs(direction), np.eye(len(direction))):
-            raise ValueError(f"{name}: oblique image directions are not supported")
-        # SimpleITK lists spacing and origin x first; numpy's axis 0 is the slowest (z).
-        return (sitk.GetArrayFromImage(mask), tuple(mask.GetSpacing())[::-1],
-                tuple(mask.GetOrigin())[::-1])
-    return np.asarray(mask), None, None
+    files = [isinstance(mask, str | Path) for mask in (a, b)]
+    images = [type(mask).__name__ == "Image" and hasattr(mask, "GetSpacing") for mask in (a, b)]
+    if not (any(files) or any(images)):
+        return np.asarray(a), np.asarray(b), spacing, origin
+    if not (all(files) or all(images)):
+        raise ValueError("a and b must both be arrays, both image files or both images")
+    if spacing is not None or origin is not None:
+        raise ValueError("spacing and origin come from the images' headers; do not pass them")
+    pair = maskio.load_pair(a, b) if all(files) else maskio.pair_from_images(a, b)
+    return pair.a, pair.b, pair.spacing, pair.origin
 
 
 def _binary(array: np.ndarray, name: str) -> np.ndarray:
@@ -144,8 +140,9 @@ def compute_metrics(a, b, spacing=None, *, percentile: float = 95, tau: float = 
     elements still straddling tau or the percentile after them: "linear" interpolates their
     corner distances, "midpoint" takes their centres (the paper's plain definition).
 
-    a, b: bool arrays (spacing[i] = voxel size in mm along axis i), or SimpleITK images or
-    image paths (spacing and origin from the header; axes reversed to numpy order). Both
+    a, b: bool arrays (spacing[i] = voxel size in mm along axis i), or two SimpleITK images or
+    two image paths, read by `maskio` (spacing and origin from the headers, which must
+    describe one grid; binary files only: choose a label with `maskio.load_pair`). Both
     masks are meshed, distances measured between the meshes (module `metrics`), BIoU counted
     on a grid five times denser than the image grid (module `biou`); DSC from the voxels.
     """
@@ -153,10 +150,7 @@ def compute_metrics(a, b, spacing=None, *, percentile: float = 95, tau: float = 
     keys = _check_metrics(metrics)
     if meshing not in meshing_lib.MESHINGS:
         raise ValueError(f"meshing must be one of {meshing_lib.MESHINGS}; got {meshing!r}")
-    a, spacing_a, origin_a = _load(a, "a")
-    b, _, _ = _load(b, "b")
-    spacing = spacing_a if spacing is None else spacing
-    origin = origin_a if origin is None else origin
+    a, b, spacing, origin = _load_pair(a, b, spacing, origin)
     if a.shape != b.shape:
         raise ValueError(f"a and b must have the same shape; got {a.shape} and {b.shape}")
     if a.ndim not in (2, 3):

@@ -29,7 +29,6 @@ class AnalysisPlan:
         meshings = config.get("reference", {}).get("meshings", [])
         self.meshing_variants = [name for name, meshing in REFERENCE_VARIANTS.items()
                                  if name != "reference" and meshing in meshings]
-        self.dataset = config["dataset"]["name"]
         self.params = {
             "factor": bonferroni_factor_from_config(config),
             "n_implementations": len(implementations(config["tools"])),
@@ -56,9 +55,6 @@ class AnalysisPlan:
         return {"png": report(f"results/figures/{name}.png", caption=f"../report/{name}.rst",
                               category="Figures"),
                 "pdf": f"results/figures/{name}.pdf"}
-
-    def manifest(self) -> str:
-        return f"data/{self.dataset}/manifest.csv"
 
     def targets(self) -> list[str]:
         """Every table, figure and the findings."""

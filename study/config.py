@@ -8,6 +8,7 @@ cannot say well (finite numbers, known OAR names, a manifest that exists).
 from __future__ import annotations
 
 import copy
+import functools
 import math
 from collections.abc import Mapping
 from pathlib import Path
@@ -144,23 +145,28 @@ class Layout:
     """
 
     def __init__(self, config: Mapping):
-        from study.synthetic import case_id
-
         dataset = config["dataset"]
         self.dataset = dataset["name"]
         self.source = dataset["source"]
+        self._config_dataset = dataset
         self.spacings = [spacing_label(size) for size in config["voxel_sizes"]]
         self.timing_spacing = spacing_label(config["timing"]["voxel_size"])
-        if self.source == "synthetic":
-            self.cases = [case_id(n) for n in range(1, dataset["cases"] + 1)]
-            # Generated data go to data/<name>/.
-            self.mesh_root = f"data/{self.dataset}"
-        else:
-            from study.realdata import read_pair_manifest
+        # Generated data go to data/<name>/; meshes of the user's masks go to results/, so the
+        # user's folders are only ever read.
+        self.mesh_root = (f"data/{self.dataset}" if self.source == "synthetic"
+                          else f"results/meshes/{self.dataset}")
 
-            self.cases = sorted(read_pair_manifest(dataset["manifest"])["case"].unique())
-            # Meshes of the user's masks go to results/: the user's folders are only read.
-            self.mesh_root = f"results/meshes/{self.dataset}"
+    @functools.cached_property
+    def cases(self) -> list[str]:
+        """Case names: numbered for synthetic data, the manifest's (read once) otherwise."""
+        dataset = self._config_dataset
+        if self.source == "synthetic":
+            from study.synthetic import case_id
+
+            return [case_id(n) for n in range(1, dataset["cases"] + 1)]
+        from study.realdata import read_pair_manifest
+
+        return sorted(read_pair_manifest(dataset["manifest"])["case"].unique())
 
     def case_manifest(self) -> str:
         """Pattern of one case's mesh manifest ({case})."""

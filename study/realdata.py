@@ -20,17 +20,15 @@ import re
 from collections.abc import Sequence
 from pathlib import Path
 
-import numpy as np
 import pandas as pd
 
-from study.masks import read_mask
+from maskio import InputError, check_same_grid, load_mask
 from study.meshes import mesh_from_mask, write_manifest, write_observer_meshes
 from study.oars import CATEGORIES, OARS
 
 REQUIRED_COLUMNS = ("case", "oar", "path_a", "path_b")
 OPTIONAL_COLUMNS = ("label_a", "label_b", "category")
 HANSEG_FILE = re.compile(r"^(case_\d+)_OAR_(.+)\.seg\.nrrd$")
-GRID_TOLERANCE = 1e-4  # mm; headers written by different programs round differently
 
 
 def read_pair_manifest(path: str | Path) -> pd.DataFrame:
@@ -38,21 +36,21 @@ def read_pair_manifest(path: str | Path) -> pd.DataFrame:
     integer-or-None `label_a`/`label_b` and a `category` for every row."""
     path = Path(path)
     if not path.is_file():
-        raise FileNotFoundError(f"{path}: pair manifest not found")
+        raise InputError(f"{path}: pair manifest not found")
     table = pd.read_csv(path, dtype=str, keep_default_na=False)
     missing = [c for c in REQUIRED_COLUMNS if c not in table.columns]
     if missing:
-        raise ValueError(f"{path}: pair manifest lacks column(s) {missing}; required: "
+        raise InputError(f"{path}: pair manifest lacks column(s) {missing}; required: "
                          f"{list(REQUIRED_COLUMNS)}")
     if table.empty:
-        raise ValueError(f"{path}: pair manifest has no rows")
+        raise InputError(f"{path}: pair manifest has no rows")
     for column in OPTIONAL_COLUMNS:
         if column not in table.columns:
             table[column] = ""
     duplicated = table.duplicated(["case", "oar"])
     if duplicated.any():
         first = table[duplicated].iloc[0]
-        raise ValueError(f"{path}: case {first['case']} OAR {first['oar']} is listed twice")
+        raise InputError(f"{path}: case {first['case']} OAR {first['oar']} is listed twice")
     rows = [_checked_row(path, line + 2, row) for line, row in table.iterrows()]
     return pd.DataFrame(rows)
 
@@ -60,29 +58,29 @@ def read_pair_manifest(path: str | Path) -> pd.DataFrame:
 def _checked_row(path: Path, line: int, row: pd.Series) -> dict:
     where = f"{path}, line {line}"
     if not row["case"] or not row["oar"]:
-        raise ValueError(f"{where}: case and oar must not be empty")
+        raise InputError(f"{where}: case and oar must not be empty")
     if not re.fullmatch(r"[A-Za-z0-9_.-]+", row["case"]):
-        raise ValueError(f"{where}: case {row['case']!r} may only hold letters, digits, _ . -")
+        raise InputError(f"{where}: case {row['case']!r} may only hold letters, digits, _ . -")
     category = row["category"] or OARS.get(row["oar"], "")
     if not category:
-        raise ValueError(f"{where}: unknown OAR name {row['oar']!r}; use one of the 30 HaN-Seg "
+        raise InputError(f"{where}: unknown OAR name {row['oar']!r}; use one of the 30 HaN-Seg "
                          f"names or give a category ({', '.join(CATEGORIES)})")
     if category not in CATEGORIES:
-        raise ValueError(f"{where}: category {category!r} is not one of {CATEGORIES}")
+        raise InputError(f"{where}: category {category!r} is not one of {CATEGORIES}")
     files = {}
     for observer in ("a", "b"):
         text = row[f"path_{observer}"]
         file = (path.parent / text).resolve() if text else None
         if file is not None and not file.is_file():
-            raise FileNotFoundError(f"{where}: mask file {text!r} not found (looked at {file})")
+            raise InputError(f"{where}: mask file {text!r} not found (looked at {file})")
         files[observer] = file
     if files["a"] is None and files["b"] is None:
-        raise ValueError(f"{where}: both path_a and path_b are empty")
+        raise InputError(f"{where}: both path_a and path_b are empty")
     labels = {}
     for observer in ("a", "b"):
         text = row[f"label_{observer}"]
         if text and not re.fullmatch(r"\d+", text):
-            raise ValueError(f"{where}: label_{observer} must be a whole number, got {text!r}")
+            raise InputError(f"{where}: label_{observer} must be a whole number, got {text!r}")
         labels[observer] = int(text) if text else None
     return {"case": row["case"], "oar": row["oar"], "category": category,
             "file_a": files["a"], "file_b": files["b"],
@@ -91,18 +89,12 @@ def _checked_row(path: Path, line: int, row: pd.Series) -> dict:
 
 def read_mask_pair(row: dict) -> dict[str, tuple | None]:
     """Both observers' (mask, spacing, origin); None for an empty path. Grids must agree."""
-    loaded = {obs: read_mask(row[f"file_{obs}"], row[f"label_{obs}"])
+    loaded = {obs: load_mask(row[f"file_{obs}"], row[f"label_{obs}"])
               if row[f"file_{obs}"] else None for obs in ("a", "b")}
     if loaded["a"] is not None and loaded["b"] is not None:
-        (mask_a, spacing_a, origin_a), (mask_b, spacing_b, origin_b) = loaded["a"], loaded["b"]
-        if mask_a.shape != mask_b.shape or not np.allclose(spacing_a, spacing_b,
-                                                            atol=GRID_TOLERANCE) \
-                or not np.allclose(origin_a, origin_b, atol=GRID_TOLERANCE):
-            raise ValueError(
-                f"{row['file_a']} and {row['file_b']}: the two observers' grids differ "
-                f"(shape {mask_a.shape} vs {mask_b.shape}, spacing {spacing_a} vs {spacing_b}, "
-                f"origin {origin_a} vs {origin_b}); resample one onto the other first")
-    return loaded
+        check_same_grid(loaded["a"], loaded["b"], str(row["file_a"]), str(row["file_b"]))
+    return {obs: None if mask is None else (mask.array, mask.spacing, mask.origin)
+            for obs, mask in loaded.items()}
 
 
 def mesh_user_case(manifest: str | Path, case: str, out_dir: str | Path,
@@ -117,11 +109,11 @@ def mesh_user_case(manifest: str | Path, case: str, out_dir: str | Path,
     if oars != "all":
         rows = rows[rows["oar"].isin(list(oars))]
     if rows.empty:
-        raise ValueError(f"{manifest}: no rows for case {case!r}")
+        raise InputError(f"{manifest}: no rows for case {case!r}")
     out_dir = Path(out_dir).resolve()
     for file in [*rows["file_a"], *rows["file_b"]]:
         if file is not None and out_dir.is_relative_to(Path(file).parent):
-            raise ValueError(f"{out_dir}: meshes must not be written into the user's data "
+            raise InputError(f"{out_dir}: meshes must not be written into the user's data "
                              f"folder {Path(file).parent}")
     records = []
     for row in rows.to_dict("records"):
@@ -142,22 +134,22 @@ def build_hanseg_manifest(observer_a: str | Path, observer_b: str | Path,
     """
     out_csv = Path(out_csv)
     if out_csv.exists() and not overwrite:
-        raise FileExistsError(f"{out_csv}: exists; refusing to overwrite it")
+        raise InputError(f"{out_csv}: exists; refusing to overwrite it")
     found: dict[tuple[str, str], dict[str, Path]] = {}
     for observer, root in (("a", Path(observer_a)), ("b", Path(observer_b))):
         if not root.is_dir():
-            raise FileNotFoundError(f"{root}: observer folder not found")
+            raise InputError(f"{root}: observer folder not found")
         for file in sorted(root.glob("case_*/case_*_OAR_*.seg.nrrd")):
             match = HANSEG_FILE.match(file.name)
             if match is None or match.group(1) != file.parent.name:
                 continue
             found.setdefault((match.group(1), match.group(2)), {})[observer] = file
     if not found:
-        raise ValueError(f"{observer_a}, {observer_b}: no case_XX/case_XX_OAR_<Name>.seg.nrrd "
+        raise InputError(f"{observer_a}, {observer_b}: no case_XX/case_XX_OAR_<Name>.seg.nrrd "
                          "files found")
     unknown = sorted({oar for _, oar in found if oar not in OARS})
     if unknown:
-        raise ValueError(f"{observer_a}, {observer_b}: unknown OAR name(s) {unknown}")
+        raise InputError(f"{observer_a}, {observer_b}: unknown OAR name(s) {unknown}")
     base = out_csv.parent.resolve()
 
     def relative(file: Path | None) -> str:
@@ -183,8 +175,11 @@ def main(argv: Sequence[str] | None = None) -> None:
     hanseg.add_argument("out_csv")
     hanseg.add_argument("--overwrite", action="store_true")
     args = parser.parse_args(argv)
-    table = build_hanseg_manifest(args.observer_a, args.observer_b, args.out_csv,
-                                  overwrite=args.overwrite)
+    try:
+        table = build_hanseg_manifest(args.observer_a, args.observer_b, args.out_csv,
+                                      overwrite=args.overwrite)
+    except InputError as error:
+        parser.exit(2, f"error: {error}\n")
     print(f"{args.out_csv}: {len(table)} pairs in {table['case'].nunique()} cases")
 
 

@@ -8,8 +8,11 @@ from __future__ import annotations
 
 import math
 
-METRICS: tuple[str, ...] = ("HD", "HD95", "MASD", "ASSD", "NSD", "BIoU", "DSC")
-"""Metric keys everywhere. "HD95" stands for HDp at the configured percentile."""
+from reference.keys import METRIC_KEYS
+
+METRICS: tuple[str, ...] = METRIC_KEYS
+"""Metric keys everywhere (owned by the reference). "HD95" stands for HDp at the configured
+percentile."""
 
 DISTANCE_METRICS: tuple[str, ...] = ("HD", "HD95", "MASD", "ASSD")
 """Absolute metrics in mm, lower is better; inf when exactly one mask is empty."""

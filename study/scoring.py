@@ -100,8 +100,10 @@ def score_pairs(tool: str, pairs: pd.DataFrame, *, dataset: str, percentile: flo
     for done, pair in enumerate(pairs.itertuples(index=False), start=1):
         mask_a, spacing, _ = read_mask(pair.path_a)
         mask_b, _, _ = read_mask(pair.path_b)
+        # Program tools read the very files the voxelizer wrote.
         outcome = invoke(impl, mask_a, mask_b, spacing, metrics=metrics,
-                         percentile=percentile, tau=tau, timeout=timeout)
+                         percentile=percentile, tau=tau, timeout=timeout,
+                         files=(pair.path_a, pair.path_b))
         context = {"dataset": dataset, "case": pair.case, "oar": pair.oar,
                    "category": pair.category, "spacing": pair.spacing, "tool": tool,
                    "tool_version": version}

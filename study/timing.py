@@ -16,7 +16,7 @@ import numpy as np
 import pandas as pd
 
 from adapters import Adapter, invoke
-from study.masks import read_mask
+from maskio import read_mask
 from study.records import TIMING_COLUMNS, spacing_label, status_of
 
 PAIR_FIELDS = ("case", "oar", "category", "spacing", "path_a", "path_b")

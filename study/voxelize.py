@@ -160,7 +160,7 @@ def _write_voxelized_case(pairs: list[dict], spacing: tuple[float, ...], out_dir
                           margin_mm: float, size_mm: Sequence[float] | None) -> Path:
     import pandas as pd
 
-    from study.masks import write_mask
+    from maskio import write_mask
     from study.records import spacing_label
 
     rows = []

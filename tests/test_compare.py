@@ -10,12 +10,14 @@ import pytest
 import SimpleITK as sitk
 
 from adapters.__main__ import main
-from study.compare import compare, format_comparison, load_pair
+from adapters.compare import compare, format_comparison
+from maskio import InputError, load_pair
 
 
 def write(path, mask, spacing=(1.0, 1.0, 2.0)):
-    image = sitk.GetImageFromArray(mask.astype(np.uint8))
-    image.SetSpacing(tuple(reversed(spacing)))
+    """A label map in the project's axis convention (array axis n = image axis n)."""
+    image = sitk.GetImageFromArray(np.ascontiguousarray(mask.astype(np.uint8).T))
+    image.SetSpacing(spacing)
     sitk.WriteImage(image, str(path))
     return path
 
@@ -36,27 +38,27 @@ def fake_reference(monkeypatch):
     monkeypatch.setitem(sys.modules, "reference", module)
 
 
-def test_load_pair_selects_the_label_and_reverses_spacing(tmp_path):
+def test_load_pair_selects_the_label_and_keeps_the_axes(tmp_path):
     path_a, path_b = labelled_pair(tmp_path)
-    a, b, spacing = load_pair(path_a, path_b, label=2)
-    assert spacing == (1.0, 1.0, 2.0)
-    assert a.sum() == 8 * 8 * 5 and b.sum() == a.sum()
-    everything, _, _ = load_pair(path_a, path_b)
-    assert everything.sum() == a.sum() + 8
+    pair = load_pair(path_a, path_b, label=2)
+    assert pair.spacing == (1.0, 1.0, 2.0) and pair.a.shape == (16, 16, 10)
+    assert pair.a.sum() == 8 * 8 * 5 and pair.b.sum() == pair.a.sum()
+    with pytest.raises(InputError, match="a.nii.gz: mask is not binary"):
+        load_pair(path_a, path_b)  # a label map taken whole would mix two organs
 
 
 def test_load_pair_rejects_mismatches(tmp_path):
     path_a, _ = labelled_pair(tmp_path)
     other = write(tmp_path / "c.nii.gz", np.zeros((16, 16, 10)), spacing=(1.0, 1.0, 1.0))
-    with pytest.raises(ValueError, match="spacing"):
-        load_pair(path_a, other)
-    with pytest.raises(FileNotFoundError, match="nothing.nii.gz"):
+    with pytest.raises(InputError, match="not on the same grid: spacing"):
+        load_pair(path_a, other, label=2)
+    with pytest.raises(InputError, match="nothing.nii.gz: file not found"):
         load_pair(path_a, tmp_path / "nothing.nii.gz")
 
 
 def test_compare_gives_delta_and_flags(tmp_path, fake_reference):
-    a, b, spacing = load_pair(*labelled_pair(tmp_path), label=2)
-    result = compare(a, b, spacing, tools=["simpleitk", "miseval"])
+    pair = load_pair(*labelled_pair(tmp_path), label=2)
+    result = compare(pair.a, pair.b, pair.spacing, tools=["simpleitk", "miseval"])
     assert result.outcomes["simpleitk"].values["HD"] == pytest.approx(2.0)
     text = format_comparison(result)
     assert "2 (-2)" in text  # SimpleITK HD 2 mm against the stand-in reference's 4 mm
@@ -67,8 +69,8 @@ def test_compare_gives_delta_and_flags(tmp_path, fake_reference):
 def test_compare_without_reference_degrades_clearly(tmp_path, monkeypatch):
     module = types.ModuleType("reference")  # no compute_metrics in it yet
     monkeypatch.setitem(sys.modules, "reference", module)
-    a, b, spacing = load_pair(*labelled_pair(tmp_path), label=2)
-    result = compare(a, b, spacing, tools=["simpleitk"])
+    pair = load_pair(*labelled_pair(tmp_path), label=2)
+    result = compare(pair.a, pair.b, pair.spacing, tools=["simpleitk"])
     assert result.reference is None
     assert "reference.compute_metrics is not available" in format_comparison(result)
 
@@ -81,5 +83,6 @@ def test_compare_lists_unavailable_tools(tmp_path, monkeypatch, capsys, fake_ref
                  "--tools", "simpleitk", "anima"]) == 0
     printed = capsys.readouterr().out
     assert "SimpleITK" in printed and "anima: unavailable" in printed
-    with pytest.raises(SystemExit, match="unknown tools"):
+    with pytest.raises(SystemExit) as stopped:
         main(["compare", str(path_a), str(path_b), "--tools", "nosuchtool"])
+    assert stopped.value.code == 2 and "invalid choice: 'nosuchtool'" in capsys.readouterr().err

@@ -9,8 +9,8 @@ import numpy as np
 import pytest
 
 from adapters import REGISTRY
-from adapters.__main__ import main
 from adapters.base import PythonAdapter
+from study.__main__ import main
 from study.edge_cases import classify, probe
 from study.records import EDGE_CASES, EDGE_OUTPUTS
 

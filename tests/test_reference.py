@@ -3,9 +3,6 @@
 from __future__ import annotations
 
 import itertools
-import json
-import subprocess
-import sys
 
 import numpy as np
 import pytest
@@ -548,33 +545,6 @@ def test_subdivision_error_falls_and_hd_bracket_holds_the_exact_value():
     passed = directed_distances(a[0][a[1]], index_b, percentile=95, threshold=2.0,
                                 subdivision=2).centres
     assert directed_hausdorff(*a, index_b, at_centres=passed) == bracket
-
-
-def test_cli_prints_the_metrics_of_two_image_files(tmp_path, capsys):
-    """`python -m reference A B --json` reads the spacing from the headers (x first there)."""
-    import SimpleITK as sitk
-
-    spacing = (1.0, 1.0, 2.0)
-    a, b = _ball_pair(spacing, (21.0, 20.0, 20.0), 8.0)
-    paths = []
-    for name, mask in (("a", a), ("b", b)):
-        image = sitk.GetImageFromArray(mask.astype(np.uint8))
-        image.SetSpacing(spacing[::-1])
-        paths.append(str(tmp_path / f"{name}.nii.gz"))
-        sitk.WriteImage(image, paths[-1])
-    result = subprocess.run([sys.executable, "-m", "reference", *paths, "--json"],
-                            capture_output=True, text=True, check=True)
-    printed = json.loads(result.stdout)
-    assert printed == pytest.approx(compute_metrics(a, b, spacing), abs=1e-12)
-    from reference.__main__ import main
-
-    main(paths)
-    table = capsys.readouterr().out.split()
-    assert table[0::2] == list(printed)
-    assert [float(v) for v in table[1::2]] == pytest.approx(list(printed.values()), rel=1e-5)
-    missing = subprocess.run([sys.executable, "-m", "reference", paths[0], "nowhere.nii.gz"],
-                             capture_output=True, text=True)
-    assert missing.returncode != 0 and "file not found" in missing.stderr
 
 
 @pytest.fixture(scope="module")

@@ -8,8 +8,9 @@ import pytest
 import SimpleITK as sitk
 
 from adapters import REGISTRY
-from adapters.__main__ import main
 from adapters.base import PythonAdapter
+from maskio import InputError
+from study.__main__ import main
 from study.records import TIMING_COLUMNS
 from study.timing import time_hd
 
@@ -66,7 +67,7 @@ def test_bad_pairs_fail_early(tmp_path):
     with pytest.raises(ValueError, match="repeats"):
         time_hd(REGISTRY["simpleitk"], [], repeats=0)
     pair = write_pair(tmp_path) | {"path_b": "missing.nii.gz"}
-    with pytest.raises(FileNotFoundError):
+    with pytest.raises(InputError, match="file not found"):
         time_hd(REGISTRY["simpleitk"], [pair], repeats=1, base=tmp_path)
 
 

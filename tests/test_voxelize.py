@@ -10,7 +10,7 @@ import pytest
 import SimpleITK as sitk
 import vtk
 
-from study.masks import read_mask, write_mask
+from maskio import read_mask, write_mask
 from study.meshes import mesh_volume, read_mesh, write_mesh
 from study.oars import OARS
 from study.synthetic import generate_case, write_case

@@ -127,7 +127,7 @@ rule figure_4:
 
 rule figure_a3:
     input:
-        ANALYSIS.manifest(),
+        rules.dataset_manifest.output[0],
     output:
         **ANALYSIS.figure_outputs("figure_a3"),
     params:

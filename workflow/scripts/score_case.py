@@ -1,8 +1,8 @@
 """Snakemake entry point of rule score_case: one tool on every pair of a batch of cases."""
 
 from adapters.base import configure
+from maskio import read_mask
 from study.cores import claim_cores
-from study.masks import read_mask
 from study.scoring import read_pairs, score_pairs
 from study.workflow_logging import log_to
 

@@ -2,7 +2,8 @@
 
 For a researcher's own data: each tool's value, the reference's value and Δ = tool − reference
 per metric; tools that ignore the voxel size for a metric are flagged; unavailable tools are
-listed with the reason.
+listed with the reason. Files are loaded by `maskio.load_pair`, which refuses two masks that
+are not on one grid: a score computed across grids would be meaningless.
 """
 
 from __future__ import annotations
@@ -10,12 +11,12 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from pathlib import Path
 
 import numpy as np
 
-from adapters import REGISTRY, Adapter, Outcome, invoke
-from study.records import METRICS
+from adapters.base import Adapter
+from adapters.harness import Outcome, invoke, resolve
+from reference.keys import METRIC_KEYS
 
 
 @dataclass
@@ -27,29 +28,6 @@ class Comparison:
     reference_note: str | None
     outcomes: dict[str, Outcome] = field(default_factory=dict)
     unavailable: dict[str, str] = field(default_factory=dict)
-
-
-def load_pair(path_a: str | Path, path_b: str | Path, label: int | None = None):
-    """(a, b, spacing) from two image files; `label` selects one value, else any non-zero.
-
-    Fails early if a file is missing or the two images differ in size or spacing.
-    """
-    import SimpleITK as sitk
-
-    images = []
-    for path in (path_a, path_b):
-        if not Path(path).is_file():
-            raise FileNotFoundError(f"mask file {path} does not exist")
-        images.append(sitk.ReadImage(str(path)))
-    image_a, image_b = images
-    if image_a.GetSize() != image_b.GetSize():
-        raise ValueError(f"{path_a} has size {image_a.GetSize()}, {path_b} {image_b.GetSize()}")
-    if not np.allclose(image_a.GetSpacing(), image_b.GetSpacing()):
-        raise ValueError(f"{path_a} has spacing {image_a.GetSpacing()}, "
-                         f"{path_b} {image_b.GetSpacing()}")
-    arrays = [sitk.GetArrayFromImage(image) for image in images]
-    masks = [array == label if label is not None else array != 0 for array in arrays]
-    return masks[0], masks[1], tuple(float(s) for s in reversed(image_a.GetSpacing()))
 
 
 def reference_metrics(a, b, spacing, *, percentile: float, tau: float):
@@ -68,18 +46,19 @@ def compare(a: np.ndarray, b: np.ndarray, spacing: Sequence[float], *,
             tools: Sequence[str] | None = None, percentile: float = 95,
             tau: float = 2.0, timeout: float = 600.0) -> Comparison:
     """Run the reference and each tool on (a, b)."""
+    from adapters import REGISTRY
+
     names = list(tools) if tools else list(REGISTRY)
-    unknown = [name for name in names if name not in REGISTRY]
-    if unknown:
-        raise ValueError(f"unknown tools {unknown}; known: {sorted(REGISTRY)}")
+    adapters = [resolve(name) for name in names]  # ValueError naming the known tools
     values, note = reference_metrics(a, b, spacing, percentile=percentile, tau=tau)
     result = Comparison(tuple(float(s) for s in spacing), values, note)
-    for name in names:
-        outcome = invoke(name, a, b, spacing, percentile=percentile, tau=tau, timeout=timeout)
+    for adapter in adapters:
+        outcome = invoke(adapter, a, b, spacing, percentile=percentile, tau=tau,
+                         timeout=timeout)
         if outcome.unavailable is not None:
-            result.unavailable[name] = outcome.unavailable
+            result.unavailable[adapter.name] = outcome.unavailable
         else:
-            result.outcomes[name] = outcome
+            result.outcomes[adapter.name] = outcome
     return result
 
 
@@ -97,15 +76,15 @@ def _cell(adapter: Adapter, metric: str, outcome: Outcome, reference) -> str:
 
 def format_comparison(result: Comparison, *, percentile: float = 95, tau: float = 2.0) -> str:
     """A plain-text table: one row per tool, one column per metric, 'value (Δ)'."""
-    header = ["tool", *METRICS, "seconds"]
+    header = ["tool", *METRIC_KEYS, "seconds"]
     rows = []
     if result.reference is not None:
         rows.append(["reference", *(f"{result.reference.get(m, math.nan):.4g}"
-                                    for m in METRICS), ""])
+                                    for m in METRIC_KEYS), ""])
     for name, outcome in result.outcomes.items():
-        adapter = REGISTRY[name]
+        adapter = resolve(name)
         label = f"{adapter.label} {adapter.version()}"
-        rows.append([label, *(_cell(adapter, m, outcome, result.reference) for m in METRICS),
+        rows.append([label, *(_cell(adapter, m, outcome, result.reference) for m in METRIC_KEYS),
                      f"{outcome.seconds:.3f}"])
     widths = [max(len(str(row[i])) for row in [header, *rows]) for i in range(len(header))]
     lines = [f"spacing (mm, array axis order): {result.spacing}; HD95 = HD{percentile:g}, "

@@ -1,0 +1,93 @@
+"""Command line of the study's stages that run tools: `python -m study {probe,timing} ...`.
+
+  probe [--tools ...] --out DIR
+                 edge-case records (Table A3), one DIR/<tool>.json per tool
+  timing --pairs pairs.csv [--pairs ...] --repeats N [--tools ...] --out DIR
+                 HD timing rows (Fig. A5), one DIR/<tool>.parquet per tool
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+from adapters import REGISTRY
+from maskio.cli import percentile, positive_mm
+
+
+def _probe(arguments) -> int:
+    from study.edge_cases import probe
+
+    out = Path(arguments.out)
+    out.mkdir(parents=True, exist_ok=True)
+    for name in arguments.tools or list(REGISTRY):
+        record = probe(REGISTRY[name], percentile=arguments.percentile, tau=arguments.tau,
+                       timeout=arguments.timeout)
+        (out / f"{name}.json").write_text(json.dumps(record, indent=1) + "\n")
+        print(f"{name}: {record['status']}, {len(record['records'])} records")
+    return 0
+
+
+def _timing(arguments) -> int:
+    import pandas as pd
+
+    from study.timing import time_hd
+
+    out = Path(arguments.out)
+    out.mkdir(parents=True, exist_ok=True)
+    missing = [path for path in arguments.pairs if not Path(path).is_file()]
+    if missing:
+        arguments.parser.exit(2, f"error: {missing[0]}: pairs file not found\n")
+    tables = [(Path(p).parent, pd.read_csv(p)) for p in arguments.pairs]
+    for name in arguments.tools or list(REGISTRY):
+        frames = [time_hd(REGISTRY[name], table.to_dict("records"), arguments.repeats,
+                          base=base, timeout=arguments.timeout, dataset=arguments.dataset)
+                  for base, table in tables]
+        timing = pd.concat(frames, ignore_index=True)
+        timing.to_parquet(out / f"{name}.parquet", index=False)
+        ok = timing[timing["status"] == "ok"]["seconds"]
+        median = f"{ok.median():.3f} s" if len(ok) else "n/a"
+        print(f"{name}: {len(timing)} rows, median {median}")
+    return 0
+
+
+def _repeats(text: str) -> int:
+    if not text.isdigit() or int(text) < 1:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number of at least 1")
+    return int(text)
+
+
+def parser() -> argparse.ArgumentParser:
+    main = argparse.ArgumentParser(prog="python -m study", description=__doc__,
+                                   formatter_class=argparse.RawDescriptionHelpFormatter)
+    commands = main.add_subparsers(dest="command", required=True)
+
+    def add(name: str, handler, help_text: str) -> argparse.ArgumentParser:
+        command = commands.add_parser(name, help=help_text)
+        command.add_argument("--tools", nargs="+", choices=list(REGISTRY), metavar="TOOL",
+                             help=f"registry keys (default: all): {', '.join(REGISTRY)}")
+        command.add_argument("--timeout", type=positive_mm, default=600.0,
+                             help="seconds per tool call")
+        command.add_argument("--out", required=True, help="output folder")
+        command.set_defaults(handler=handler, parser=command)
+        return command
+
+    probing = add("probe", _probe, "edge-case probe (Table A3)")
+    probing.add_argument("--percentile", type=percentile, default=95.0)
+    probing.add_argument("--tau", type=positive_mm, default=2.0, help="NSD/BIoU tolerance, mm")
+    timing = add("timing", _timing, "HD timing on pairs.csv files (Fig. A5)")
+    timing.add_argument("--pairs", nargs="+", required=True)
+    timing.add_argument("--repeats", type=_repeats, default=3)
+    timing.add_argument("--dataset", default="")
+    return main
+
+
+def main(argv: list[str] | None = None) -> int:
+    arguments = parser().parse_args(argv)
+    return arguments.handler(arguments)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
