@@ -137,7 +137,7 @@ def _binary(where: str, array: np.ndarray, label: int | None) -> np.ndarray:
     if label is None:
         if not np.isin(values, (0, 1)).all():
             shown = values[values != 0][:10].tolist()
-            raise InputError(f"{where}: mask is not binary (labels {shown} besides 0); choose "
+            raise InputError(f"{where}: mask is not binary (it holds {shown} besides 0); choose "
                              "one with --label N")
         return array.astype(bool)
     if label not in values:
