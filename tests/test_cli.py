@@ -71,7 +71,7 @@ def bad_b(kind: str, folder):
         flipped = (-1.0, 0, 0, 0, 1.0, 0, 0, 0, 1.0)
         return write_image(path, box(), direction=flipped), "same grid: direction"
     if kind == "labels":
-        return write_image(path, box(value=3)), "b.nii.gz: mask is not binary (it holds [3] besides 0)"
+        return write_image(path, box(value=3)), "b.nii.gz: mask is not binary (it holds [3]"
     if kind == "2D":
         return write_image(path, box()[:, :, 3]), "b.nii.gz is 2D"
     raise ValueError(kind)
