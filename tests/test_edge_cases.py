@@ -81,7 +81,7 @@ def test_unavailable_tool_gets_a_record_saying_so():
 
 
 def test_real_tools_known_cases():
-    """Behaviour STUDY.md reports for current versions."""
+    """Behaviour of the current versions as docs/tools.md reports it."""
     checks = {
         "monai": [("O1", "HD", "inf", True)],
         "medpy": [("S", "MASD", "changed", False)],
