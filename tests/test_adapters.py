@@ -127,7 +127,8 @@ def test_metrics_reloaded_biou_ignores_the_voxel_size():
     assert values[0] == values[1]
 
 
-# Fingerprints of how each tool finds the boundary (docs/study.md), each checked against scipy's erosion + EDT.
+# Fingerprints of how each tool finds the boundary (docs/study.md), each checked against
+# scipy's erosion + EDT.
 
 def _fingerprints():
     a, b = uneven_pair()
