@@ -162,3 +162,25 @@ def test_hanseg_listing_errors_are_named(tmp_path):
                            tmp_path / "obs2", tmp_path / "pairs.csv"],
                           capture_output=True, text=True)
     assert_user_error(done, "obs1: observer folder not found")
+
+
+def test_the_tool_list_names_every_registered_tool():
+    from adapters import REGISTRY
+
+    done = subprocess.run([sys.executable, "-m", "adapters", "list"], capture_output=True,
+                          text=True)
+    assert done.returncode == 0, done.stderr
+    rows = {line.split()[0]: line for line in done.stdout.splitlines()}
+    assert set(rows) == set(REGISTRY)
+    assert all(("version" in row) != ("unavailable:" in row) for row in rows.values())
+
+
+@pytest.mark.parametrize("arguments, message", [
+    (["probe", "--out", "x", "--tools", "nosuchtool"], "invalid choice: 'nosuchtool'"),
+    (["timing", "--out", "x", "--pairs", "missing.csv"], "error: missing.csv: pairs file not"),
+    (["timing", "--out", "x", "--pairs", "p.csv", "--repeats", "0"], "'0' is not a whole"),
+])
+def test_study_commands_name_bad_arguments(arguments, message, tmp_path):
+    done = subprocess.run([sys.executable, "-m", "study", *arguments], capture_output=True,
+                          text=True, cwd=tmp_path)
+    assert_user_error(done, message)
