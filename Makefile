@@ -9,7 +9,7 @@ STAMP := $(VENV)/.installed-$(shell cat requirements.txt constraints.txt pyproje
 CORES ?= all
 SNAKEMAKE_ARGS ?=
 
-.PHONY: run test lint venv clean-venv bench-study bench-reference crosscheck
+.PHONY: run test lint venv clean-venv tools bench-study bench-reference crosscheck
 
 venv: $(STAMP)
 
@@ -28,6 +28,12 @@ run: $(STAMP)
 test: $(STAMP)
 	$(BIN)/ruff check .
 	$(BIN)/python -m pytest
+
+# Opt-in: builds Anima and EvaluateSegmentation into tools/built/bin and installs Metrics
+# Reloaded into .venv (tools/build.py; local sources via ANIMA_SRC, EVALUATESEGMENTATION_SRC,
+# METRICSRELOADED_SRC). make run and make test never need it.
+tools: $(STAMP)
+	$(BIN)/python tools/build.py
 
 lint: $(STAMP)
 	$(BIN)/ruff check .

@@ -28,6 +28,9 @@ import numpy as np
 
 from maskio import write_mask
 
+BUILT_TOOLS_DIR = Path(__file__).resolve().parent.parent / "tools" / "built" / "bin"
+"""Where `make tools` (tools/build.py) puts the programs it builds; searched after PATH."""
+
 TOOL_PATHS: dict[str, str | None] = {}
 """Binary paths from the config (`tool_paths:`), keyed by registry name; set by `configure`."""
 
@@ -153,7 +156,8 @@ class ProgramAdapter(Adapter):
         return found.group(1) if found else said.strip()
 
     def find_binary(self) -> str | None:
-        """Config path, then the environment variable, then PATH, then next to Python.
+        """Config path, then the environment variable, then PATH, then next to Python, then
+        the programs `make tools` built.
 
         Snakemake jobs may run without .venv/bin on PATH, yet pip wheels that ship a
         program (plastimatch) put it next to sys.executable.
@@ -164,8 +168,10 @@ class ProgramAdapter(Adapter):
         on_path = shutil.which(self.binary)
         if on_path:
             return on_path
-        beside_python = Path(sys.executable).parent / self.binary
-        return str(beside_python) if beside_python.is_file() else None
+        for folder in (Path(sys.executable).parent, BUILT_TOOLS_DIR):
+            if (folder / self.binary).is_file():
+                return str(folder / self.binary)
+        return None
 
     def unavailable(self) -> str | None:
         path = self.find_binary()

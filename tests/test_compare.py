@@ -78,6 +78,7 @@ def test_compare_without_reference_degrades_clearly(tmp_path, monkeypatch):
 def test_compare_lists_unavailable_tools(tmp_path, monkeypatch, capsys, fake_reference):
     monkeypatch.delenv("ANIMA_SEG_PERF_ANALYZER", raising=False)
     monkeypatch.setenv("PATH", "/nonexistent")
+    monkeypatch.setattr("adapters.base.BUILT_TOOLS_DIR", tmp_path / "no-tools-built")
     path_a, path_b = labelled_pair(tmp_path)
     assert main(["compare", str(path_a), str(path_b), "--label", "2",
                  "--tools", "simpleitk", "anima"]) == 0
