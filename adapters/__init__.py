@@ -1,7 +1,8 @@
 """Thin, faithful adapters for the segmentation-metric tools the study compares.
 
-`REGISTRY` maps a short name to its adapter; `STUDY_TOOLS` are the eleven tools in the paper's
-table order; `CROSS_CHECKS` are kept apart (the authors' own MeshMetrics package).
+`REGISTRY` maps a short name to its adapter, in the paper's table order; it is the one list of
+tools: `STUDY_TOOLS` (role "tool") and `CROSS_CHECKS` (role "cross-check", the authors' own
+MeshMetrics package) are read off it, and a study's `tools: all` means `STUDY_TOOLS`.
 `invoke` runs one tool on one mask pair and records values, error, warnings and seconds.
 Adding a tool: one module with an `Adapter` subclass and one line in `_ADAPTERS` below.
 """
@@ -30,14 +31,13 @@ _ADAPTERS: tuple[Adapter, ...] = (
 
 REGISTRY: dict[str, Adapter] = {adapter.name: adapter for adapter in _ADAPTERS}
 
-STUDY_TOOLS: tuple[str, ...] = (
-    "anima", "evaluatesegmentation", "deepmind", "medpy", "metricsreloaded", "miseval",
-    "monai", "plastimatch", "pymia", "segmetrics", "simpleitk",
-)
-"""The eleven tools, in the order of the paper's tables."""
+STUDY_TOOLS: tuple[str, ...] = tuple(name for name, adapter in REGISTRY.items()
+                                     if adapter.role == "tool")
+"""The tools the study compares with the reference, in the order of the paper's tables."""
 
-CROSS_CHECKS: tuple[str, ...] = ("meshmetrics",)
-"""Not scored as tools: cross-checks of the reference."""
+CROSS_CHECKS: tuple[str, ...] = tuple(name for name, adapter in REGISTRY.items()
+                                      if adapter.role == "cross-check")
+"""Scored like tools, reported as cross-checks of the reference."""
 
 __all__ = [
     "Adapter", "CROSS_CHECKS", "Outcome", "REGISTRY", "STUDY_TOOLS", "ToolError",

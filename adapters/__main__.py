@@ -11,7 +11,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from adapters import REGISTRY, STUDY_TOOLS, configure
+from adapters import REGISTRY, configure
 from maskio.cli import add_pair_arguments, load_pair_or_exit, positive_mm
 
 
@@ -19,9 +19,8 @@ def _list(arguments) -> int:
     for name in arguments.tools or list(REGISTRY):
         adapter = REGISTRY[name]
         reason = adapter.unavailable()
-        role = "tool" if name in STUDY_TOOLS else "cross-check"
         state = f"unavailable: {reason}" if reason else f"version {adapter.version()}"
-        print(f"{name:22s} {role:12s} {adapter.label:28s} {state}")
+        print(f"{name:22s} {adapter.role:12s} {adapter.label:28s} {state}")
     return 0
 
 

@@ -60,10 +60,13 @@ class Adapter:
             in voxel units whatever the spacing); flagged by the compare command.
         is_program: True for tools run as external programs.
         fixed_percentile: the only percentile the tool's HD95 computes (None = any).
+        role: "tool", one of the tools the study compares with the reference, or
+            "cross-check", scored the same way but reported apart (the authors' package).
     """
 
     name: str = ""
     label: str = ""
+    role: str = "tool"
     metrics: tuple[str, ...] = ()
     ignores_spacing: frozenset[str] = frozenset()
     is_program: bool = False

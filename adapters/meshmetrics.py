@@ -15,6 +15,7 @@ from adapters.base import PythonAdapter
 class MeshMetrics(PythonAdapter):
     name = "meshmetrics"
     label = "MeshMetrics (pymeshmetrics)"
+    role = "cross-check"
     metrics = ("HD", "HD95", "MASD", "ASSD", "NSD", "BIoU", "DSC")
     module = "meshmetrics"
     distribution = "pymeshmetrics"

@@ -113,6 +113,19 @@ def _check_consistency(config: dict, where: str) -> None:
                           "one of voxel_sizes")
 
 
+def _resolve_tools(config: dict, where: str) -> None:
+    """`tools: all` becomes the registry's study tools; every name must be registered."""
+    from adapters import REGISTRY, STUDY_TOOLS
+
+    if config["tools"] == "all":
+        config["tools"] = list(STUDY_TOOLS)
+    for key in ("tools", "cross_checks"):
+        unknown = [name for name in config[key] if name not in REGISTRY]
+        if unknown:
+            raise ConfigError(f"{where}: {key}: unknown tools {unknown}; registered: "
+                              f"{', '.join(REGISTRY)}")
+
+
 def load_config(source: str | Path | Mapping) -> dict:
     """Validated configuration with defaults filled in, from a YAML path or a mapping.
 
@@ -126,6 +139,7 @@ def load_config(source: str | Path | Mapping) -> dict:
         error = errors[0]
         raise ConfigError(f"{where}: {_key_path(error.absolute_path)}: {error.message}")
     _fill_defaults(config, schema)
+    _resolve_tools(config, where)
     _check_finite(config, where)
     _check_consistency(config, where)
     return config

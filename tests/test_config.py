@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 import yaml
 
+from adapters import STUDY_TOOLS
 from study.config import ConfigError, Layout, load_config, selected_oars
 from study.oars import CATEGORIES, OARS
 
@@ -22,7 +23,13 @@ def test_default_config_matches_documented_keys():
     assert config["field_of_view"]["policy"] == "union_bbox"
     assert config["metrics"] == {"percentile": 95, "tau_mm": 2.0,
                                  "scored": ["HD", "HD95", "MASD", "ASSD", "NSD", "BIoU"]}
-    assert len(config["tools"]) == 11
+    assert config["tools"] == list(STUDY_TOOLS)  # tools: all
+
+
+@pytest.mark.parametrize("key", ["tools", "cross_checks"])
+def test_an_unregistered_tool_is_named_at_start_up(key):
+    with pytest.raises(ConfigError, match=rf"{key}: unknown tools \['nosuchtool'\]"):
+        load_config({key: ["monai", "nosuchtool"]})
 
 
 def test_empty_config_gets_the_same_defaults_as_config_yaml():
