@@ -134,6 +134,11 @@ def read_image(path: str | Path):
 def _binary(where: str, array: np.ndarray, label: int | None) -> np.ndarray:
     """`array == label`, or the array itself if it holds only 0 and 1 (no label given)."""
     values = np.unique(array)
+    if not np.array_equal(values, np.round(values)):
+        # A probability map or a resampled mask: no label can make it binary.
+        shown = values[values != np.round(values)][:5].tolist()
+        raise InputError(f"{where}: mask holds fractional values ({shown}, ...); expected a "
+                         "binary mask or a label map of whole numbers")
     if label is None:
         if not np.isin(values, (0, 1)).all():
             shown = values[values != 0][:10].tolist()

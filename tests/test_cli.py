@@ -72,13 +72,16 @@ def bad_b(kind: str, folder):
         return write_image(path, box(), direction=flipped), "same grid: direction"
     if kind == "labels":
         return write_image(path, box(value=3)), "b.nii.gz: mask is not binary (it holds [3]"
+    if kind == "fractional":
+        return (write_image(path, box().astype(np.float32) * 0.5),
+                "b.nii.gz: mask holds fractional values ([0.5]")
     if kind == "2D":
         return write_image(path, box()[:, :, 3]), "b.nii.gz is 2D"
     raise ValueError(kind)
 
 
 BAD_FILES = ["missing", "not an image", "folder", "shape", "spacing", "origin", "direction",
-             "labels", "2D"]
+             "labels", "fractional", "2D"]
 
 
 def assert_user_error(done: subprocess.CompletedProcess, *expected: str) -> None:
