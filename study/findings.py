@@ -1,7 +1,8 @@
 """The generated summary: what the data say, in sentences, and how that compares with the paper.
 
 Every sentence is computed from the Δ summaries, the Wilcoxon table and the timings; nothing
-here is written by hand except the paper's claims being checked (STUDY.md section 7).
+here is written by hand except the paper's claims being checked (docs/study.md, "What the paper
+found").
 """
 
 from __future__ import annotations
