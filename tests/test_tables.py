@@ -133,10 +133,10 @@ def test_format_number():
 
 
 def test_analysis_plan_of_the_default_configuration():
-    import yaml
-
     from study.analysis_plan import AnalysisPlan
-    config = yaml.safe_load((Path(__file__).resolve().parents[1] / "config.yaml").read_text())
+    from study.config import load_config
+
+    config = load_config(Path(__file__).resolve().parents[1] / "config.yaml")
     plan = AnalysisPlan(config)
     assert plan.params["factor"] == 1188 and plan.params["n_implementations"] == 12
     targets = plan.targets()

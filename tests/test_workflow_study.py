@@ -17,6 +17,7 @@ import pandas as pd
 import pytest
 import yaml
 
+from study.config import load_config
 from study.records import SCORE_COLUMNS
 
 REPO = Path(__file__).resolve().parents[1]
@@ -63,7 +64,7 @@ def study_run(tmp_path_factory) -> Path:
 def test_scores_table_has_every_tool_pair_and_metric(study_run):
     scores = pd.read_parquet(study_run / "results/scores.parquet")
     assert list(scores.columns) == list(SCORE_COLUMNS)
-    config = yaml.safe_load(TEST_PRESET.read_text())
+    config = load_config(TEST_PRESET)
     from adapters import REGISTRY
     from study.scoring import implementation
 
@@ -86,7 +87,7 @@ def test_reference_variants_edge_cases_and_timing_are_written(study_run):
     scores = pd.read_parquet(study_run / "results/scores.parquet")
     assert {"reference", "reference-marching-cubes", "reference-surface-nets"} <= set(
         scores.tool)
-    config = yaml.safe_load(TEST_PRESET.read_text())
+    config = load_config(TEST_PRESET)
     for tool in ["reference", *config["tools"]]:
         assert (study_run / f"results/edge_cases/{tool}.json").is_file(), tool
     timing = pd.read_parquet(study_run / "results/timing/reference.parquet")
@@ -137,7 +138,7 @@ def test_failing_tools_become_error_rows_and_the_study_completes(tmp_path):
         script.chmod(0o755)
     config = preset(tools=["plastimatch", "anima"],
                     tool_paths={"plastimatch": str(hanging), "anima": str(crashing)},
-                    timeouts={"tool_seconds": 1})
+                    timeouts={"tool_seconds": 4})  # the reference: over 1 s a pair under load
     config["reference"]["meshings"] = ["discrete_marching_cubes"]
     configfile = write_config(tmp_path / "faulty.yaml", config)
     snakemake(tmp_path, "results/scores.parquet", configfile=configfile)
@@ -186,7 +187,7 @@ def test_report_tables_and_notebook_from_the_test_preset(study_run, monkeypatch)
     cell = table.set_index(["metric", "spacing", "tool"]).loc[("HD", "2x2x2", "simpleitk")]
     assert cell["mean"] == pytest.approx((wide["simpleitk"] - wide["reference"]).mean())
 
-    config = yaml.safe_load(TEST_PRESET.read_text())
+    config = load_config(TEST_PRESET)
     compared = ["HD", "HD95", "MASD", "ASSD", "NSD", "BIoU"]
     implementations = len(config["tools"]) + 1  # the reference is compared too
     factor = len(config["voxel_sizes"]) * len(compared) * math.comb(implementations, 2)
