@@ -9,7 +9,7 @@ STAMP := $(VENV)/.installed-$(shell cat requirements.txt constraints.txt pyproje
 CORES ?= all
 SNAKEMAKE_ARGS ?=
 
-.PHONY: run test lint venv clean-venv tools bench-study bench-reference crosscheck
+.PHONY: run test test-fast lint venv clean-venv tools bench-study bench-reference crosscheck
 
 venv: $(STAMP)
 
@@ -28,6 +28,11 @@ run: $(STAMP)
 test: $(STAMP)
 	$(BIN)/ruff check .
 	$(BIN)/python -m pytest
+
+# The unit tests without the workflow runs and subprocess commands (tests/conftest.py): under a
+# minute, for the edit-test loop. make test stays the promise CI checks.
+test-fast: $(STAMP)
+	$(BIN)/python -m pytest -m "not slow" -q
 
 # Opt-in: builds Anima and EvaluateSegmentation into tools/built/bin and installs Metrics
 # Reloaded into .venv (tools/build.py; local sources via ANIMA_SRC, EVALUATESEGMENTATION_SRC,
