@@ -17,7 +17,7 @@ import pandas as pd
 
 from adapters import Adapter, invoke
 from maskio import read_mask
-from study.records import TIMING_COLUMNS, spacing_label, status_of
+from study.records import TIMING_COLUMNS, shape_label, spacing_label, status_of
 
 PAIR_FIELDS = ("case", "oar", "category", "spacing", "path_a", "path_b")
 
@@ -35,11 +35,12 @@ def _checked(pair: Mapping, base: Path | None) -> dict:
 
 def time_hd(adapter: Adapter, pairs: Iterable[Mapping], repeats: int, *,
             base: Path | None = None, timeout: float = 600.0,
-            dataset: str = "") -> pd.DataFrame:
+            dataset: str = "", grid: str = "") -> pd.DataFrame:
     """One row per pair and repeat with `TIMING_COLUMNS`; tool failures become error rows.
 
     `pairs` holds rows of pairs.csv (case, oar, category, spacing, path_a, path_b); relative
-    paths are taken relative to `base`.
+    paths are taken relative to `base`. `grid` names the field of view the masks were
+    voxelized with (recorded as given); each row records the masks' shape as read.
     """
     if repeats < 1:
         raise ValueError(f"repeats must be at least 1, got {repeats}")
@@ -69,6 +70,7 @@ def time_hd(adapter: Adapter, pairs: Iterable[Mapping], repeats: int, *,
                 "dataset": row.get("dataset", dataset), "case": row["case"],
                 "oar": row["oar"], "category": row["category"],
                 "spacing": row.get("spacing") or spacing_label(spacing),
+                "grid": grid, "shape": shape_label(a.shape),
                 "tool": adapter.name, "tool_version": version, "repeat": repeat,
                 "seconds": outcome.seconds, "status": status, "message": message,
             })

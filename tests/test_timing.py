@@ -33,8 +33,11 @@ def write_pair(folder, spacing=(2.0, 1.0, 1.0)):
 
 def test_time_hd_rows(tmp_path):
     pair = write_pair(tmp_path)
-    table = time_hd(REGISTRY["simpleitk"], [pair], repeats=3, base=tmp_path, dataset="tiny")
+    table = time_hd(REGISTRY["simpleitk"], [pair], repeats=3, base=tmp_path, dataset="tiny",
+                    grid="scan")
     assert tuple(table.columns) == TIMING_COLUMNS
+    # What was timed: the grid it was told, the shape it read (write_pair's 12^3 masks).
+    assert set(table["grid"]) == {"scan"} and set(table["shape"]) == {"12x12x12"}
     assert list(table["repeat"]) == [0, 1, 2]
     assert (table["status"] == "ok").all() and (table["seconds"] > 0).all()
     assert set(table["dataset"]) == {"tiny"} and set(table["tool"]) == {"simpleitk"}
@@ -76,8 +79,9 @@ def test_timing_command(tmp_path):
     pd.DataFrame([write_pair(tmp_path)]).to_csv(pairs, index=False)
     out = tmp_path / "timing"
     assert main(["timing", "--pairs", str(pairs), "--repeats", "2", "--tools", "simpleitk",
-                 "miseval", "--out", str(out)]) == 0
+                 "miseval", "--grid", "union_bbox", "--out", str(out)]) == 0
     for tool in ("simpleitk", "miseval"):
         table = pd.read_parquet(out / f"{tool}.parquet")
         assert len(table) == 2 and tuple(table.columns) == TIMING_COLUMNS
         assert (table["status"] == "ok").all() and set(table["tool"]) == {tool}
+        assert set(table["grid"]) == {"union_bbox"} and set(table["shape"]) == {"12x12x12"}

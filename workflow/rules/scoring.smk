@@ -97,7 +97,7 @@ rule probe_edge_cases:
 
 rule time_hd:
     input:
-        pairs=expand(pairs_csv(), dataset=DATASET, spacing=TIMING_SPACING, case=CASES),
+        pairs=LAYOUT.timing_pairs(),
     output:
         "results/timing/{tool}.parquet",
     log:
@@ -106,6 +106,7 @@ rule time_hd:
         "results/benchmarks/time_hd/{tool}.tsv"
     params:
         dataset=DATASET,
+        grid=LAYOUT.timed_grid,
         repeats=config["timing"]["repeats"],
         timeout=config["timeouts"]["tool_seconds"],
         tool_paths=config.get("tool_paths", {}),

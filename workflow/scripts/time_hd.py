@@ -12,5 +12,5 @@ with log_to(snakemake.log[0]):
     table = time_hd(implementation(snakemake.wildcards.tool),
                     read_pairs(snakemake.input.pairs).to_dict("records"),
                     snakemake.params.repeats, timeout=snakemake.params.timeout,
-                    dataset=snakemake.params.dataset)
+                    dataset=snakemake.params.dataset, grid=snakemake.params.grid)
     table.to_parquet(snakemake.output[0], index=False)
