@@ -14,6 +14,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from study import grid_check
 from study import statistics as st
 from study.records import parse_spacing_label
 from study.tables import configured_spacings, read_scores
@@ -62,6 +63,7 @@ class AnalysisInputs:
     wilcoxon: pd.DataFrame
     config: Mapping
     timing: pd.DataFrame | None = None
+    grid_check: pd.DataFrame | None = None
 
 
 # --------------------------------------------------------------------------------------------
@@ -237,6 +239,35 @@ def timing_section(timing: pd.DataFrame | None) -> Section:
                          f"case(s), {timing['oar'].nunique()} OARs.")
     section.lines.append("Median per case, fastest first: " + "; ".join(
         f"{st.tool_label(t)} {s * 1000:.3g} ms" for t, s in medians.items()) + ".")
+    return section
+
+
+def grid_section(rows: pd.DataFrame | None) -> Section | None:
+    """Scores on cropped against scan-sized grids (study/grid_check.py): who is invariant, and
+    each tool and metric that changed, with the largest |d| and an example."""
+    if rows is None:
+        return None
+    section = Section("Scores on cropped and scan-sized grids")
+    if rows.empty:
+        section.lines.append("No grid-check records.")
+        return section
+    differences = grid_check.grid_differences(rows)
+    changed = grid_check.changed_scores(differences)
+    pairs = differences.drop_duplicates(["spacing", "oar"]).groupby("spacing").size()
+    same = [t for t in st.ordered_tools(differences["tool"]) if t not in set(changed["tool"])]
+    unchanged = differences.loc[~differences["changed"], "difference"].abs()
+    largest = unchanged.max() if unchanged.notna().any() else 0.0
+    section.lines.append(
+        f"The same pairs scored on cropped grids and on scan-sized grids ({pairs.max()} pairs at "
+        f"each of {len(pairs)} voxel sizes, one of them with observer B empty). The same "
+        f"(|d| ≤ {grid_check.SAME_TOLERANCE:g}) on every pair and metric: {_label_list(same)}; "
+        f"the largest |d| among the scores that stayed the same is {largest:.2g}.")
+    for row in changed.itertuples():
+        largest = ("" if np.isnan(row.max_abs_difference)
+                   else f", largest |d| {row.max_abs_difference:.4g}")
+        section.lines.append(
+            f"**{st.tool_label(row.tool)} {row.metric} depends on the grid**: changed on "
+            f"{row.changed} of {row.compared} pairs{largest}; e.g. {row.example}.")
     return section
 
 
@@ -439,9 +470,11 @@ def build_findings(inputs: AnalysisInputs) -> list[Section]:
     tools = [t for t in inputs.config.get("tools", []) if t in set(inputs.scores["tool"])]
     summary = st.summarize_deltas(st.deltas(inputs.scores, tools or None),
                                   ["metric", "spacing", "tool"])
-    return [setup_section(inputs, spacings), deviation_section(summary, spacings),
-            indistinguishable_section(inputs.wilcoxon, spacings), failures_section(inputs.scores),
-            timing_section(inputs.timing), paper_section(inputs, summary, spacings)]
+    sections = [setup_section(inputs, spacings), deviation_section(summary, spacings),
+                indistinguishable_section(inputs.wilcoxon, spacings),
+                failures_section(inputs.scores), timing_section(inputs.timing),
+                grid_section(inputs.grid_check), paper_section(inputs, summary, spacings)]
+    return [section for section in sections if section is not None]
 
 
 def render_markdown(sections: Sequence[Section], title: str = "Findings") -> str:
@@ -467,13 +500,14 @@ def render_html(sections: Sequence[Section], title: str = "Findings") -> str:
 
 
 def make_findings(scores_path, wilcoxon_csv, timing_paths, config: Mapping, md_path,
-                  html_path) -> list[Section]:
+                  html_path, grid_check_paths=()) -> list[Section]:
     """Findings from the workflow's files; writes the Markdown and HTML renderings."""
     from study.figures import read_timing  # here, so findings alone need no matplotlib
     wilcoxon = pd.read_csv(wilcoxon_csv, dtype={"spacing": str})
     timing = read_timing(timing_paths) if timing_paths else None
+    checked = grid_check.read_grid_check(grid_check_paths) if grid_check_paths else None
     sections = build_findings(AnalysisInputs(read_scores(scores_path), wilcoxon, config,
-                                             timing))
+                                             timing, checked))
     Path(md_path).parent.mkdir(parents=True, exist_ok=True)
     Path(md_path).write_text(render_markdown(sections), encoding="utf-8")
     Path(html_path).write_text(render_html(sections), encoding="utf-8")

@@ -122,8 +122,10 @@ PAIR_COLUMNS: tuple[str, ...] = ("case", "oar", "category", "spacing", "path_a",
 def voxelize_case(mesh_manifest: str | Path, spacings: Sequence[Sequence[float]],
                   out_dirs: Sequence[str | Path], *, margin_mm: float = 5.0,
                   size_mm: Sequence[float] | None = None,
-                  scan_mm: Sequence[float] | None = None) -> list[Path]:
-    """Voxelize every (OAR, A/B) mesh pair of one case's manifest at each of `spacings`.
+                  scan_mm: Sequence[float] | None = None,
+                  oars: Sequence[str] | None = None) -> list[Path]:
+    """Voxelize every (OAR, A/B) mesh pair of one case's manifest at each of `spacings`
+    (only those of `oars`, if given; the scan grid still holds every organ of the case).
 
     Grids: per pair (`pair_grid` with margin_mm or size_mm), or, with `scan_mm`, one grid for
     the whole case as a CT scan has: a box of scan_mm centred on the union of every organ of
@@ -141,6 +143,8 @@ def voxelize_case(mesh_manifest: str | Path, spacings: Sequence[Sequence[float]]
     pairs = _read_mesh_pairs(mesh_manifest)
     case_bounds = (union_bounds([pair[obs] for pair in pairs for obs in ("A", "B")])
                    if scan_mm is not None else None)
+    if oars is not None:
+        pairs = [pair for pair in pairs if pair["oar"] in set(oars)]
 
     def grid_of(pair: dict, spacing: tuple[float, ...]) -> tuple:
         if case_bounds is not None:

@@ -122,4 +122,57 @@ rule time_hd:
         "../scripts/time_hd.py"
 
 
+# Which scores depend on the grid: a few pairs of the first case on cropped and on scan-sized
+# grids at every voxel size (study/grid_check.py), one job for the masks, one per tool.
+rule grid_check_masks:
+    input:
+        case_manifest().format(case=CASES[0]),
+    output:
+        [path for paths in SCORING.grid_check_masks().values() for path in paths],
+    params:
+        spacings=[parse_spacing_label(spacing) for spacing in SPACINGS],
+        out_root=SCORING.GRID_CHECK_ROOT,
+        per_category=config["grid_check"]["pairs_per_category"],
+        margin_mm=config["field_of_view"]["margin_mm"],
+        scan_mm=config["field_of_view"]["scan_mm"],
+    log:
+        "results/logs/grid_check_masks.log",
+    benchmark:
+        "results/benchmarks/grid_check_masks/masks.tsv"
+    threads: 1
+    resources:
+        mem_mb=4000,
+        runtime=30,
+    conda:
+        "../../environment.yml"
+    script:
+        "../scripts/grid_check_masks.py"
+
+
+rule check_grid:
+    input:
+        **SCORING.grid_check_masks(),
+    output:
+        "results/grid_check/{tool}.parquet",
+    log:
+        "results/logs/check_grid/{tool}.log",
+    benchmark:
+        "results/benchmarks/check_grid/{tool}.tsv"
+    params:
+        dataset=DATASET,
+        percentile=config["metrics"]["percentile"],
+        tau=config["metrics"]["tau_mm"],
+        timeout=config["timeouts"]["tool_seconds"],
+        tool_paths=config.get("tool_paths", {}),
+        metrics=config["metrics"]["scored"],
+    threads: 1
+    resources:
+        mem_mb=4000,
+        runtime=60,
+    conda:
+        "../../environment.yml"
+    script:
+        "../scripts/check_grid.py"
+
+
 scoring_targets = SCORING.targets
