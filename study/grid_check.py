@@ -12,7 +12,7 @@ the image rather than from the masks.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 import numpy as np
@@ -48,23 +48,21 @@ def check_oars(manifest: pd.DataFrame, per_category: int) -> list[str]:
 
 
 def prepare_masks(case_manifest: str | Path, spacings: Sequence[Sequence[float]],
-                  out_root: str | Path, *, per_category: int, margin_mm: float,
-                  scan_mm: Sequence[float]) -> list[Path]:
-    """Masks of the checked pairs on both grids: out_root/<grid>/<spacing>/pairs.csv.
+                  out_dirs: Mapping[str, Sequence[str | Path]], *, per_category: int,
+                  margin_mm: float, scan_mm: Sequence[float]) -> list[Path]:
+    """Masks of the checked pairs on both grids: out_dirs[grid][i] gets the masks and
+    pairs.csv of spacings[i]; returns the pairs.csv paths.
 
     Each pairs table ends with its first pair again, observer B replaced by an empty mask.
     """
     from study.meshes import read_manifest
-    from study.records import spacing_label
     from study.voxelize import voxelize_case
 
     oars = check_oars(read_manifest(case_manifest), per_category)
-    out_root = Path(out_root)
     written = []
     for grid in GRIDS:
-        out_dirs = [out_root / grid / spacing_label(spacing) for spacing in spacings]
         grid_args = {"scan_mm": scan_mm} if grid == "scan" else {"margin_mm": margin_mm}
-        for pairs_csv in voxelize_case(case_manifest, spacings, out_dirs, oars=oars,
+        for pairs_csv in voxelize_case(case_manifest, spacings, out_dirs[grid], oars=oars,
                                        **grid_args):
             _add_empty_b_pair(pairs_csv)
             written.append(pairs_csv)

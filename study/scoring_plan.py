@@ -70,11 +70,9 @@ class ScoringPlan:
         return [f"results/timing/{name}.parquet" for name in ["reference", *self.tools]
                 if self.available(name)]
 
-    GRID_CHECK_ROOT = "results/grid_check/masks"
-
     def grid_check_masks(self) -> dict[str, list[str]]:
-        """Per grid, the pairs tables of the grid check (every voxel size)."""
-        return {grid: [f"{self.GRID_CHECK_ROOT}/{grid}/{spacing}/pairs.csv"
+        """Per grid, the pairs tables of the grid check (every voxel size, in order)."""
+        return {grid: [f"results/grid_check/masks/{grid}/{spacing}/pairs.csv"
                        for spacing in self.spacings] for grid in GRIDS}
 
     def grid_check_files(self) -> list[str]:

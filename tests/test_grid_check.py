@@ -34,9 +34,11 @@ SPACINGS = [(2.0, 2.0, 2.0), (1.0, 1.0, 2.0)]
 def checked_masks(tmp_path_factory):
     root = tmp_path_factory.mktemp("grid_check")
     manifest = write_case(root / "data", 1, 7, OARS)
-    written = prepare_masks(manifest, SPACINGS, root / "masks", per_category=1, margin_mm=5.0,
+    out_dirs = {grid: [root / grid / str(n) for n in range(len(SPACINGS))] for grid in GRIDS}
+    written = prepare_masks(manifest, SPACINGS, out_dirs, per_category=1, margin_mm=5.0,
                             scan_mm=(200.0, 200.0, 200.0))
-    return {grid: [p for p in written if p.parent.parent.name == grid] for grid in GRIDS}
+    assert written == [folder / "pairs.csv" for grid in GRIDS for folder in out_dirs[grid]]
+    return {grid: [folder / "pairs.csv" for folder in out_dirs[grid]] for grid in GRIDS}
 
 
 def test_check_oars_takes_the_first_of_each_category(tmp_path):

@@ -128,10 +128,10 @@ rule grid_check_masks:
     input:
         case_manifest().format(case=CASES[0]),
     output:
-        [path for paths in SCORING.grid_check_masks().values() for path in paths],
+        **SCORING.grid_check_masks(),
     params:
+        # In the order of each grid's outputs (both follow SPACINGS).
         spacings=[parse_spacing_label(spacing) for spacing in SPACINGS],
-        out_root=SCORING.GRID_CHECK_ROOT,
         per_category=config["grid_check"]["pairs_per_category"],
         margin_mm=config["field_of_view"]["margin_mm"],
         scan_mm=config["field_of_view"]["scan_mm"],
