@@ -16,6 +16,7 @@ peak memory, fastest tool first at scan size.
 from __future__ import annotations
 
 import argparse
+import gc
 import json
 import resource
 import subprocess
@@ -29,6 +30,7 @@ from study.config import load_config
 from study.oars import CATEGORIES, OARS
 from study.records import spacing_label
 from study.scoring import implementation
+from study.timing import cropped_to_masks
 
 REPO = Path(__file__).resolve().parents[1]
 GRIDS = ("cropped", "scan")
@@ -50,11 +52,21 @@ def voxelize_both(workdir: Path, oars: list[str], spacing: tuple[float, ...],
     }
 
 
-def time_in_child(tool: str, pairs: dict[str, Path], repeats: int) -> dict:
+def voxelize_in_child(workdir: Path, oars: list[str], spacing, configfile: Path) -> dict:
+    """`voxelize_both` in a fresh Python: the masks never enter this process, whose memory
+    every tool's process would otherwise start from (Linux carries ru_maxrss across fork)."""
+    said = subprocess.run(
+        [sys.executable, __file__, "--voxelize", str(workdir), "--configfile", str(configfile),
+         "--spacing", *map(str, spacing), "--oars", *oars],
+        check=True, capture_output=True, text=True, cwd=REPO)
+    return json.loads(said.stdout.strip().splitlines()[-1])
+
+
+def time_in_child(tool: str, pairs: dict[str, str], repeats: int) -> dict:
     """Run `measure` for one tool in a fresh Python; its seconds per pair and peak memory."""
     said = subprocess.run(
         [sys.executable, __file__, "--child", tool, "--repeats", str(repeats),
-         "--pairs", json.dumps({grid: str(path) for grid, path in pairs.items()})],
+         "--pairs", json.dumps(pairs)],
         check=True, capture_output=True, text=True, cwd=REPO)
     return json.loads(said.stdout.strip().splitlines()[-1])
 
@@ -75,8 +87,9 @@ def measure(tool: str, pairs: dict[str, str], repeats: int) -> dict:
             b, _, _ = read_mask(pair.path_b)
             shapes.add("x".join(map(str, a.shape)))
             if index == 0:
-                invoke(adapter, a, b, spacing, metrics=("HD",), timeout=600)
+                invoke(adapter, *cropped_to_masks(a, b), spacing, metrics=("HD",), timeout=600)
             for _ in range(repeats):
+                gc.collect()  # as study.timing does
                 outcome = invoke(adapter, a, b, spacing, metrics=("HD",), timeout=600)
                 errors += outcome.error is not None
                 seconds.append(outcome.seconds)
@@ -100,7 +113,13 @@ def main() -> None:
     parser.add_argument("--tools", nargs="+")
     parser.add_argument("--child", help=argparse.SUPPRESS)
     parser.add_argument("--pairs", help=argparse.SUPPRESS)
+    parser.add_argument("--voxelize", type=Path, help=argparse.SUPPRESS)
     args = parser.parse_args()
+    if args.voxelize:
+        pairs = voxelize_both(args.voxelize, args.oars, tuple(args.spacing),
+                              load_config(args.configfile))
+        print(json.dumps({grid: str(path) for grid, path in pairs.items()}))
+        return
     if args.child:
         print(json.dumps(measure(args.child, json.loads(args.pairs), args.repeats)))
         return
@@ -110,7 +129,7 @@ def main() -> None:
     tools = args.tools or ["reference", *config["tools"]]
     tools = [tool for tool in tools if implementation(tool).unavailable() is None]
     with tempfile.TemporaryDirectory() as scratch:
-        pairs = voxelize_both(Path(scratch), args.oars, spacing, config)
+        pairs = voxelize_in_child(Path(scratch), args.oars, spacing, args.configfile)
         rows = [time_in_child(tool, pairs, args.repeats) for tool in tools]
     table = pd.DataFrame(rows).set_index("tool").sort_values("scan_s")
     table["scan / cropped"] = table["scan_s"] / table["cropped_s"]

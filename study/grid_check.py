@@ -18,7 +18,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from study.oars import ordered_categories
+from study.oars import first_of_each_category
 from study.records import SCORE_COLUMNS
 
 GRIDS: tuple[str, ...] = ("cropped", "scan")
@@ -40,11 +40,7 @@ GRID_CHECK_COLUMNS: tuple[str, ...] = (*SCORE_COLUMNS, "grid")
 
 def check_oars(manifest: pd.DataFrame, per_category: int) -> list[str]:
     """The first `per_category` OARs of each category of a case's mesh manifest, in order."""
-    oars = manifest.drop_duplicates("oar")
-    chosen = []
-    for category in ordered_categories(oars["category"]):
-        chosen += list(oars.loc[oars["category"] == category, "oar"][:per_category])
-    return chosen
+    return first_of_each_category(manifest["oar"], manifest["category"], per_category)
 
 
 def prepare_masks(case_manifest: str | Path, spacings: Sequence[Sequence[float]],

@@ -3,12 +3,14 @@
 Each repeat is one `adapters.invoke` call asking for HD only; `seconds` is the wall time of
 the tool call (for program tools the whole process, writing and reading files included).
 Masks are read once per pair, outside the timed call. Before the first pair, one untimed
-call lets the tool import its libraries (MONAI and torch take seconds to import), so every
-recorded repeat measures the call itself, as in a study that scores thousands of pairs.
+call (on the first pair cut to its masks' box) lets the tool import its libraries (MONAI and
+torch take seconds to import), so every recorded repeat measures the call itself, as in a
+study that scores thousands of pairs.
 """
 
 from __future__ import annotations
 
+import gc
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 
@@ -17,6 +19,7 @@ import pandas as pd
 
 from adapters import Adapter, invoke
 from maskio import read_mask
+from study.oars import first_of_each_category
 from study.records import TIMING_COLUMNS, shape_label, spacing_label, status_of
 
 PAIR_FIELDS = ("case", "oar", "category", "spacing", "path_a", "path_b")
@@ -31,6 +34,27 @@ def _checked(pair: Mapping, base: Path | None) -> dict:
         path = Path(str(row[key]))
         row[key] = base / path if base is not None and not path.is_absolute() else path
     return row
+
+
+def cropped_to_masks(a: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Both masks cut to the box of a | b plus one voxel (whole masks if both are empty): the
+    warm-up call, which only has to import the tool, costs little even on a scan-sized grid."""
+    either = np.argwhere(a | b)
+    if not len(either):
+        return a, b
+    low = np.maximum(either.min(axis=0) - 1, 0)
+    box = tuple(slice(lo, hi + 2) for lo, hi in zip(low, either.max(axis=0), strict=True))
+    return a[box], b[box]
+
+
+def timed_pairs(pairs: pd.DataFrame, per_category: int | None) -> pd.DataFrame:
+    """Of each case's rows of pairs.csv, the first `per_category` OARs of each category (all
+    rows if None)."""
+    if per_category is None:
+        return pairs
+    keep = {(name, oar) for name, case in pairs.groupby("case", sort=False)
+            for oar in first_of_each_category(case["oar"], case["category"], per_category)}
+    return pairs.loc[[key in keep for key in zip(pairs["case"], pairs["oar"], strict=True)]]
 
 
 def time_hd(adapter: Adapter, pairs: Iterable[Mapping], repeats: int, *,
@@ -54,9 +78,10 @@ def time_hd(adapter: Adapter, pairs: Iterable[Mapping], repeats: int, *,
         if not np.allclose(spacing, spacing_b):
             raise ValueError(f"{row['path_a']} and {row['path_b']} differ in spacing")
         if not warmed_up:
-            invoke(adapter, a, b, spacing, metrics=("HD",), timeout=timeout)
+            invoke(adapter, *cropped_to_masks(a, b), spacing, metrics=("HD",), timeout=timeout)
             warmed_up = True
         for repeat in range(repeats):
+            gc.collect()  # outside the timed call; see study.scoring.LARGE_MASK_VOXELS
             outcome = invoke(adapter, a, b, spacing, metrics=("HD",), timeout=timeout)
             if outcome.unavailable is not None:
                 status, message = "unavailable", outcome.unavailable

@@ -85,3 +85,24 @@ def test_timing_command(tmp_path):
         assert len(table) == 2 and tuple(table.columns) == TIMING_COLUMNS
         assert (table["status"] == "ok").all() and set(table["tool"]) == {tool}
         assert set(table["grid"]) == {"union_bbox"} and set(table["shape"]) == {"12x12x12"}
+
+
+def test_timed_pairs_are_the_first_of_each_category_per_case():
+    from study.timing import timed_pairs
+
+    rows = [("c1", "Cochlea_L", "small"), ("c1", "Cochlea_R", "small"),
+            ("c1", "Parotid_L", "large"), ("c2", "Cochlea_R", "small")]
+    pairs = pd.DataFrame(rows, columns=["case", "oar", "category"])
+    assert list(timed_pairs(pairs, 1)["oar"]) == ["Cochlea_L", "Parotid_L", "Cochlea_R"]
+    assert timed_pairs(pairs, None).equals(pairs)
+
+
+def test_warm_up_masks_keep_every_voxel_of_the_pair():
+    from study.timing import cropped_to_masks
+
+    a = np.zeros((50, 60, 70), bool)
+    b = np.zeros_like(a)
+    a[10:20, 0:5, 30:40], b[15:25, 3:8, 69] = True, True
+    small_a, small_b = cropped_to_masks(a, b)
+    assert small_a.shape == (17, 9, 41)  # the box of a | b plus one voxel, clipped at the edge
+    assert small_a.sum() == a.sum() and small_b.sum() == b.sum()

@@ -107,6 +107,7 @@ rule time_hd:
     params:
         dataset=DATASET,
         grid=LAYOUT.timed_grid,
+        pairs_per_category=config["timing"]["pairs_per_category"],
         repeats=config["timing"]["repeats"],
         timeout=config["timeouts"]["tool_seconds"],
         tool_paths=config.get("tool_paths", {}),
