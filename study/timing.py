@@ -100,3 +100,18 @@ def time_hd(adapter: Adapter, pairs: Iterable[Mapping], repeats: int, *,
                 "seconds": outcome.seconds, "status": status, "message": message,
             })
     return pd.DataFrame(rows, columns=list(TIMING_COLUMNS))
+
+
+def timed_pair_count(config: Mapping) -> int:
+    """Pairs the HD timing of a validated synthetic-data config times: its timed cases times
+    the OARs kept of each (`timed_pairs`)."""
+    from study.config import selected_oars
+    from study.oars import OARS
+
+    timing = config["timing"]
+    cases = min(timing["cases"] or config["dataset"]["cases"], config["dataset"]["cases"])
+    oars = selected_oars(config)
+    if timing["pairs_per_category"] is not None:
+        oars = first_of_each_category(oars, [OARS[oar] for oar in oars],
+                                      timing["pairs_per_category"])
+    return cases * len(oars)
