@@ -169,3 +169,16 @@ def test_timed_pairs_follow_the_timing_keys():
     assert timed_pair_count(load_config({})) == 1 * 4
     assert timed_pair_count(load_config({"timing": {"cases": None}})) == 3 * 4
     assert timed_pair_count(load_config({"timing": {"pairs_per_category": None}})) == 30
+
+
+def test_scan_grid_benchmark_prints_time_and_memory_per_tool():
+    """The scan-grid benchmark end to end, kept small: one OAR at 4 mm, two implementations."""
+    printed = run_script("scan_grid.py", "--oars", "Cochlea_L", "--spacing", "4", "4", "4",
+                         "--repeats", "1", "--tools", "deepmind", "reference")
+    header, table = printed.split("\n", 1)
+    assert "1 pairs (Cochlea_L) at 4x4x4 mm" in header and "scan grid ['76x76x71']" in header
+    rows = {line.split()[0]: line.split()[1:] for line in table.splitlines()[2:]}
+    assert set(rows) == {"deepmind", "reference"}
+    for values in rows.values():
+        cropped, scan, _, peak_mb, *errors = map(float, values)
+        assert cropped > 0 and scan > 0 and peak_mb > 50 and errors == [0, 0]
