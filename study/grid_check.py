@@ -27,9 +27,9 @@ GRIDS: tuple[str, ...] = ("cropped", "scan")
 SAME_TOLERANCE = 1e-3
 """|d| at or below this (mm, or a fraction for NSD and BIoU) is the same score. Masks at other
 coordinates are rounded differently: the reference's closest-element search runs in float32
-(about 1e-5 mm at a few hundred mm), which moves its MASD by up to about 1e-4 mm between the
-grids. A tenth of the findings' "negligible" 0.01 mm is far above that and far below anything
-a reader of two-decimal tables could see."""
+(about 1e-5 mm at a few hundred mm), which moved its MASD by up to 1.9e-4 mm between the
+grids in the default study. A tenth of the findings' "negligible" 0.01 mm is far above that
+and far below anything a reader of two-decimal tables could see."""
 
 EMPTY_SUFFIX = " (B empty)"
 """Added to the OAR name of the pair whose observer B is replaced by an empty mask."""
