@@ -156,7 +156,7 @@ def test_failing_tools_become_error_rows_and_the_study_completes(tmp_path):
         script.chmod(0o755)
     config = preset(tools=["plastimatch", "anima"],
                     tool_paths={"plastimatch": str(hanging), "anima": str(crashing)},
-                    timeouts={"tool_seconds": 1})
+                    timeouts={"tool_seconds": 5})
     config["reference"]["meshings"] = ["discrete_marching_cubes"]
     configfile = write_config(tmp_path / "faulty.yaml", config)
     snakemake(tmp_path, "results/scores.parquet", configfile=configfile)
