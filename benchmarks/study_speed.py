@@ -24,6 +24,8 @@ from pathlib import Path
 import pandas as pd
 
 from study.config import load_config
+from study.grid_check import EMPTY_SUFFIX, read_grid_check
+from study.timing import timed_pair_count
 
 REPO = Path(__file__).resolve().parents[1]
 SNAKEMAKE = [sys.executable, "-m", "snakemake", "--snakefile", str(REPO / "Snakefile")]
@@ -95,6 +97,24 @@ def per_pair_cost(scores: pd.DataFrame) -> pd.DataFrame:
     return calls.groupby("tool").seconds.agg(["count", "median", "mean"]).sort_values("mean")
 
 
+def scan_scoring_extra(scores: pd.DataFrame, checked: pd.DataFrame) -> float:
+    """Extra core-seconds the measured scoring calls would take on scan-sized grids.
+
+    For each implementation and voxel size, r = mean call seconds on the scan-sized grid /
+    the same on the cropped grid in the grid check (the B-empty pair left out); the calls'
+    seconds in `scores` grow by (r - 1). A pair the check did not see is assumed to cost what
+    the checked ones cost on average, relative to their cropped time.
+    """
+    calls = checked.loc[~checked["oar"].str.endswith(EMPTY_SUFFIX)].drop_duplicates(
+        ["tool", "spacing", "oar", "grid"])
+    mean = calls.groupby(["tool", "spacing", "grid"])["seconds"].mean().unstack("grid")
+    ratio = (mean["scan"] / mean["cropped"]).rename("ratio")
+    measured = scores[scores.status != "unavailable"].drop_duplicates(
+        ["tool", "case", "oar", "spacing"]).groupby(["tool", "spacing"])["seconds"].sum()
+    both = pd.concat([measured, ratio], axis=1, join="inner")
+    return float((both["seconds"] * (both["ratio"] - 1)).sum())
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--configfile", type=Path, default=REPO / "config.yaml")
@@ -108,6 +128,7 @@ def main() -> None:
         wall = run_study(workdir, args.configfile.resolve(), args.cores)
         scores = pd.read_parquet(workdir / "results/scores.parquet")
         rules = rule_seconds(workdir)
+        checked = read_grid_check(sorted((workdir / "results/grid_check").glob("*.parquet")))
 
     # Validated, with defaults filled in: a config may leave out cases, sizes or repeats.
     ours, paper = load_config(args.configfile), load_config(args.paper)
@@ -119,8 +140,8 @@ def main() -> None:
         len(paper["voxel_sizes"]) / len(ours["voxel_sizes"]))
     rules["scale"] = [paper_jobs.get(r, 0) / ours_jobs[r] if ours_jobs.get(r) else 1.0
                       for r in rules.index]
-    if "time_hd" in rules.index:  # one job per tool; its work grows with cases x repeats
-        rules.loc["time_hd", "scale"] = (paper["dataset"]["cases"] / ours["dataset"]["cases"]) * (
+    if "time_hd" in rules.index:  # one job per tool; its work grows with pairs x repeats
+        rules.loc["time_hd", "scale"] = (timed_pair_count(paper) / timed_pair_count(ours)) * (
             paper["timing"]["repeats"] / ours["timing"]["repeats"])
     calls = per_pair_cost(scores)
     if "score_case" in rules.index:  # calls grow with pairs, per-job costs with jobs
@@ -150,6 +171,13 @@ def main() -> None:
     print(f"paper preset ({args.paper.name}): ~{scale_pairs * n_pairs:.0f} mask pairs; "
           f"projected wall time on {args.cores} cores: {projection['wall'] / 3600:.2f} h "
           f"({projection['core_seconds'] / 3600:.2f} core-hours)")
+    if not checked.empty and "score_case" in rules.index:
+        extra = scan_scoring_extra(scores, checked) * scale_pairs
+        print(f"  scored on scan-sized grids (field_of_view.policy: scan): + "
+              f"{extra / 3600:.2f} core-hours of tool calls (each tool's scan / cropped time per "
+              f"call at each voxel size, from the grid check), about "
+              f"{(projection['wall'] + extra / args.cores / projection['efficiency']) / 3600:.1f}"
+              f" h in all; voxelizing on scan-sized grids not included")
 
 
 if __name__ == "__main__":

@@ -2,7 +2,7 @@
 
   probe [--tools ...] --out DIR
                  edge-case records (Table A3), one DIR/<tool>.json per tool
-  timing --pairs pairs.csv [--pairs ...] --repeats N [--tools ...] --out DIR
+  timing --pairs pairs.csv [--pairs ...] --repeats N [--tools ...] [--grid NAME] --out DIR
                  HD timing rows (Fig. A5), one DIR/<tool>.parquet per tool
 """
 
@@ -43,7 +43,8 @@ def _timing(arguments) -> int:
     tables = [(Path(p).parent, pd.read_csv(p)) for p in arguments.pairs]
     for name in arguments.tools or list(REGISTRY):
         frames = [time_hd(REGISTRY[name], table.to_dict("records"), arguments.repeats,
-                          base=base, timeout=arguments.timeout, dataset=arguments.dataset)
+                          base=base, timeout=arguments.timeout, dataset=arguments.dataset,
+                          grid=arguments.grid)
                   for base, table in tables]
         timing = pd.concat(frames, ignore_index=True)
         timing.to_parquet(out / f"{name}.parquet", index=False)
@@ -81,6 +82,8 @@ def parser() -> argparse.ArgumentParser:
     timing.add_argument("--pairs", nargs="+", required=True)
     timing.add_argument("--repeats", type=_repeats, default=3)
     timing.add_argument("--dataset", default="")
+    timing.add_argument("--grid", default="",
+                        help="field of view the masks were voxelized with (recorded per row)")
     return main
 
 

@@ -10,7 +10,8 @@ from collections.abc import Mapping
 
 from snakemake.io import report
 
-from study.records import REFERENCE_VARIANTS, spacing_label
+from study.config import Layout
+from study.records import GRID_NAMES, REFERENCE_VARIANTS, spacing_label
 from study.statistics import bonferroni_factor_from_config, implementations, spacing_title
 
 TABLE_FORMATS: tuple[str, ...] = ("csv", "md", "tex", "html")
@@ -34,6 +35,7 @@ class AnalysisPlan:
             "n_implementations": len(implementations(config["tools"])),
             "voxel_sizes": ", ".join(spacing_title(spacing_label(size))
                                      for size in config["voxel_sizes"]),
+            "timing_grid": timing_grid_text(config),
         }
 
     def tables(self) -> list[str]:
@@ -64,3 +66,15 @@ class AnalysisPlan:
             "results/findings.md",
             "results/findings.html",
         ]
+
+
+def timing_grid_text(config: Mapping) -> str:
+    """The timed masks' grid for Fig. A5's caption: "scan-sized grids (300 × 300 × 280 mm
+    around each case's organs)", "cropped grids (each pair's box plus 5 mm)", ..."""
+    grid = Layout(config).timed_grid
+    fov = config["field_of_view"]
+    if grid == "union_bbox":
+        return f"{GRID_NAMES[grid]} grids (each pair's box plus {fov['margin_mm']:g} mm)"
+    size, around = ((fov["scan_mm"], "each case's organs") if grid == "scan"
+                    else (fov["size_mm"], "each pair"))
+    return f"{GRID_NAMES[grid]} grids ({' × '.join(f'{n:g}' for n in size)} mm around {around})"

@@ -74,6 +74,7 @@ def _check_finite(config: dict, where: str) -> None:
     """JSON Schema lets NaN through (every comparison with NaN is false): reject it here."""
     sizes = [(f"voxel_sizes[{i}]", size) for i, size in enumerate(config["voxel_sizes"])]
     sizes.append(("timing.voxel_size", config["timing"]["voxel_size"]))
+    sizes.append(("field_of_view.scan_mm", config["field_of_view"]["scan_mm"]))
     if config["field_of_view"]["size_mm"] is not None:
         sizes.append(("field_of_view.size_mm", config["field_of_view"]["size_mm"]))
     for key, values in sizes:
@@ -165,6 +166,9 @@ class Layout:
         self._config_dataset = dataset
         self.spacings = [spacing_label(size) for size in config["voxel_sizes"]]
         self.timing_spacing = spacing_label(config["timing"]["voxel_size"])
+        self.scoring_grid = config["field_of_view"]["policy"]
+        self.timing_grid = config["timing"]["grid"]
+        self._timed_cases = config["timing"]["cases"]
         # Generated data go to data/<name>/; meshes of the user's masks go to results/, so the
         # user's folders are only ever read.
         self.mesh_root = (f"data/{self.dataset}" if self.source == "synthetic"
@@ -193,6 +197,30 @@ class Layout:
     def pairs_csv() -> str:
         """Pattern of the pairs table of one ({dataset}, {spacing}, {case})."""
         return "results/masks/{dataset}/{spacing}/{case}/pairs.csv"
+
+    @staticmethod
+    def scan_pairs_csv() -> str:
+        """Pattern of the pairs table of the scan-sized masks timed when the scored masks are
+        on other grids ({dataset}, {spacing}, {case})."""
+        return "results/masks/{dataset}/scan/{spacing}/{case}/pairs.csv"
+
+    @property
+    def timed_grid(self) -> str:
+        """Field-of-view policy of the timed masks: 'scan', or the scored masks' policy."""
+        return "scan" if self.timing_grid == "scan" else self.scoring_grid
+
+    @property
+    def timed_cases(self) -> list[str]:
+        """The cases the HD timing runs on: the first timing.cases (every case if null)."""
+        return self.cases[:self._timed_cases] if self._timed_cases else self.cases
+
+    def timing_pairs(self) -> list[str]:
+        """pairs.csv files of the timed masks: the scored ones when they are on the timing's
+        grid, else scan-sized masks voxelized for the timing alone."""
+        own_masks = self.timed_grid == "scan" and self.scoring_grid != "scan"
+        pattern = self.scan_pairs_csv() if own_masks else self.pairs_csv()
+        return [pattern.format(dataset=self.dataset, spacing=self.timing_spacing, case=case)
+                for case in self.timed_cases]
 
     def dataset_targets(self) -> list[str]:
         return [self.dataset_manifest()]

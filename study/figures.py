@@ -431,5 +431,6 @@ def make_figure_a5(timing_paths, png_path, pdf_path) -> None:
     timing = read_timing(timing_paths)
     spacings = ", ".join(st.spacing_title(s) for s in sorted(timing["spacing"].unique()))
     figure_a5(timing, png_path, pdf_path,
-              footer=versions_footer(timing, f"HD only, voxel size {spacings}; median over "
+              footer=versions_footer(timing, f"HD only, voxel size {spacings}, on "
+                                             f"{st.timed_grids(timing)}; median over "
                                              f"{timing['repeat'].nunique()} repeat(s) per case."))

@@ -15,6 +15,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from study import grid_check
 from study import statistics as st
 from study.records import parse_spacing_label
 from study.tables import configured_spacings, read_scores
@@ -28,6 +29,10 @@ PAPER_VERSIONS: dict[str, str] = {
     "segmetrics": "1.1.6", "simpleitk": "2.3.1",
 }
 """Tool versions the paper used (Feb 2024), to flag where ours differ."""
+
+PAPER_FASTEST: tuple[str, ...] = ("deepmind", "monai")
+PAPER_SLOWEST: tuple[str, ...] = ("miseval", "medpy", "metricsreloaded")
+"""The paper's HD timing (Fig. A5, every mask on its CT's grid): fastest and slowest tools."""
 
 PAPER_PAIRS = 1561
 """Mask pairs in the paper's study."""
@@ -59,6 +64,7 @@ class AnalysisInputs:
     wilcoxon: pd.DataFrame
     config: Mapping
     timing: pd.DataFrame | None = None
+    grid_check: pd.DataFrame | None = None
 
 
 # --------------------------------------------------------------------------------------------
@@ -230,8 +236,39 @@ def timing_section(timing: pd.DataFrame | None) -> Section:
         section.lines.append("No timing records.")
         return section
     medians = st.time_per_case(timing).groupby("tool")["seconds"].median().sort_values()
+    section.lines.append(f"Timed on {st.timed_grids(timing)}, {timing['case'].nunique()} "
+                         f"case(s), {timing['oar'].nunique()} OARs.")
     section.lines.append("Median per case, fastest first: " + "; ".join(
         f"{st.tool_label(t)} {s * 1000:.3g} ms" for t, s in medians.items()) + ".")
+    return section
+
+
+def grid_section(rows: pd.DataFrame | None) -> Section | None:
+    """Scores on cropped against scan-sized grids (study/grid_check.py): who is invariant, and
+    each tool and metric that changed, with the largest |d| and an example."""
+    if rows is None:
+        return None
+    section = Section("Scores on cropped and scan-sized grids")
+    if rows.empty:
+        section.lines.append("No grid-check records.")
+        return section
+    differences = grid_check.grid_differences(rows)
+    changed = grid_check.changed_scores(differences)
+    pairs = differences.drop_duplicates(["spacing", "oar"]).groupby("spacing").size()
+    same = [t for t in st.ordered_tools(differences["tool"]) if t not in set(changed["tool"])]
+    unchanged = differences.loc[~differences["changed"], "difference"].abs()
+    largest = unchanged.max() if unchanged.notna().any() else 0.0
+    section.lines.append(
+        f"The same pairs scored on cropped grids and on scan-sized grids ({pairs.max()} pairs at "
+        f"each of {len(pairs)} voxel sizes, one of them with observer B empty). The same "
+        f"(|d| ≤ {grid_check.SAME_TOLERANCE:g}) on every pair and metric: {_label_list(same)}; "
+        f"the largest |d| among the scores that stayed the same is {largest:.2g}.")
+    for row in changed.itertuples():
+        largest = ("" if np.isnan(row.max_abs_difference)
+                   else f", largest |d| {row.max_abs_difference:.4g}")
+        section.lines.append(
+            f"**{st.tool_label(row.tool)} {row.metric} depends on the grid**: changed on "
+            f"{row.changed} of {row.compared} pairs{largest}; e.g. {row.example}.")
     return section
 
 
@@ -370,16 +407,23 @@ def check_reference_significance(summary, wilcoxon, timing, spacings) -> str | N
 
 
 def check_fastest(summary, wilcoxon, timing, spacings) -> str | None:
+    """The fastest len(PAPER_FASTEST) tools by median HD time per case, and as many slowest as
+    there are of the paper's slowest among the timed tools, each compared as a set."""
     if timing is None or timing.empty:
         return None
     per_case = st.time_per_case(timing.loc[timing["tool"] != st.REFERENCE])
-    medians = per_case.groupby("tool")["seconds"].median()
-    if len(medians) < 2:
+    ranked = list(per_case.groupby("tool")["seconds"].median().sort_values().index)
+    slow_timed = [tool for tool in PAPER_SLOWEST if tool in ranked]
+    if len(ranked) < len(PAPER_FASTEST) + len(slow_timed) or len(ranked) < 2:
         return None
-    fastest = list(medians.sort_values().index[:2])
-    agrees = set(fastest) == {"deepmind", "monai"}
-    return (f"Paper: DeepMind and MONAI are the fastest. Here: the two fastest are "
-            f"{_label_list(fastest)} — {'agrees' if agrees else 'differs'}.")
+    fastest = ranked[:len(PAPER_FASTEST)]
+    slowest = ranked[len(ranked) - len(slow_timed):]
+    matches = [set(fastest) == set(PAPER_FASTEST), set(slowest) == set(slow_timed)]
+    verdict = "agrees" if all(matches) else ("agrees in part" if any(matches) else "differs")
+    return (f"Paper (masks on their CTs' grids): {_label_list(PAPER_FASTEST)} fastest, "
+            f"{_label_list(PAPER_SLOWEST)} slowest. Here, on {st.timed_grids(timing)}: "
+            f"fastest {_label_list(fastest)}, slowest {_label_list(slowest)} (of the paper's "
+            f"slowest, {_label_list(slow_timed)} were timed) — {verdict}.")
 
 
 PAPER_CHECKS: tuple[Check, ...] = (
@@ -427,9 +471,11 @@ def build_findings(inputs: AnalysisInputs) -> list[Section]:
     tools = [t for t in inputs.config.get("tools", []) if t in set(inputs.scores["tool"])]
     summary = st.summarize_deltas(st.deltas(inputs.scores, tools or None),
                                   ["metric", "spacing", "tool"])
-    return [setup_section(inputs, spacings), deviation_section(summary, spacings),
-            indistinguishable_section(inputs.wilcoxon, spacings), failures_section(inputs.scores),
-            timing_section(inputs.timing), paper_section(inputs, summary, spacings)]
+    sections = [setup_section(inputs, spacings), deviation_section(summary, spacings),
+                indistinguishable_section(inputs.wilcoxon, spacings),
+                failures_section(inputs.scores), timing_section(inputs.timing),
+                grid_section(inputs.grid_check), paper_section(inputs, summary, spacings)]
+    return [section for section in sections if section is not None]
 
 
 def render_markdown(sections: Sequence[Section], title: str = "Findings") -> str:
@@ -455,13 +501,14 @@ def render_html(sections: Sequence[Section], title: str = "Findings") -> str:
 
 
 def make_findings(scores_path, wilcoxon_csv, timing_paths, config: Mapping, md_path,
-                  html_path) -> list[Section]:
+                  html_path, grid_check_paths=()) -> list[Section]:
     """Findings from the workflow's files; writes the Markdown and HTML renderings."""
     from study.figures import read_timing  # here, so findings alone need no matplotlib
     wilcoxon = pd.read_csv(wilcoxon_csv, dtype={"spacing": str})
     timing = read_timing(timing_paths) if timing_paths else None
+    checked = grid_check.read_grid_check(grid_check_paths) if grid_check_paths else None
     sections = build_findings(AnalysisInputs(read_scores(scores_path), wilcoxon, config,
-                                             timing))
+                                             timing, checked))
     Path(md_path).parent.mkdir(parents=True, exist_ok=True)
     Path(md_path).write_text(render_markdown(sections), encoding="utf-8")
     Path(html_path).write_text(render_html(sections), encoding="utf-8")

@@ -81,3 +81,15 @@ def check_oar_names(names: Iterable[str], *, where: str = "OAR list") -> list[st
             f"known names are the 30 HaN-Seg OARs: {', '.join(OARS)}"
         )
     return names
+
+
+def first_of_each_category(oars: Iterable[str], categories: Iterable[str],
+                           per_category: int) -> list[str]:
+    """The first `per_category` distinct OARs of each category, in the order given, categories
+    in `ordered_categories` order (a study's documented subset of every category)."""
+    firsts: dict[str, list[str]] = {}
+    for oar, category in zip(oars, categories, strict=True):
+        chosen = firsts.setdefault(category, [])
+        if oar not in chosen and len(chosen) < per_category:
+            chosen.append(oar)
+    return [oar for category in ordered_categories(firsts) for oar in firsts[category]]

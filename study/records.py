@@ -36,10 +36,12 @@ error: the tool raised, crashed, timed out or printed nothing usable (`message` 
 unavailable: the tool is not installed here (`message` says why)."""
 
 TIMING_COLUMNS: tuple[str, ...] = (
-    "dataset", "case", "oar", "category", "spacing", "tool", "tool_version",
+    "dataset", "case", "oar", "category", "spacing", "grid", "shape", "tool", "tool_version",
     "repeat", "seconds", "status", "message",
 )
-"""Columns of results/timing/<tool>.parquet: HD for one pair, one row per repeat."""
+"""Columns of results/timing/<tool>.parquet: HD for one pair, one row per repeat. `grid` is the
+field-of-view policy the masks were voxelized with (scan, union_bbox = cropped, fixed) and
+`shape` the masks' voxels per axis, as `shape_label` writes it."""
 
 EDGE_CASES: tuple[str, ...] = ("O1", "O2", "O3", "S")
 """O1: A empty; O2: B empty; O3: both empty; S: A and B swapped on a non-trivial pair."""
@@ -61,6 +63,16 @@ REFERENCE_VARIANTS: dict[str, str] = {
 def spacing_label(spacing) -> str:
     """(0.5, 0.5, 2.0) -> "0.5x0.5x2": the voxel size as it appears in paths and tables."""
     return "x".join(f"{float(s):g}" for s in spacing)
+
+
+GRID_NAMES: dict[str, str] = {"scan": "scan-sized", "union_bbox": "cropped",
+                              "fixed": "fixed-size"}
+"""Reader's name of each field-of-view policy (field_of_view.policy, timing records' `grid`)."""
+
+
+def shape_label(shape) -> str:
+    """(301, 301, 281) -> "301x301x281": a grid's voxels per axis, array axis order."""
+    return "x".join(str(int(n)) for n in shape)
 
 
 def parse_spacing_label(label: str) -> tuple[float, ...]:

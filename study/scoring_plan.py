@@ -9,7 +9,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 
 from adapters import configure
-from study.records import REFERENCE_VARIANTS
+from study.grid_check import GRIDS
+from study.records import REFERENCE_VARIANTS, spacing_label
 from study.scoring import implementation
 
 
@@ -22,6 +23,8 @@ class ScoringPlan:
                          if meshing in meshings]
         self.tools = [*config["tools"], *config.get("cross_checks", [])]
         self.dataset, self.cases = dataset, list(cases)
+        self.spacings = [spacing_label(size) for size in config["voxel_sizes"]]
+        self.check_per_category = config["grid_check"]["pairs_per_category"]
         size = config["scoring"]["cases_per_job"]
         self.batches = {_batch_name(group): group for group in
                         (self.cases[start:start + size] for start in range(0, len(cases), size))}
@@ -67,8 +70,22 @@ class ScoringPlan:
         return [f"results/timing/{name}.parquet" for name in ["reference", *self.tools]
                 if self.available(name)]
 
+    def grid_check_masks(self) -> dict[str, list[str]]:
+        """Per grid, the pairs tables of the grid check (every voxel size, in order)."""
+        return {grid: [f"results/grid_check/masks/{grid}/{spacing}/pairs.csv"
+                       for spacing in self.spacings] for grid in GRIDS}
+
+    def grid_check_files(self) -> list[str]:
+        """The reference's and every available tool's grid-check scores (none when the check
+        is off: grid_check.pairs_per_category 0)."""
+        if not self.check_per_category:
+            return []
+        return [f"results/grid_check/{name}.parquet" for name in ["reference", *self.tools]
+                if self.available(name)]
+
     def targets(self) -> list[str]:
-        return ["results/scores.parquet", *self.edge_case_files(), *self.timing_files()]
+        return ["results/scores.parquet", *self.edge_case_files(), *self.timing_files(),
+                *self.grid_check_files()]
 
 
 def _batch_name(cases: Sequence[str]) -> str:

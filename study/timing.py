@@ -3,12 +3,14 @@
 Each repeat is one `adapters.invoke` call asking for HD only; `seconds` is the wall time of
 the tool call (for program tools the whole process, writing and reading files included).
 Masks are read once per pair, outside the timed call. Before the first pair, one untimed
-call lets the tool import its libraries (MONAI and torch take seconds to import), so every
-recorded repeat measures the call itself, as in a study that scores thousands of pairs.
+call (on the first pair cut to its masks' box) lets the tool import its libraries (MONAI and
+torch take seconds to import), so every recorded repeat measures the call itself, as in a
+study that scores thousands of pairs.
 """
 
 from __future__ import annotations
 
+import gc
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 
@@ -17,7 +19,8 @@ import pandas as pd
 
 from adapters import Adapter, invoke
 from maskio import read_mask
-from study.records import TIMING_COLUMNS, spacing_label, status_of
+from study.oars import first_of_each_category
+from study.records import TIMING_COLUMNS, shape_label, spacing_label, status_of
 
 PAIR_FIELDS = ("case", "oar", "category", "spacing", "path_a", "path_b")
 
@@ -33,13 +36,35 @@ def _checked(pair: Mapping, base: Path | None) -> dict:
     return row
 
 
+def cropped_to_masks(a: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Both masks cut to the box of a | b plus one voxel (whole masks if both are empty): the
+    warm-up call, which only has to import the tool, costs little even on a scan-sized grid."""
+    either = np.argwhere(a | b)
+    if not len(either):
+        return a, b
+    low = np.maximum(either.min(axis=0) - 1, 0)
+    box = tuple(slice(lo, hi + 2) for lo, hi in zip(low, either.max(axis=0), strict=True))
+    return a[box], b[box]
+
+
+def timed_pairs(pairs: pd.DataFrame, per_category: int | None) -> pd.DataFrame:
+    """Of each case's rows of pairs.csv, the first `per_category` OARs of each category (all
+    rows if None)."""
+    if per_category is None:
+        return pairs
+    keep = {(name, oar) for name, case in pairs.groupby("case", sort=False)
+            for oar in first_of_each_category(case["oar"], case["category"], per_category)}
+    return pairs.loc[[key in keep for key in zip(pairs["case"], pairs["oar"], strict=True)]]
+
+
 def time_hd(adapter: Adapter, pairs: Iterable[Mapping], repeats: int, *,
             base: Path | None = None, timeout: float = 600.0,
-            dataset: str = "") -> pd.DataFrame:
+            dataset: str = "", grid: str = "") -> pd.DataFrame:
     """One row per pair and repeat with `TIMING_COLUMNS`; tool failures become error rows.
 
     `pairs` holds rows of pairs.csv (case, oar, category, spacing, path_a, path_b); relative
-    paths are taken relative to `base`.
+    paths are taken relative to `base`. `grid` names the field of view the masks were
+    voxelized with (recorded as given); each row records the masks' shape as read.
     """
     if repeats < 1:
         raise ValueError(f"repeats must be at least 1, got {repeats}")
@@ -53,9 +78,10 @@ def time_hd(adapter: Adapter, pairs: Iterable[Mapping], repeats: int, *,
         if not np.allclose(spacing, spacing_b):
             raise ValueError(f"{row['path_a']} and {row['path_b']} differ in spacing")
         if not warmed_up:
-            invoke(adapter, a, b, spacing, metrics=("HD",), timeout=timeout)
+            invoke(adapter, *cropped_to_masks(a, b), spacing, metrics=("HD",), timeout=timeout)
             warmed_up = True
         for repeat in range(repeats):
+            gc.collect()  # outside the timed call; see study.scoring.LARGE_MASK_VOXELS
             outcome = invoke(adapter, a, b, spacing, metrics=("HD",), timeout=timeout)
             if outcome.unavailable is not None:
                 status, message = "unavailable", outcome.unavailable
@@ -69,7 +95,23 @@ def time_hd(adapter: Adapter, pairs: Iterable[Mapping], repeats: int, *,
                 "dataset": row.get("dataset", dataset), "case": row["case"],
                 "oar": row["oar"], "category": row["category"],
                 "spacing": row.get("spacing") or spacing_label(spacing),
+                "grid": grid, "shape": shape_label(a.shape),
                 "tool": adapter.name, "tool_version": version, "repeat": repeat,
                 "seconds": outcome.seconds, "status": status, "message": message,
             })
     return pd.DataFrame(rows, columns=list(TIMING_COLUMNS))
+
+
+def timed_pair_count(config: Mapping) -> int:
+    """Pairs the HD timing of a validated synthetic-data config times: its timed cases times
+    the OARs kept of each (`timed_pairs`)."""
+    from study.config import selected_oars
+    from study.oars import OARS
+
+    timing = config["timing"]
+    cases = min(timing["cases"] or config["dataset"]["cases"], config["dataset"]["cases"])
+    oars = selected_oars(config)
+    if timing["pairs_per_category"] is not None:
+        oars = first_of_each_category(oars, [OARS[oar] for oar in oars],
+                                      timing["pairs_per_category"])
+    return cases * len(oars)

@@ -9,7 +9,7 @@ HDilemma study used; it maps a mesh made from a mask on the same grid back to th
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -86,8 +86,8 @@ def pair_grid(lower: np.ndarray, upper: np.ndarray, spacing: Sequence[float], *,
     else:
         size = np.asarray(check_spacing(size_mm, name="size_mm"))
         if np.any(size < upper - lower):
-            raise ValueError(f"field of view size_mm={list(size)} is smaller than the organ pair "
-                             f"(extent {np.round(upper - lower, 1).tolist()} mm)")
+            raise ValueError(f"field of view size_mm={list(size)} is smaller than the organs it "
+                             f"must hold (extent {np.round(upper - lower, 1).tolist()} mm)")
         center = (lower + upper) / 2
         low, high = center - size / 2, center + size / 2
     origin = np.floor(low / spacing_arr) * spacing_arr
@@ -102,13 +102,14 @@ def voxelize_pair(mesh_a: vtk.vtkPolyData | None, mesh_b: vtk.vtkPolyData | None
     spacing = check_spacing(spacing)
     check_closed(mesh_a, name="observer A mesh")
     check_closed(mesh_b, name="observer B mesh")
-    return _voxelize_closed_pair(mesh_a, mesh_b, spacing, margin_mm=margin_mm, size_mm=size_mm)
-
-
-def _voxelize_closed_pair(mesh_a, mesh_b, spacing, *, margin_mm, size_mm) -> VoxelizedPair:
-    """`voxelize_pair` for meshes already checked closed and a checked spacing."""
     lower, upper = union_bounds([mesh_a, mesh_b])
-    origin, shape = pair_grid(lower, upper, spacing, margin_mm=margin_mm, size_mm=size_mm)
+    grid = pair_grid(lower, upper, spacing, margin_mm=margin_mm, size_mm=size_mm)
+    return _voxelize_on_grid(mesh_a, mesh_b, spacing, grid)
+
+
+def _voxelize_on_grid(mesh_a, mesh_b, spacing, grid) -> VoxelizedPair:
+    """Both (checked, closed) meshes on `grid` = (origin, shape) at a checked spacing."""
+    origin, shape = grid
     return VoxelizedPair(voxelize_mesh(mesh_a, spacing, origin, shape),
                          voxelize_mesh(mesh_b, spacing, origin, shape), spacing, origin)
 
@@ -120,8 +121,16 @@ PAIR_COLUMNS: tuple[str, ...] = ("case", "oar", "category", "spacing", "path_a",
 
 def voxelize_case(mesh_manifest: str | Path, spacings: Sequence[Sequence[float]],
                   out_dirs: Sequence[str | Path], *, margin_mm: float = 5.0,
-                  size_mm: Sequence[float] | None = None) -> list[Path]:
-    """Voxelize every (OAR, A/B) mesh pair of one case's manifest at each of `spacings`.
+                  size_mm: Sequence[float] | None = None,
+                  scan_mm: Sequence[float] | None = None,
+                  oars: Sequence[str] | None = None) -> list[Path]:
+    """Voxelize every (OAR, A/B) mesh pair of one case's manifest at each of `spacings`
+    (only those of `oars`, if given; the scan grid still holds every organ of the case).
+
+    Grids: per pair (`pair_grid` with margin_mm or size_mm), or, with `scan_mm`, one grid for
+    the whole case as a CT scan has: a box of scan_mm centred on the union of every organ of
+    the case (`pair_grid` applied to the case's bounds), so each pair lies where it lies in the
+    scan and every mask of the case has the same shape.
 
     Writes <oar>__A.nii.gz, <oar>__B.nii.gz (an observer who drew nothing gets an empty
     mask on the shared grid) and pairs.csv into the out_dir of each spacing; returns the
@@ -132,8 +141,18 @@ def voxelize_case(mesh_manifest: str | Path, spacings: Sequence[Sequence[float]]
     if len(spacings) != len(out_dirs):
         raise ValueError(f"{len(spacings)} voxel sizes but {len(out_dirs)} output folders")
     pairs = _read_mesh_pairs(mesh_manifest)
-    return [_write_voxelized_case(pairs, spacing, Path(out_dir), margin_mm=margin_mm,
-                                  size_mm=size_mm)
+    case_bounds = (union_bounds([pair[obs] for pair in pairs for obs in ("A", "B")])
+                   if scan_mm is not None else None)
+    if oars is not None:
+        pairs = [pair for pair in pairs if pair["oar"] in set(oars)]
+
+    def grid_of(pair: dict, spacing: tuple[float, ...]) -> tuple:
+        if case_bounds is not None:
+            return pair_grid(*case_bounds, spacing, size_mm=scan_mm)
+        return pair_grid(*union_bounds([pair["A"], pair["B"]]), spacing, margin_mm=margin_mm,
+                         size_mm=size_mm)
+
+    return [_write_voxelized_case(pairs, spacing, Path(out_dir), grid_of)
             for spacing, out_dir in zip(spacings, out_dirs, strict=True)]
 
 
@@ -156,8 +175,9 @@ def _read_mesh_pairs(mesh_manifest: str | Path) -> list[dict]:
     return pairs
 
 
-def _write_voxelized_case(pairs: list[dict], spacing: tuple[float, ...], out_dir: Path, *,
-                          margin_mm: float, size_mm: Sequence[float] | None) -> Path:
+def _write_voxelized_case(pairs: list[dict], spacing: tuple[float, ...], out_dir: Path,
+                          grid_of: Callable[[dict, tuple], tuple]) -> Path:
+    """Masks and pairs.csv of one voxel size, each pair on the grid `grid_of(pair, spacing)`."""
     import pandas as pd
 
     from maskio import write_mask
@@ -167,8 +187,7 @@ def _write_voxelized_case(pairs: list[dict], spacing: tuple[float, ...], out_dir
     voxel_mm3 = float(np.prod(spacing))
     for pair in pairs:
         oar = pair["oar"]
-        voxelized = _voxelize_closed_pair(pair["A"], pair["B"], spacing, margin_mm=margin_mm,
-                                          size_mm=size_mm)
+        voxelized = _voxelize_on_grid(pair["A"], pair["B"], spacing, grid_of(pair, spacing))
         for observer, mask in (("A", voxelized.mask_a), ("B", voxelized.mask_b)):
             write_mask(out_dir / f"{oar}__{observer}.nii.gz", mask, spacing, voxelized.origin)
         rows.append({"case": pair["case"], "oar": oar, "category": pair["category"],

@@ -138,7 +138,8 @@ def make_timing(seed: int = 3) -> pd.DataFrame:
             for oar, category in OARS.items():
                 for repeat in range(2):
                     rows.append({"dataset": "synthetic", "case": case, "oar": oar,
-                                 "category": category, "spacing": "1x1x1", "tool": tool,
+                                 "category": category, "spacing": "1x1x1", "grid": "scan",
+                                 "shape": "301x301x281", "tool": tool,
                                  "tool_version": f"{tool}-1.0", "repeat": repeat,
                                  "seconds": seconds * rng.uniform(0.8, 1.25), "status": "ok",
                                  "message": ""})

@@ -143,3 +143,42 @@ def test_scoring_projection_scales_calls_by_pairs_and_job_costs_by_jobs():
     assert scale(100.0, 70.0, 30, 60, 10.0) * 100 == pytest.approx(70 * 10 + 1 * 60)
     # A job per case at both sizes: everything grows with the pairs, as before batching.
     assert scale(100.0, 70.0, 30, 300, 10.0) == pytest.approx(10.0)
+
+
+def test_scan_scoring_projection_scales_each_tools_calls_by_its_measured_ratio():
+    """Calls grow by (scan / cropped - 1) of the grid check's own calls, per tool and voxel
+    size; the B-empty pair does not count, and unchecked tools add nothing."""
+    import pandas as pd
+
+    extra = load_benchmark("study_speed").scan_scoring_extra
+    checked = pd.DataFrame([
+        ("medpy", "1x1x1", "Glottis", "cropped", 0.1), ("medpy", "1x1x1", "Glottis", "scan", 2.0),
+        ("medpy", "1x1x1", "Glottis (B empty)", "scan", 50.0),
+        ("medpy", "1x1x1", "Glottis (B empty)", "cropped", 0.1),
+    ], columns=["tool", "spacing", "oar", "grid", "seconds"])
+    scores = pd.DataFrame([("medpy", "c1", oar, "1x1x1", 0.5, "ok") for oar in "ab"] +
+                          [("pymia", "c1", "a", "1x1x1", 9.0, "ok")],
+                          columns=["tool", "case", "oar", "spacing", "seconds", "status"])
+    assert extra(scores, checked) == pytest.approx(1.0 * (20 - 1))
+
+
+def test_timed_pairs_follow_the_timing_keys():
+    from study.config import load_config
+    from study.timing import timed_pair_count
+
+    assert timed_pair_count(load_config({})) == 1 * 4
+    assert timed_pair_count(load_config({"timing": {"cases": None}})) == 3 * 4
+    assert timed_pair_count(load_config({"timing": {"pairs_per_category": None}})) == 30
+
+
+def test_scan_grid_benchmark_prints_time_and_memory_per_tool():
+    """The scan-grid benchmark end to end, kept small: one OAR at 4 mm, two implementations."""
+    printed = run_script("scan_grid.py", "--oars", "Cochlea_L", "--spacing", "4", "4", "4",
+                         "--repeats", "1", "--tools", "deepmind", "reference")
+    header, table = printed.split("\n", 1)
+    assert "1 pairs (Cochlea_L) at 4x4x4 mm" in header and "scan grid ['76x76x71']" in header
+    rows = {line.split()[0]: line.split()[1:] for line in table.splitlines()[2:]}
+    assert set(rows) == {"deepmind", "reference"}
+    for values in rows.values():
+        cropped, scan, _, peak_mb, *errors = map(float, values)
+        assert cropped > 0 and scan > 0 and peak_mb > 50 and errors == [0, 0]

@@ -57,6 +57,27 @@ def test_layout_paths():
     assert "results/masks/synthetic/0.5x0.5x2/case_02/pairs.csv" in targets
 
 
+def test_timing_runs_on_scan_sized_masks_of_its_cases_by_default():
+    layout = Layout(load_config({"dataset": {"cases": 2}}))
+    assert layout.timed_grid == "scan" and layout.timed_cases == ["case_01"]
+    assert layout.timing_pairs() == ["results/masks/synthetic/scan/1x1x1/case_01/pairs.csv"]
+    # Not a scored mask: the scan-sized ones are voxelized for the timing alone.
+    assert not set(layout.timing_pairs()) & set(layout.voxelize_targets())
+
+
+@pytest.mark.parametrize("fov, timing, grid, masks", [
+    ("union_bbox", {"grid": "scoring", "cases": None}, "union_bbox", "results/masks/synthetic"),
+    ("scan", {"grid": "scan", "cases": None}, "scan", "results/masks/synthetic"),
+    ("scan", {"grid": "scoring", "cases": 5}, "scan", "results/masks/synthetic"),
+])
+def test_timing_reuses_the_scored_masks_when_they_are_on_its_grid(fov, timing, grid, masks):
+    layout = Layout(load_config({"dataset": {"cases": 2}, "field_of_view": {"policy": fov},
+                                 "timing": timing}))
+    assert layout.timed_grid == grid and layout.timed_cases == ["case_01", "case_02"]
+    assert layout.timing_pairs() == [f"{masks}/1x1x1/case_0{n}/pairs.csv" for n in (1, 2)]
+    assert set(layout.timing_pairs()) <= set(layout.voxelize_targets())
+
+
 @pytest.mark.parametrize("overrides, key", [
     ({"voxel_sizes": [[1, 1, 0]]}, "voxel_sizes[0][2]"),
     ({"voxel_sizes": [[1, -1, 1]]}, "voxel_sizes[0][1]"),
@@ -73,6 +94,10 @@ def test_layout_paths():
     ({"metrics": {"tau_mm": math.nan}}, "metrics.tau_mm"),
     ({"metrics": {"scored": ["HD", "Dice"]}}, "metrics.scored[1]"),
     ({"timing": {"voxel_size": [3, 3, 3]}}, "timing.voxel_size"),
+    ({"timing": {"grid": "cropped"}}, "timing.grid"),
+    ({"timing": {"cases": 0}}, "timing.cases"),
+    ({"field_of_view": {"scan_mm": [300, 300]}}, "field_of_view.scan_mm"),
+    ({"field_of_view": {"scan_mm": [300, 300, math.inf]}}, "field_of_view.scan_mm"),
     ({"reference": {"meshings": ["marching_cubes"]}}, "reference.meshings"),
     ({"voxel_size": [[1, 1, 1]]}, "voxel_size"),
 ])

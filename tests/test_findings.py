@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import numpy as np
 import pandas as pd
 import pytest
 from analysis_fixtures import SPACINGS, TOOLS, make_config, make_scores, make_timing
@@ -53,13 +54,15 @@ def test_failures_and_timing(sections):
     assert "MISeval: 2 error of 144 scores" in failures
     timing = text_of(sections["HD execution time"])
     assert timing.index("Google DeepMind") < timing.index("MONAI") < timing.index("MedPy")
+    assert "Timed on scan-sized grids of 301 × 301 × 281 voxels" in timing
 
 
 def test_paper_comparison_checks_the_data(sections):
     text = text_of(sections["Compared with the paper"])
     assert "largest |mean ΔHD| is MISeval" in text and "— agrees" in text
     assert "Metrics Reloaded = MONAI for HD, HD95. Here: indistinguishable in 6 of 6" in text
-    assert "the two fastest are Google DeepMind, MONAI — agrees" in text
+    assert ("Here, on scan-sized grids of 301 × 301 × 281 voxels: fastest Google DeepMind, "
+            "MONAI, slowest MedPy (of the paper's slowest, MedPy were timed) — agrees") in text
     assert "24 mask pairs here against 1,561" in text
 
 
@@ -143,3 +146,20 @@ def test_anisotropy_counts_point_based_tools_only_and_needs_a_majority():
     assert "2 of 3 point-based tools degrade" in text and text.endswith("— agrees.")
     # Compared with the finest isotropic grid (1 mm), not the first one listed (2 mm).
     assert "against (1, 1, 1) mm" in text and "Google DeepMind 0.10 vs 0.10 mm" in text
+
+
+def test_fastest_check_follows_the_timing():
+    """The ranking is computed from the records: making MedPy the fastest changes the verdict."""
+    timing = make_timing()
+    timing.loc[timing["tool"] == "medpy", "seconds"] = 0.001
+    sentence = findings.check_fastest(None, None, timing, None)
+    assert sentence.endswith("fastest Google DeepMind, MedPy, slowest MONAI (of the paper's "
+                             "slowest, MedPy were timed) — differs.")
+
+
+def test_fastest_check_names_cropped_grids_with_their_size_range():
+    timing = make_timing()
+    timing["grid"] = "union_bbox"
+    timing["shape"] = np.where(timing["oar"] == timing["oar"].iloc[0], "10x12x9", "40x50x30")
+    sentence = findings.check_fastest(None, None, timing, None)
+    assert "on cropped grids of 10 × 12 × 9 to 40 × 50 × 30 voxels" in sentence

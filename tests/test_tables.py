@@ -145,6 +145,18 @@ def test_analysis_plan_of_the_default_configuration():
     assert not any("table_a4" in t for t in AnalysisPlan(config).targets())
 
 
+@pytest.mark.parametrize("overrides, caption", [
+    ({}, "scan-sized grids (300 × 300 × 280 mm around each case's organs)"),
+    ({"timing": {"grid": "scoring"}}, "cropped grids (each pair's box plus 5 mm)"),
+    ({"timing": {"grid": "scoring"}, "field_of_view": {"policy": "scan", "scan_mm": [250] * 3}},
+     "scan-sized grids (250 × 250 × 250 mm around each case's organs)"),
+])
+def test_figure_a5_caption_names_the_timed_grid(overrides, caption):
+    from study.analysis_plan import AnalysisPlan
+    from study.config import load_config
+    assert AnalysisPlan(load_config(overrides)).params["timing_grid"] == caption
+
+
 def test_unavailable_tools_are_named_in_the_notes(scores):
     notes = " ".join(tables.table_a1(scores).notes)
     assert "Not available here (no scores): Anima (program 'animaSegPerfAnalyzer' not found)" \

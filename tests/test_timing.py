@@ -33,8 +33,11 @@ def write_pair(folder, spacing=(2.0, 1.0, 1.0)):
 
 def test_time_hd_rows(tmp_path):
     pair = write_pair(tmp_path)
-    table = time_hd(REGISTRY["simpleitk"], [pair], repeats=3, base=tmp_path, dataset="tiny")
+    table = time_hd(REGISTRY["simpleitk"], [pair], repeats=3, base=tmp_path, dataset="tiny",
+                    grid="scan")
     assert tuple(table.columns) == TIMING_COLUMNS
+    # What was timed: the grid it was told, the shape it read (write_pair's 12^3 masks).
+    assert set(table["grid"]) == {"scan"} and set(table["shape"]) == {"12x12x12"}
     assert list(table["repeat"]) == [0, 1, 2]
     assert (table["status"] == "ok").all() and (table["seconds"] > 0).all()
     assert set(table["dataset"]) == {"tiny"} and set(table["tool"]) == {"simpleitk"}
@@ -76,8 +79,30 @@ def test_timing_command(tmp_path):
     pd.DataFrame([write_pair(tmp_path)]).to_csv(pairs, index=False)
     out = tmp_path / "timing"
     assert main(["timing", "--pairs", str(pairs), "--repeats", "2", "--tools", "simpleitk",
-                 "miseval", "--out", str(out)]) == 0
+                 "miseval", "--grid", "union_bbox", "--out", str(out)]) == 0
     for tool in ("simpleitk", "miseval"):
         table = pd.read_parquet(out / f"{tool}.parquet")
         assert len(table) == 2 and tuple(table.columns) == TIMING_COLUMNS
         assert (table["status"] == "ok").all() and set(table["tool"]) == {tool}
+        assert set(table["grid"]) == {"union_bbox"} and set(table["shape"]) == {"12x12x12"}
+
+
+def test_timed_pairs_are_the_first_of_each_category_per_case():
+    from study.timing import timed_pairs
+
+    rows = [("c1", "Cochlea_L", "small"), ("c1", "Cochlea_R", "small"),
+            ("c1", "Parotid_L", "large"), ("c2", "Cochlea_R", "small")]
+    pairs = pd.DataFrame(rows, columns=["case", "oar", "category"])
+    assert list(timed_pairs(pairs, 1)["oar"]) == ["Cochlea_L", "Parotid_L", "Cochlea_R"]
+    assert timed_pairs(pairs, None).equals(pairs)
+
+
+def test_warm_up_masks_keep_every_voxel_of_the_pair():
+    from study.timing import cropped_to_masks
+
+    a = np.zeros((50, 60, 70), bool)
+    b = np.zeros_like(a)
+    a[10:20, 0:5, 30:40], b[15:25, 3:8, 69] = True, True
+    small_a, small_b = cropped_to_masks(a, b)
+    assert small_a.shape == (17, 9, 41)  # the box of a | b plus one voxel, clipped at the edge
+    assert small_a.sum() == a.sum() and small_b.sum() == b.sum()

@@ -71,7 +71,7 @@ def test_fixed_field_of_view(sphere_factory):
     sphere = sphere_factory(5.0)
     pair = voxelize_pair(sphere, sphere, (1.0, 1.0, 1.0), size_mm=(40, 30, 20))
     assert pair.shape in {(41, 31, 21), (40, 30, 20), (41, 30, 21), (40, 31, 20)}
-    with pytest.raises(ValueError, match="smaller than the organ pair"):
+    with pytest.raises(ValueError, match="smaller than the organs"):
         voxelize_pair(sphere, sphere, (1.0, 1.0, 1.0), size_mm=(8, 30, 30))
 
 
@@ -178,3 +178,32 @@ def test_voxelize_case_names_the_manifest_of_an_open_mesh(tmp_path):
     write_mesh(mesh_path, mesh)
     with pytest.raises(ValueError, match=rf"{mesh_path.name}: mesh is not closed"):
         voxelize_case(case_manifest, [(1.0, 1.0, 1.0)], [tmp_path / "masks"])
+
+
+def test_scan_grid_is_one_box_per_case_holding_the_cropped_masks(tmp_path):
+    """With scan_mm every mask of a case shares one grid of about scan_mm / spacing voxels per
+    axis, and holds exactly the voxels of the cropped mask, shifted by the grids' offset."""
+    oars = ["Cochlea_L", "Glottis", "Cochlea_R"]
+    case_manifest = write_case(tmp_path / "data", 1, 7, oars)
+    spacing, scan_mm = (2.0, 2.0, 2.0), (200.0, 200.0, 160.0)
+    [scan_pairs] = voxelize_case(case_manifest, [spacing], [tmp_path / "scan"], scan_mm=scan_mm)
+    [crop_pairs] = voxelize_case(case_manifest, [spacing], [tmp_path / "crop"])
+    grids = set()
+    for oar in oars:
+        for observer in ("A", "B"):
+            scan, _, scan_origin = read_mask(scan_pairs.parent / f"{oar}__{observer}.nii.gz")
+            crop, _, crop_origin = read_mask(crop_pairs.parent / f"{oar}__{observer}.nii.gz")
+            grids.add((scan.shape, scan_origin))
+            offset = np.round((np.subtract(crop_origin, scan_origin)) / spacing).astype(int)
+            window = tuple(slice(o, o + n) for o, n in zip(offset, crop.shape, strict=True))
+            assert np.array_equal(scan[window], crop) and scan.sum() == crop.sum()
+    [(shape, _)] = grids
+    assert all(abs(n - size / step) <= 1 for n, size, step in zip(shape, scan_mm, spacing,
+                                                                  strict=True))
+
+
+def test_scan_grid_smaller_than_the_case_is_refused(tmp_path):
+    case_manifest = write_case(tmp_path / "data", 1, 7, ["Cochlea_L", "Glottis"])
+    with pytest.raises(ValueError, match="smaller than the organs"):
+        voxelize_case(case_manifest, [(2.0, 2.0, 2.0)], [tmp_path / "scan"],
+                      scan_mm=(40.0, 40.0, 40.0))

@@ -116,3 +116,45 @@ def test_batches_hold_every_case_once_in_order():
     assert list(plan.batches) == ["case_01-case_02", "case_03-case_04", "case_05"]
     assert sum((plan.cases_of(batch) for batch in plan.batches), []) == cases
     assert "results/scores/synthetic/reference/case_05.parquet" in plan.score_files()
+
+
+TINY = ("dataset: {name: tiny, cases: 1, oars: [Cochlea_L, Glottis]}\n"
+        "voxel_sizes: [[2, 2, 2]]\ntools: [simpleitk]\n"
+        "reference: {meshings: [discrete_marching_cubes]}\n")
+
+
+def test_scoring_on_scan_sized_grids_runs_to_the_findings(tmp_path):
+    """field_of_view.policy scan: the scored masks are scan-sized, the timing reuses them (no
+    masks of its own), and with the grid check off the findings have no grid section."""
+    workdir = _workdir(tmp_path)
+    config = workdir / "scan.yaml"
+    config.write_text(TINY + "field_of_view: {policy: scan, scan_mm: [200, 200, 200]}\n"
+                             "timing: {voxel_size: [2, 2, 2]}\n"
+                             "grid_check: {pairs_per_category: 0}\n")
+    result = snakemake("--cores", "2", "--configfile", str(config), cwd=workdir, timeout=1200)
+    assert result.returncode == 0, result.stderr[-3000:]
+    assert not (workdir / "results/masks/tiny/scan").exists()
+    assert not (workdir / "results/grid_check").exists()
+    timing = pd.read_parquet(workdir / "results/timing/simpleitk.parquet")
+    assert set(timing["grid"]) == {"scan"} and set(timing["shape"]) == {"101x101x101"}
+    findings = (workdir / "results/findings.md").read_text()
+    assert "Timed on scan-sized grids of 101 × 101 × 101 voxels" in findings
+    assert "cropped and scan-sized grids" not in findings
+
+
+def test_timing_on_the_scored_cropped_grids(tmp_path):
+    """timing.grid scoring: the timed masks are the scored, cropped ones, of every OAR."""
+    workdir = _workdir(tmp_path)
+    config = workdir / "cropped.yaml"
+    config.write_text(TINY + "timing: {voxel_size: [2, 2, 2], grid: scoring, "
+                             "pairs_per_category: null}\n")
+    target = "results/timing/simpleitk.parquet"
+    result = snakemake(target, "--cores", "2", "--configfile", str(config), cwd=workdir)
+    assert result.returncode == 0, result.stderr[-3000:]
+    timing = pd.read_parquet(workdir / target)
+    pairs = pd.read_csv(workdir / "results/masks/tiny/2x2x2/case_01/pairs.csv")
+    assert list(timing["oar"]) == list(pairs["oar"]) == ["Cochlea_L", "Glottis"]
+    assert set(timing["grid"]) == {"union_bbox"}
+    assert not (workdir / "results/masks/tiny/scan").exists()
+    for row in timing.itertuples():
+        assert row.shape != "101x101x101" and row.status == "ok"

@@ -7,6 +7,7 @@ configs).
 
 from __future__ import annotations
 
+import math
 import re
 import shutil
 import subprocess
@@ -92,6 +93,24 @@ def test_reference_variants_edge_cases_and_timing_are_written(study_run):
         assert (study_run / f"results/edge_cases/{tool}.json").is_file(), tool
     timing = pd.read_parquet(study_run / "results/timing/reference.parquet")
     assert (timing.seconds > 0).all() and timing.repeat.nunique() == config["timing"]["repeats"]
+    # Scan-sized by default: one grid for the case, far larger than any cropped pair's.
+    assert set(timing.grid) == {"scan"} and timing["shape"].nunique() == 1
+    assert math.prod(map(int, timing["shape"].iloc[0].split("x"))) > 10**6
+
+
+def test_grid_check_covers_every_tool_and_reaches_the_findings(study_run):
+    from study.grid_check import grid_differences, read_grid_check
+
+    config = yaml.safe_load(TEST_PRESET.read_text())
+    files = sorted((study_run / "results/grid_check").glob("*.parquet"))
+    checked = read_grid_check(files)
+    differences = grid_differences(checked)
+    reference = differences[differences.tool == "reference"]
+    assert len(reference) and not reference.changed.any()  # the reference is invariant
+    assert set(differences.spacing) == {"x".join(f"{s:g}" for s in size)
+                                        for size in config["voxel_sizes"]}
+    findings = (study_run / "results/findings.md").read_text()
+    assert "## Scores on cropped and scan-sized grids" in findings
 
 
 def test_job_logs_show_progress(study_run):
@@ -138,7 +157,7 @@ def test_failing_tools_become_error_rows_and_the_study_completes(tmp_path):
         script.chmod(0o755)
     config = preset(tools=["plastimatch", "anima"],
                     tool_paths={"plastimatch": str(hanging), "anima": str(crashing)},
-                    timeouts={"tool_seconds": 4})  # the reference: over 1 s a pair under load
+                    timeouts={"tool_seconds": 5})  # the reference: over 1 s a pair under load
     config["reference"]["meshings"] = ["discrete_marching_cubes"]
     configfile = write_config(tmp_path / "faulty.yaml", config)
     snakemake(tmp_path, "results/scores.parquet", configfile=configfile)

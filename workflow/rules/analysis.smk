@@ -187,6 +187,7 @@ rule findings:
         scores="results/scores.parquet",
         wilcoxon="results/tables/table_wilcoxon.csv",
         timing=lambda wildcards: SCORING.timing_files(),
+        grid_check=lambda wildcards: SCORING.grid_check_files(),
     output:
         md="results/findings.md",
         html=report("results/findings.html", caption="../report/findings.rst",

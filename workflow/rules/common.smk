@@ -13,7 +13,6 @@ DATASET = LAYOUT.dataset
 SOURCE = LAYOUT.source
 CASES = LAYOUT.cases
 SPACINGS = LAYOUT.spacings
-TIMING_SPACING = LAYOUT.timing_spacing
 MESH_ROOT = LAYOUT.mesh_root
 OARS_SELECTED = selected_oars(config)
 case_manifest = LAYOUT.case_manifest

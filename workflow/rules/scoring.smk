@@ -97,7 +97,7 @@ rule probe_edge_cases:
 
 rule time_hd:
     input:
-        pairs=expand(pairs_csv(), dataset=DATASET, spacing=TIMING_SPACING, case=CASES),
+        pairs=LAYOUT.timing_pairs(),
     output:
         "results/timing/{tool}.parquet",
     log:
@@ -106,6 +106,8 @@ rule time_hd:
         "results/benchmarks/time_hd/{tool}.tsv"
     params:
         dataset=DATASET,
+        grid=LAYOUT.timed_grid,
+        pairs_per_category=config["timing"]["pairs_per_category"],
         repeats=config["timing"]["repeats"],
         timeout=config["timeouts"]["tool_seconds"],
         tool_paths=config.get("tool_paths", {}),
@@ -119,6 +121,59 @@ rule time_hd:
         "../../environment.yml"
     script:
         "../scripts/time_hd.py"
+
+
+# Which scores depend on the grid: a few pairs of the first case on cropped and on scan-sized
+# grids at every voxel size (study/grid_check.py), one job for the masks, one per tool.
+rule grid_check_masks:
+    input:
+        case_manifest().format(case=CASES[0]),
+    output:
+        **SCORING.grid_check_masks(),
+    params:
+        # In the order of each grid's outputs (both follow SPACINGS).
+        spacings=[parse_spacing_label(spacing) for spacing in SPACINGS],
+        per_category=config["grid_check"]["pairs_per_category"],
+        margin_mm=config["field_of_view"]["margin_mm"],
+        scan_mm=config["field_of_view"]["scan_mm"],
+    log:
+        "results/logs/grid_check_masks.log",
+    benchmark:
+        "results/benchmarks/grid_check_masks/masks.tsv"
+    threads: 1
+    resources:
+        mem_mb=4000,
+        runtime=30,
+    conda:
+        "../../environment.yml"
+    script:
+        "../scripts/grid_check_masks.py"
+
+
+rule check_grid:
+    input:
+        **SCORING.grid_check_masks(),
+    output:
+        "results/grid_check/{tool}.parquet",
+    log:
+        "results/logs/check_grid/{tool}.log",
+    benchmark:
+        "results/benchmarks/check_grid/{tool}.tsv"
+    params:
+        dataset=DATASET,
+        percentile=config["metrics"]["percentile"],
+        tau=config["metrics"]["tau_mm"],
+        timeout=config["timeouts"]["tool_seconds"],
+        tool_paths=config.get("tool_paths", {}),
+        metrics=config["metrics"]["scored"],
+    threads: 1
+    resources:
+        mem_mb=4000,
+        runtime=60,
+    conda:
+        "../../environment.yml"
+    script:
+        "../scripts/check_grid.py"
 
 
 scoring_targets = SCORING.targets

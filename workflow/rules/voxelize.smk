@@ -17,6 +17,8 @@ rule voxelize_case:
         margin_mm=config["field_of_view"]["margin_mm"],
         size_mm=(config["field_of_view"]["size_mm"]
                  if config["field_of_view"]["policy"] == "fixed" else None),
+        scan_mm=(config["field_of_view"]["scan_mm"]
+                 if config["field_of_view"]["policy"] == "scan" else None),
     log:
         "results/logs/voxelize_case/{dataset}/{case}.log",
     benchmark:
@@ -29,6 +31,29 @@ rule voxelize_case:
         runtime=30,
     script:
         "../scripts/voxelize_case.py"
+
+
+# Scan-sized masks for the HD timing when the scored masks are cropped (timing.grid: scan): one
+# voxel size, the timed cases only. Files of the same names as the scored masks, under scan/.
+rule voxelize_scan_case:
+    input:
+        case_manifest(),
+    output:
+        LAYOUT.scan_pairs_csv(),
+    params:
+        scan_mm=config["field_of_view"]["scan_mm"],
+    log:
+        "results/logs/voxelize_scan_case/{dataset}/{spacing}/{case}.log",
+    benchmark:
+        "results/benchmarks/voxelize_scan_case/{dataset}/{spacing}/{case}.tsv"
+    threads: 1
+    conda:
+        "../../environment.yml"
+    resources:
+        mem_mb=4000,
+        runtime=30,
+    script:
+        "../scripts/voxelize_scan_case.py"
 
 
 voxelize_targets = LAYOUT.voxelize_targets

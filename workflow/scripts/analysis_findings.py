@@ -7,4 +7,5 @@ snakemake = globals()["snakemake"]
 
 with log_to(snakemake.log[0]):
     make_findings(snakemake.input.scores, snakemake.input.wilcoxon, list(snakemake.input.timing),
-                  snakemake.config, snakemake.output.md, snakemake.output.html)
+                  snakemake.config, snakemake.output.md, snakemake.output.html,
+                  list(snakemake.input.grid_check))

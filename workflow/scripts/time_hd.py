@@ -2,7 +2,7 @@
 
 from adapters.base import configure
 from study.scoring import implementation, read_pairs
-from study.timing import time_hd
+from study.timing import time_hd, timed_pairs
 from study.workflow_logging import log_to
 
 snakemake = globals()["snakemake"]
@@ -10,7 +10,8 @@ snakemake = globals()["snakemake"]
 with log_to(snakemake.log[0]):
     configure(snakemake.params.tool_paths)
     table = time_hd(implementation(snakemake.wildcards.tool),
-                    read_pairs(snakemake.input.pairs).to_dict("records"),
+                    timed_pairs(read_pairs(snakemake.input.pairs),
+                                snakemake.params.pairs_per_category).to_dict("records"),
                     snakemake.params.repeats, timeout=snakemake.params.timeout,
-                    dataset=snakemake.params.dataset)
+                    dataset=snakemake.params.dataset, grid=snakemake.params.grid)
     table.to_parquet(snakemake.output[0], index=False)

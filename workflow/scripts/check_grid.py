@@ -1,0 +1,19 @@
+"""Snakemake entry point of rule check_grid: one tool on the checked pairs, on both grids."""
+
+from adapters.base import configure
+from maskio import read_mask
+from study.cores import claim_cores
+from study.grid_check import GRIDS, score_on_grids
+from study.workflow_logging import log_to
+
+snakemake = globals()["snakemake"]  # injected by Snakemake's script directive
+claim_cores(snakemake.threads)  # its threads stay off the other jobs' cores
+
+with log_to(snakemake.log[0]):
+    configure(snakemake.params.tool_paths)
+    table = score_on_grids(
+        snakemake.wildcards.tool, {grid: snakemake.input[grid] for grid in GRIDS},
+        dataset=snakemake.params.dataset, percentile=snakemake.params.percentile,
+        tau=snakemake.params.tau, timeout=snakemake.params.timeout, read_mask=read_mask,
+        metrics=snakemake.params.metrics)
+    table.to_parquet(snakemake.output[0], index=False)
