@@ -112,6 +112,11 @@ def _check_consistency(config: dict, where: str) -> None:
     if tuple(map(float, config["timing"]["voxel_size"])) not in sizes:
         raise ConfigError(f"{where}: timing.voxel_size {config['timing']['voxel_size']} is not "
                           "one of voxel_sizes")
+    checked = config["grid_check"]["voxel_sizes"]
+    for size in checked if isinstance(checked, list) else []:
+        if tuple(map(float, size)) not in sizes:
+            raise ConfigError(f"{where}: grid_check.voxel_sizes: {size} is not one of "
+                              f"voxel_sizes {config['voxel_sizes']}")
 
 
 def _resolve_tools(config: dict, where: str) -> None:

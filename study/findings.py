@@ -255,12 +255,13 @@ def grid_section(rows: pd.DataFrame | None) -> Section | None:
     differences = grid_check.grid_differences(rows)
     changed = grid_check.changed_scores(differences)
     pairs = differences.drop_duplicates(["spacing", "oar"]).groupby("spacing").size()
+    checked = ", ".join(st.spacing_title(s) for s in pairs.index)
     same = [t for t in st.ordered_tools(differences["tool"]) if t not in set(changed["tool"])]
     unchanged = differences.loc[~differences["changed"], "difference"].abs()
     largest = unchanged.max() if unchanged.notna().any() else 0.0
     section.lines.append(
         f"The same pairs scored on cropped grids and on scan-sized grids ({pairs.max()} pairs at "
-        f"each of {len(pairs)} voxel sizes, one of them with observer B empty). The same "
+        f"{checked}, one of them with observer B empty). The same "
         f"(|d| ≤ {grid_check.SAME_TOLERANCE:g}) on every pair and metric: {_label_list(same)}; "
         f"the largest |d| among the scores that stayed the same is {largest:.2g}.")
     for row in changed.itertuples():

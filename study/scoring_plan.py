@@ -23,8 +23,8 @@ class ScoringPlan:
                          if meshing in meshings]
         self.tools = [*config["tools"], *config.get("cross_checks", [])]
         self.dataset, self.cases = dataset, list(cases)
-        self.spacings = [spacing_label(size) for size in config["voxel_sizes"]]
         self.check_per_category = config["grid_check"]["pairs_per_category"]
+        self.check_spacings = [spacing_label(size) for size in grid_check_voxel_sizes(config)]
         size = config["scoring"]["cases_per_job"]
         self.batches = {_batch_name(group): group for group in
                         (self.cases[start:start + size] for start in range(0, len(cases), size))}
@@ -71,9 +71,9 @@ class ScoringPlan:
                 if self.available(name)]
 
     def grid_check_masks(self) -> dict[str, list[str]]:
-        """Per grid, the pairs tables of the grid check (every voxel size, in order)."""
+        """Per grid, the pairs tables of the grid check (its voxel sizes, in order)."""
         return {grid: [f"results/grid_check/masks/{grid}/{spacing}/pairs.csv"
-                       for spacing in self.spacings] for grid in GRIDS}
+                       for spacing in self.check_spacings] for grid in GRIDS}
 
     def grid_check_files(self) -> list[str]:
         """The reference's and every available tool's grid-check scores (none when the check
@@ -86,6 +86,17 @@ class ScoringPlan:
     def targets(self) -> list[str]:
         return ["results/scores.parquet", *self.edge_case_files(), *self.timing_files(),
                 *self.grid_check_files()]
+
+
+def grid_check_voxel_sizes(config: Mapping) -> list:
+    """The voxel sizes of the grid check: grid_check.voxel_sizes, where "coarsest" is the
+    study's voxel size of largest volume dx*dy*dz (the first of equals) and "all" every one."""
+    checked, sizes = config["grid_check"]["voxel_sizes"], config["voxel_sizes"]
+    if checked == "all":
+        return list(sizes)
+    if checked == "coarsest":
+        return [max(sizes, key=lambda size: size[0] * size[1] * size[2])]
+    return list(checked)
 
 
 def _batch_name(cases: Sequence[str]) -> str:

@@ -96,6 +96,8 @@ def test_timing_reuses_the_scored_masks_when_they_are_on_its_grid(fov, timing, g
     ({"timing": {"voxel_size": [3, 3, 3]}}, "timing.voxel_size"),
     ({"timing": {"grid": "cropped"}}, "timing.grid"),
     ({"timing": {"cases": 0}}, "timing.cases"),
+    ({"grid_check": {"voxel_sizes": [[3, 3, 3]]}}, "grid_check.voxel_sizes"),
+    ({"grid_check": {"voxel_sizes": []}}, "grid_check.voxel_sizes"),
     ({"field_of_view": {"scan_mm": [300, 300]}}, "field_of_view.scan_mm"),
     ({"field_of_view": {"scan_mm": [300, 300, math.inf]}}, "field_of_view.scan_mm"),
     ({"reference": {"meshings": ["marching_cubes"]}}, "reference.meshings"),

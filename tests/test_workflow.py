@@ -9,6 +9,7 @@ from collections import Counter
 from pathlib import Path
 
 import pandas as pd
+import pytest
 
 from study.config import load_config
 from study.scoring_plan import ScoringPlan
@@ -158,3 +159,15 @@ def test_timing_on_the_scored_cropped_grids(tmp_path):
     assert not (workdir / "results/masks/tiny/scan").exists()
     for row in timing.itertuples():
         assert row.shape != "101x101x101" and row.status == "ok"
+
+
+@pytest.mark.parametrize("checked, expected", [
+    ("coarsest", ["2x2x2"]),                     # largest voxel volume: 8 mm^3
+    ("all", ["1x1x1", "2x2x2", "0.5x0.5x2"]),
+    ([[0.5, 0.5, 2], [2, 2, 2]], ["0.5x0.5x2", "2x2x2"]),
+])
+def test_grid_check_runs_at_its_voxel_sizes(checked, expected):
+    config = load_config({"grid_check": {"voxel_sizes": checked}})
+    masks = ScoringPlan(config, dataset="synthetic", cases=["case_01"]).grid_check_masks()
+    assert masks == {grid: [f"results/grid_check/masks/{grid}/{spacing}/pairs.csv"
+                            for spacing in expected] for grid in ("cropped", "scan")}

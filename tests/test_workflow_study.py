@@ -100,15 +100,16 @@ def test_reference_variants_edge_cases_and_timing_are_written(study_run):
 
 def test_grid_check_covers_every_tool_and_reaches_the_findings(study_run):
     from study.grid_check import grid_differences, read_grid_check
+    from study.scoring_plan import grid_check_voxel_sizes
 
-    config = yaml.safe_load(TEST_PRESET.read_text())
+    config = load_config(TEST_PRESET)
     files = sorted((study_run / "results/grid_check").glob("*.parquet"))
     checked = read_grid_check(files)
     differences = grid_differences(checked)
     reference = differences[differences.tool == "reference"]
     assert len(reference) and not reference.changed.any()  # the reference is invariant
     assert set(differences.spacing) == {"x".join(f"{s:g}" for s in size)
-                                        for size in config["voxel_sizes"]}
+                                        for size in grid_check_voxel_sizes(config)}
     findings = (study_run / "results/findings.md").read_text()
     assert "## Scores on cropped and scan-sized grids" in findings
 

@@ -131,8 +131,8 @@ rule grid_check_masks:
     output:
         **SCORING.grid_check_masks(),
     params:
-        # In the order of each grid's outputs (both follow SPACINGS).
-        spacings=[parse_spacing_label(spacing) for spacing in SPACINGS],
+        # In the order of each grid's outputs.
+        spacings=[parse_spacing_label(spacing) for spacing in SCORING.check_spacings],
         per_category=config["grid_check"]["pairs_per_category"],
         margin_mm=config["field_of_view"]["margin_mm"],
         scan_mm=config["field_of_view"]["scan_mm"],
