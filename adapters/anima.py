@@ -25,8 +25,7 @@ class Anima(ProgramAdapter):
     metrics = ("HD", "MASD", "ASSD", "DSC")
     binary = "animaSegPerfAnalyzer"
     env_var = "ANIMA_SEG_PERF_ANALYZER"
-    install_hint = ("build animaSegPerfAnalyzer from github.com/Inria-Empenn/Anima-Public "
-                    "(segmentation module)")
+    install_hint = "`make tools` builds it from github.com/Inria-Empenn/Anima-Public"
     version_pattern = r"version:\s*(\S+)"
 
     def _run_on_files(self, path_a, path_b, folder, metrics, percentile, tau, *, timeout):

@@ -25,7 +25,7 @@ class EvaluateSegmentation(ProgramAdapter):
     metrics = ("HD", "HD95", "MASD", "DSC")
     binary = "EvaluateSegmentation"
     env_var = "EVALUATE_SEGMENTATION"
-    install_hint = "build it from github.com/Visceral-Project/EvaluateSegmentation"
+    install_hint = "`make tools` builds it from github.com/Visceral-Project/EvaluateSegmentation"
 
     def version(self) -> str:
         # The program prints no version; the source repository has no releases either.

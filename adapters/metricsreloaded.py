@@ -30,8 +30,7 @@ class MetricsReloaded(PythonAdapter):
     ignores_spacing = frozenset({"BIoU"})
     module = "MetricsReloaded"
     distribution = "MetricsReloaded"
-    install_hint = ("install from source: github.com/Project-MONAI/MetricsReloaded, "
-                    "pip install --no-build-isolation . with setuptools<81")
+    install_hint = "`make tools` installs it from github.com/Project-MONAI/MetricsReloaded"
 
     def _compute(self, a, b, spacing, metrics, percentile, tau):
         from MetricsReloaded.metrics.pairwise_measures import BinaryPairwiseMeasures
