@@ -20,6 +20,7 @@ import pandas as pd
 
 from study.oars import first_of_each_category
 from study.records import SCORE_COLUMNS
+from study.statistics import spacing_title
 
 GRIDS: tuple[str, ...] = ("cropped", "scan")
 """The two grids compared: each pair's box plus field_of_view.margin_mm, and the scan's."""
@@ -110,7 +111,7 @@ def changed_scores(differences: pd.DataFrame) -> pd.DataFrame:
         rows.append({"tool": tool, "metric": metric, "changed": len(changed),
                      "compared": len(group),
                      "max_abs_difference": float(magnitude.replace(np.inf, np.nan).max()),
-                     "example": f"{example['oar']} at {example['spacing']} mm: "
+                     "example": f"{example['oar']} at {spacing_title(example['spacing'])}: "
                                 f"{_value(example['cropped'], example['status_cropped'])} "
                                 f"(cropped) vs {_value(example['scan'], example['status_scan'])} "
                                 "(scan-sized)"})

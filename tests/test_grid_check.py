@@ -98,7 +98,7 @@ def test_differences_count_changes_not_rounding():
     assert not changed[["HD", "HD95", "NSD"]].any() and changed[["MASD", "ASSD", "BIoU"]].all()
     summary = changed_scores(grid_differences(rows)).set_index("metric")
     assert summary.loc["MASD", "max_abs_difference"] == 0.5
-    assert summary.loc["ASSD", "example"] == "Cochlea_L at 1x1x1 mm: 2 (cropped) vs error " \
+    assert summary.loc["ASSD", "example"] == "Cochlea_L at (1, 1, 1) mm: 2 (cropped) vs error " \
                                              "(scan-sized)"
     assert math.isnan(summary.loc["BIoU", "max_abs_difference"])
 
@@ -111,5 +111,5 @@ def test_findings_name_the_tools_whose_scores_depend_on_the_grid():
     assert ("The same (|d| ≤ 0.001) on every pair and metric: Google DeepMind; the largest |d| "
             "among the scores that stayed the same is 0.") in text
     assert ("**MISeval HD depends on the grid**: changed on 1 of 1 pairs, largest |d| 372.5; "
-            "e.g. Cochlea_L at 1x1x1 mm: 140 (cropped) vs 512.5 (scan-sized).") in text
+            "e.g. Cochlea_L at (1, 1, 1) mm: 140 (cropped) vs 512.5 (scan-sized).") in text
     assert findings.grid_section(None) is None
