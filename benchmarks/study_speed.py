@@ -97,13 +97,15 @@ def per_pair_cost(scores: pd.DataFrame) -> pd.DataFrame:
     return calls.groupby("tool").seconds.agg(["count", "median", "mean"]).sort_values("mean")
 
 
-def scan_scoring_extra(scores: pd.DataFrame, checked: pd.DataFrame) -> float:
-    """Extra core-seconds the measured scoring calls would take on scan-sized grids.
+def scan_scoring_extra(scores: pd.DataFrame, checked: pd.DataFrame) -> tuple[float, list[str]]:
+    """Extra core-seconds the measured scoring calls would take on scan-sized grids, and the
+    voxel sizes that this leaves out because the grid check did not run there.
 
     For each implementation and voxel size, r = mean call seconds on the scan-sized grid /
     the same on the cropped grid in the grid check (the B-empty pair left out); the calls'
     seconds in `scores` grow by (r - 1). A pair the check did not see is assumed to cost what
-    the checked ones cost on average, relative to their cropped time.
+    the checked ones cost on average, relative to their cropped time. r grows with the scan
+    grid's voxel count, so an unchecked voxel size cannot borrow another's.
     """
     calls = checked.loc[~checked["oar"].str.endswith(EMPTY_SUFFIX)].drop_duplicates(
         ["tool", "spacing", "oar", "grid"])
@@ -112,7 +114,8 @@ def scan_scoring_extra(scores: pd.DataFrame, checked: pd.DataFrame) -> float:
     measured = scores[scores.status != "unavailable"].drop_duplicates(
         ["tool", "case", "oar", "spacing"]).groupby(["tool", "spacing"])["seconds"].sum()
     both = pd.concat([measured, ratio], axis=1, join="inner")
-    return float((both["seconds"] * (both["ratio"] - 1)).sum())
+    unchecked = sorted(set(scores["spacing"]) - set(checked["spacing"]))
+    return float((both["seconds"] * (both["ratio"] - 1)).sum()), unchecked
 
 
 def main() -> None:
@@ -172,12 +175,17 @@ def main() -> None:
           f"projected wall time on {args.cores} cores: {projection['wall'] / 3600:.2f} h "
           f"({projection['core_seconds'] / 3600:.2f} core-hours)")
     if not checked.empty and "score_case" in rules.index:
-        extra = scan_scoring_extra(scores, checked) * scale_pairs
+        extra, unchecked = scan_scoring_extra(scores, checked)
+        extra *= scale_pairs
         print(f"  scored on scan-sized grids (field_of_view.policy: scan): + "
               f"{extra / 3600:.2f} core-hours of tool calls (each tool's scan / cropped time per "
               f"call at each voxel size, from the grid check), about "
               f"{(projection['wall'] + extra / args.cores / projection['efficiency']) / 3600:.1f}"
               f" h in all; voxelizing on scan-sized grids not included")
+        if unchecked:
+            print(f"  not projected: the voxel sizes the grid check skipped ({', '.join(unchecked)}"
+                  "); run with a config whose "
+                  "grid_check.voxel_sizes is all for the whole figure")
 
 
 if __name__ == "__main__":

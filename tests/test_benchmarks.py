@@ -147,7 +147,8 @@ def test_scoring_projection_scales_calls_by_pairs_and_job_costs_by_jobs():
 
 def test_scan_scoring_projection_scales_each_tools_calls_by_its_measured_ratio():
     """Calls grow by (scan / cropped - 1) of the grid check's own calls, per tool and voxel
-    size; the B-empty pair does not count, and unchecked tools add nothing."""
+    size; the B-empty pair does not count, unchecked tools add nothing, and a voxel size the
+    check skipped is named rather than given another's ratio."""
     import pandas as pd
 
     extra = load_benchmark("study_speed").scan_scoring_extra
@@ -157,9 +158,12 @@ def test_scan_scoring_projection_scales_each_tools_calls_by_its_measured_ratio()
         ("medpy", "1x1x1", "Glottis (B empty)", "cropped", 0.1),
     ], columns=["tool", "spacing", "oar", "grid", "seconds"])
     scores = pd.DataFrame([("medpy", "c1", oar, "1x1x1", 0.5, "ok") for oar in "ab"] +
-                          [("pymia", "c1", "a", "1x1x1", 9.0, "ok")],
+                          [("pymia", "c1", "a", "1x1x1", 9.0, "ok"),
+                           ("medpy", "c1", "a", "0.5x0.5x2", 7.0, "ok")],
                           columns=["tool", "case", "oar", "spacing", "seconds", "status"])
-    assert extra(scores, checked) == pytest.approx(1.0 * (20 - 1))
+    seconds, unchecked = extra(scores, checked)
+    assert seconds == pytest.approx(1.0 * (20 - 1))
+    assert unchecked == ["0.5x0.5x2"]
 
 
 def test_timed_pairs_follow_the_timing_keys():
