@@ -68,6 +68,19 @@ class CallTimedOut(BaseException):
     that a tool's own `except Exception` cannot swallow it."""
 
 
+IMPORT_GRACE = 0.01
+"""Seconds between checks of a deadline that fell inside an import."""
+
+
+def _importing(frame) -> bool:
+    """Whether `frame` or a caller runs import machinery (importlib's frozen bootstrap)."""
+    while frame is not None:
+        if frame.f_code.co_filename.startswith("<frozen importlib"):
+            return True
+        frame = frame.f_back
+    return False
+
+
 @contextlib.contextmanager
 def _deadline(seconds: float):
     """Raise CallTimedOut in the block once `seconds` have passed (SIGALRM).
@@ -76,6 +89,10 @@ def _deadline(seconds: float):
     of Python; one stuck inside a single C function is interrupted when that returns. Signals
     reach only the main thread: elsewhere (and on platforms without setitimer) the block runs
     without a deadline.
+
+    An import is never interrupted: a module cut off half-way stays in sys.modules half
+    initialised, and every later call of the process fails with it (a NameError inside VTK)
+    or crashes. The deadline waits for the import to finish, checking every IMPORT_GRACE s.
     """
     if not (hasattr(signal, "setitimer") and math.isfinite(seconds)
             and threading.current_thread() is threading.main_thread()):
@@ -83,6 +100,9 @@ def _deadline(seconds: float):
         return
 
     def expire(signum, frame):
+        if _importing(frame):
+            signal.setitimer(signal.ITIMER_REAL, IMPORT_GRACE)
+            return
         raise CallTimedOut(f"timed out after {seconds:g} s")
 
     previous = signal.signal(signal.SIGALRM, expire)

@@ -94,6 +94,29 @@ def test_hanging_python_tool_times_out_and_the_next_call_runs():
     assert quick.error is None and quick.values == {"HD": 1.0, "DSC": 0.5}
 
 
+def test_a_deadline_never_cuts_an_import_half_way(tmp_path, monkeypatch):
+    """A module cut off half-way through its import would break every later call of the
+    process (VTK's lazily imported helpers did, then crashed the job): the deadline waits for
+    the import to finish, then stops the call."""
+    (tmp_path / "slow_to_import.py").write_text(
+        "import time\nfor _ in range(30):\n    time.sleep(0.01)\nWHOLE = True\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+
+    def imports(*_):
+        import slow_to_import
+        while True:
+            time.sleep(0.01)
+        return {"HD": float(slow_to_import.WHOLE)}
+
+    try:
+        outcome = invoke(FakePython(imports), *masks(), (1, 1, 1), timeout=0.05)
+        assert outcome.error == "timed out after 0.05 s"
+        assert 0.3 <= outcome.seconds < 5  # the import's 0.3 s ran to its end
+        assert sys.modules["slow_to_import"].WHOLE
+    finally:
+        sys.modules.pop("slow_to_import", None)
+
+
 def test_warnings_logging_and_prints_are_recorded():
     def chatty(*_):
         warnings.warn("empty reference mask", UserWarning, stacklevel=1)
