@@ -7,6 +7,7 @@ can be unit tested.
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import dataclass
 
 from snakemake.io import report
 
@@ -21,6 +22,31 @@ FIGURE_FORMATS: tuple[str, ...] = ("png", "pdf")
 """Renderings of every figure; the PNG goes into the report."""
 
 FIGURES: tuple[str, ...] = ("figure_4", "figure_a3", "figure_a4", "figure_a5")
+
+
+@dataclass(frozen=True)
+class Item:
+    """One table or figure: the record it reads, the script that draws it, its job's size."""
+
+    name: str
+    reads: str  # scores | wilcoxon | edge_cases | timing | manifest (analysis.smk's inputs)
+    script: str  # in workflow/scripts/
+    mem_mb: int
+    runtime: int  # minutes
+
+
+ITEMS: tuple[Item, ...] = (
+    Item("table_a1", "scores", "table_delta.py", 2000, 10),
+    Item("table_a2", "scores", "table_delta.py", 2000, 10),
+    Item("table_a4", "scores", "table_delta.py", 2000, 10),
+    Item("table_wilcoxon", "scores", "table_wilcoxon.py", 2000, 30),
+    Item("table_a3", "edge_cases", "table_a3.py", 1000, 5),
+    Item("figure_4", "scores", "figure_4.py", 3000, 10),
+    Item("figure_a3", "manifest", "figure_a3.py", 1000, 5),
+    Item("figure_a4", "wilcoxon", "figure_a4.py", 2000, 10),
+    Item("figure_a5", "timing", "figure_a5.py", 1000, 5),
+)
+"""Every table and figure of the analysis, one rule each (workflow/rules/analysis.smk)."""
 
 
 class AnalysisPlan:
@@ -42,6 +68,11 @@ class AnalysisPlan:
         """Table names; Table A4 only when other meshings of the reference are scored."""
         names = ["table_a1", "table_a2", "table_wilcoxon", "table_a3"]
         return names + (["table_a4"] if self.meshing_variants else [])
+
+    def outputs(self, item: Item) -> dict:
+        """Named outputs of an item's rule."""
+        is_figure = item.name in FIGURES
+        return self.figure_outputs(item.name) if is_figure else self.table_outputs(item.name)
 
     @staticmethod
     def table_outputs(name: str) -> dict:

@@ -37,6 +37,7 @@ class PlantedRecords:
 
 
 SCORING = PlantedRecords()
+STUDY_ENV = None  # stands in for common.smk's; the planted run deploys no software
 
 
 # Stands in for the dataset stage: the planted manifest already exists.

@@ -5,181 +5,46 @@
 # Snakemake report shows). Captions in workflow/report/ are Jinja templates over the config
 # and the rule's params. Edge-case and timing inputs come from the scoring plan (SCORING).
 
-from study.analysis_plan import AnalysisPlan
+from study.analysis_plan import ITEMS, AnalysisPlan
 
 ANALYSIS = AnalysisPlan(config)
 ANALYSIS_PARAMS = ANALYSIS.params
 
 
-rule table_a1:
-    input:
-        "results/scores.parquet",
-    output:
-        **ANALYSIS.table_outputs("table_a1"),
-    params:
-        **ANALYSIS_PARAMS,
-    log:
-        "results/logs/analysis/table_a1.log",
-    threads: 1
-    conda:
-        "../../environment.yml"
-    resources:
-        mem_mb=2000,
-        runtime=10,
-    script:
-        "../scripts/table_delta.py"
+# What each item reads (study.analysis_plan.ITEMS names these keys).
+ANALYSIS_INPUTS = {
+    "scores": "results/scores.parquet",
+    "wilcoxon": "results/tables/table_wilcoxon.csv",
+    "edge_cases": lambda wildcards: SCORING.edge_case_files(),
+    "timing": lambda wildcards: SCORING.timing_files(),
+    "manifest": rules.dataset_manifest.output[0],
+}
 
 
-rule table_a2:
-    input:
-        "results/scores.parquet",
-    output:
-        **ANALYSIS.table_outputs("table_a2"),
-    params:
-        **ANALYSIS_PARAMS,
-    log:
-        "results/logs/analysis/table_a2.log",
-    threads: 1
-    conda:
-        "../../environment.yml"
-    resources:
-        mem_mb=2000,
-        runtime=10,
-    script:
-        "../scripts/table_delta.py"
+# One rule per table and figure, named after it.
+for item in ITEMS:
 
-
-rule table_a4:
-    input:
-        "results/scores.parquet",
-    output:
-        **ANALYSIS.table_outputs("table_a4"),
-    params:
-        **ANALYSIS_PARAMS,
-    log:
-        "results/logs/analysis/table_a4.log",
-    threads: 1
-    conda:
-        "../../environment.yml"
-    resources:
-        mem_mb=2000,
-        runtime=10,
-    script:
-        "../scripts/table_delta.py"
-
-
-rule table_wilcoxon:
-    input:
-        "results/scores.parquet",
-    output:
-        **ANALYSIS.table_outputs("table_wilcoxon"),
-    params:
-        **ANALYSIS_PARAMS,
-    log:
-        "results/logs/analysis/table_wilcoxon.log",
-    threads: 1
-    conda:
-        "../../environment.yml"
-    resources:
-        mem_mb=2000,
-        runtime=30,
-    script:
-        "../scripts/table_wilcoxon.py"
-
-
-rule table_a3:
-    input:
-        lambda wildcards: SCORING.edge_case_files(),
-    output:
-        **ANALYSIS.table_outputs("table_a3"),
-    params:
-        **ANALYSIS_PARAMS,
-    log:
-        "results/logs/analysis/table_a3.log",
-    threads: 1
-    conda:
-        "../../environment.yml"
-    resources:
-        mem_mb=1000,
-        runtime=5,
-    script:
-        "../scripts/table_a3.py"
-
-
-rule figure_4:
-    input:
-        "results/scores.parquet",
-    output:
-        **ANALYSIS.figure_outputs("figure_4"),
-    params:
-        **ANALYSIS_PARAMS,
-    log:
-        "results/logs/analysis/figure_4.log",
-    threads: 1
-    conda:
-        "../../environment.yml"
-    resources:
-        mem_mb=3000,
-        runtime=10,
-    script:
-        "../scripts/figure_4.py"
-
-
-rule figure_a3:
-    input:
-        rules.dataset_manifest.output[0],
-    output:
-        **ANALYSIS.figure_outputs("figure_a3"),
-    params:
-        **ANALYSIS_PARAMS,
-    log:
-        "results/logs/analysis/figure_a3.log",
-    threads: 1
-    conda:
-        "../../environment.yml"
-    resources:
-        mem_mb=1000,
-        runtime=5,
-    script:
-        "../scripts/figure_a3.py"
-
-
-rule figure_a4:
-    input:
-        "results/tables/table_wilcoxon.csv",
-    output:
-        **ANALYSIS.figure_outputs("figure_a4"),
-    params:
-        **ANALYSIS_PARAMS,
-    log:
-        "results/logs/analysis/figure_a4.log",
-    threads: 1
-    conda:
-        "../../environment.yml"
-    resources:
-        mem_mb=2000,
-        runtime=10,
-    script:
-        "../scripts/figure_a4.py"
-
-
-rule figure_a5:
-    input:
-        lambda wildcards: SCORING.timing_files(),
-    output:
-        **ANALYSIS.figure_outputs("figure_a5"),
-    params:
-        **ANALYSIS_PARAMS,
-    log:
-        "results/logs/analysis/figure_a5.log",
-    threads: 1
-    conda:
-        "../../environment.yml"
-    resources:
-        mem_mb=1000,
-        runtime=5,
-    script:
-        "../scripts/figure_a5.py"
+    rule:
+        name:
+            item.name
+        input:
+            ANALYSIS_INPUTS[item.reads],
+        output:
+            **ANALYSIS.outputs(item),
+        params:
+            **ANALYSIS_PARAMS,
+            script=item.script,
+        log:
+            f"results/logs/analysis/{item.name}.log",
+        threads: 1
+        conda:
+            STUDY_ENV
+        resources:
+            mem_mb=item.mem_mb,
+            runtime=item.runtime,
+        script:
+            # Formatted when the job runs (a name bound here would be the loop's last item).
+            "../scripts/{params.script}"
 
 
 rule findings:
@@ -198,7 +63,7 @@ rule findings:
         "results/logs/analysis/findings.log",
     threads: 1
     conda:
-        "../../environment.yml"
+        STUDY_ENV
     resources:
         mem_mb=2000,
         runtime=10,

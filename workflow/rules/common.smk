@@ -9,6 +9,9 @@ from study.synthetic import MARKER_FILE, is_foreign_folder
 config.update(load_config(dict(config)))
 
 LAYOUT = Layout(config)
+# The one software environment of every rule (Snakemake's conda deployment); conda: paths are
+# relative to the rule files in workflow/rules/.
+STUDY_ENV = "../envs/study.yaml"
 DATASET = LAYOUT.dataset
 SOURCE = LAYOUT.source
 CASES = LAYOUT.cases

@@ -14,7 +14,7 @@ if SOURCE == "synthetic":
             "results/benchmarks/synthesize_case/{dataset}/{case}.tsv"
         threads: 1
         conda:
-            "../../environment.yml"
+            STUDY_ENV
         resources:
             mem_mb=3000,
             runtime=10,
@@ -36,7 +36,7 @@ else:
             "results/benchmarks/mesh_user_case/{dataset}/{case}.tsv"
         threads: 1
         conda:
-            "../../environment.yml"
+            STUDY_ENV
         resources:
             mem_mb=4000,
             runtime=30,
@@ -53,7 +53,7 @@ rule dataset_manifest:
         f"results/logs/dataset_manifest/{DATASET}.log",
     threads: 1
     conda:
-        "../../environment.yml"
+        STUDY_ENV
     resources:
         mem_mb=1000,
         runtime=5,

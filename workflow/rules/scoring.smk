@@ -36,7 +36,7 @@ rule score_case:
         mem_mb=4000,
         runtime=120,
     conda:
-        "../../environment.yml"
+        STUDY_ENV
     script:
         "../scripts/score_case.py"
 
@@ -51,7 +51,7 @@ rule record_unavailable:
         mem_mb=1000,
         runtime=5,
     conda:
-        "../../environment.yml"
+        STUDY_ENV
     script:
         "../scripts/record_unavailable.py"
 
@@ -68,7 +68,7 @@ rule collect_scores:
         mem_mb=4000,
         runtime=15,
     conda:
-        "../../environment.yml"
+        STUDY_ENV
     script:
         "../scripts/collect_scores.py"
 
@@ -90,7 +90,7 @@ rule probe_edge_cases:
         mem_mb=2000,
         runtime=15,
     conda:
-        "../../environment.yml"
+        STUDY_ENV
     script:
         "../scripts/probe_edge_cases.py"
 
@@ -118,7 +118,7 @@ rule time_hd:
         mem_mb=4000,
         runtime=240,
     conda:
-        "../../environment.yml"
+        STUDY_ENV
     script:
         "../scripts/time_hd.py"
 
@@ -145,7 +145,7 @@ rule grid_check_masks:
         mem_mb=4000,
         runtime=30,
     conda:
-        "../../environment.yml"
+        STUDY_ENV
     script:
         "../scripts/grid_check_masks.py"
 
@@ -171,7 +171,7 @@ rule check_grid:
         mem_mb=4000,
         runtime=60,
     conda:
-        "../../environment.yml"
+        STUDY_ENV
     script:
         "../scripts/check_grid.py"
 

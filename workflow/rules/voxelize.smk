@@ -25,7 +25,7 @@ rule voxelize_case:
         "results/benchmarks/voxelize_case/{dataset}/{case}.tsv"
     threads: 1
     conda:
-        "../../environment.yml"
+        STUDY_ENV
     resources:
         mem_mb=4000,
         runtime=30,
@@ -48,7 +48,7 @@ rule voxelize_scan_case:
         "results/benchmarks/voxelize_scan_case/{dataset}/{spacing}/{case}.tsv"
     threads: 1
     conda:
-        "../../environment.yml"
+        STUDY_ENV
     resources:
         mem_mb=4000,
         runtime=30,
