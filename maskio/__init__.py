@@ -134,9 +134,10 @@ def read_image(path: str | Path):
 def _binary(where: str, array: np.ndarray, label: int | None) -> np.ndarray:
     """`array == label`, or the array itself if it holds only 0 and 1 (no label given)."""
     values = np.unique(array)
-    if not np.array_equal(values, np.round(values)):
+    fractional = values[values != np.round(values)]
+    if fractional.size:
         # A probability map or a resampled mask: no label can make it binary.
-        shown = values[values != np.round(values)][:5].tolist()
+        shown = fractional[:5].tolist()
         raise InputError(f"{where}: mask holds fractional values ({shown}, ...); expected a "
                          "binary mask or a label map of whole numbers")
     if label is None:

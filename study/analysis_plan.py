@@ -21,9 +21,6 @@ TABLE_FORMATS: tuple[str, ...] = ("csv", "md", "tex", "html")
 FIGURE_FORMATS: tuple[str, ...] = ("png", "pdf")
 """Renderings of every figure; the PNG goes into the report."""
 
-FIGURES: tuple[str, ...] = ("figure_4", "figure_a3", "figure_a4", "figure_a5")
-
-
 @dataclass(frozen=True)
 class Item:
     """One table or figure: the record it reads, the script that draws it, its job's size."""
@@ -33,6 +30,16 @@ class Item:
     script: str  # in workflow/scripts/
     mem_mb: int
     runtime: int  # minutes
+
+    @property
+    def is_figure(self) -> bool:
+        return self.name.startswith("figure_")
+
+    def paths(self) -> dict[str, str]:
+        """Every rendering's path, by format."""
+        folder, formats = (("figures", FIGURE_FORMATS) if self.is_figure
+                           else ("tables", TABLE_FORMATS))
+        return {fmt: f"results/{folder}/{self.name}.{fmt}" for fmt in formats}
 
 
 ITEMS: tuple[Item, ...] = (
@@ -64,39 +71,25 @@ class AnalysisPlan:
             "timing_grid": timing_grid_text(config),
         }
 
-    def tables(self) -> list[str]:
-        """Table names; Table A4 only when other meshings of the reference are scored."""
-        names = ["table_a1", "table_a2", "table_wilcoxon", "table_a3"]
-        return names + (["table_a4"] if self.meshing_variants else [])
-
-    def outputs(self, item: Item) -> dict:
-        """Named outputs of an item's rule."""
-        is_figure = item.name in FIGURES
-        return self.figure_outputs(item.name) if is_figure else self.table_outputs(item.name)
+    def items(self) -> list[Item]:
+        """The tables and figures of this config; Table A4 only when other meshings of the
+        reference are scored."""
+        return [item for item in ITEMS if item.name != "table_a4" or self.meshing_variants]
 
     @staticmethod
-    def table_outputs(name: str) -> dict:
-        """Named outputs of one table rule, the HTML flagged for the report."""
-        paths: dict = {fmt: f"results/tables/{name}.{fmt}" for fmt in TABLE_FORMATS}
-        paths["html"] = report(paths["html"], caption=f"../report/{name}.rst",
-                               category="Tables")
+    def outputs(item: Item) -> dict:
+        """Named outputs of an item's rule, the figure's PNG or the table's HTML flagged for
+        the report."""
+        paths: dict = item.paths()
+        shown, category = ("png", "Figures") if item.is_figure else ("html", "Tables")
+        paths[shown] = report(paths[shown], caption=f"../report/{item.name}.rst",
+                              category=category)
         return paths
-
-    @staticmethod
-    def figure_outputs(name: str) -> dict:
-        """Named outputs of one figure rule, the PNG flagged for the report."""
-        return {"png": report(f"results/figures/{name}.png", caption=f"../report/{name}.rst",
-                              category="Figures"),
-                "pdf": f"results/figures/{name}.pdf"}
 
     def targets(self) -> list[str]:
         """Every table, figure and the findings."""
-        return [
-            *[f"results/tables/{name}.{fmt}" for name in self.tables() for fmt in TABLE_FORMATS],
-            *[f"results/figures/{name}.{fmt}" for name in FIGURES for fmt in FIGURE_FORMATS],
-            "results/findings.md",
-            "results/findings.html",
-        ]
+        return [*(path for item in self.items() for path in item.paths().values()),
+                "results/findings.md", "results/findings.html"]
 
 
 def timing_grid_text(config: Mapping) -> str:

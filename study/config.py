@@ -112,11 +112,20 @@ def _check_consistency(config: dict, where: str) -> None:
     if tuple(map(float, config["timing"]["voxel_size"])) not in sizes:
         raise ConfigError(f"{where}: timing.voxel_size {config['timing']['voxel_size']} is not "
                           "one of voxel_sizes")
-    checked = config["grid_check"]["voxel_sizes"]
-    for size in checked if isinstance(checked, list) else []:
+    for size in config["grid_check"]["voxel_sizes"]:
         if tuple(map(float, size)) not in sizes:
             raise ConfigError(f"{where}: grid_check.voxel_sizes: {size} is not one of "
                               f"voxel_sizes {config['voxel_sizes']}")
+
+
+def _resolve_grid_check(config: dict) -> None:
+    """grid_check.voxel_sizes becomes a list: "coarsest" is the study's voxel size of largest
+    volume dx*dy*dz (the first of equals), "all" every one."""
+    check, sizes = config["grid_check"], config["voxel_sizes"]
+    if check["voxel_sizes"] == "all":
+        check["voxel_sizes"] = list(sizes)
+    elif check["voxel_sizes"] == "coarsest":
+        check["voxel_sizes"] = [max(sizes, key=lambda size: size[0] * size[1] * size[2])]
 
 
 def _resolve_tools(config: dict, where: str) -> None:
@@ -146,6 +155,7 @@ def load_config(source: str | Path | Mapping) -> dict:
         raise ConfigError(f"{where}: {_key_path(error.absolute_path)}: {error.message}")
     _fill_defaults(config, schema)
     _resolve_tools(config, where)
+    _resolve_grid_check(config)
     _check_finite(config, where)
     _check_consistency(config, where)
     return config

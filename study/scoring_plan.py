@@ -24,7 +24,8 @@ class ScoringPlan:
         self.tools = [*config["tools"], *config.get("cross_checks", [])]
         self.dataset, self.cases = dataset, list(cases)
         self.check_per_category = config["grid_check"]["pairs_per_category"]
-        self.check_spacings = [spacing_label(size) for size in grid_check_voxel_sizes(config)]
+        self.check_spacings = [spacing_label(size)
+                               for size in config["grid_check"]["voxel_sizes"]]
         size = config["scoring"]["cases_per_job"]
         self.batches = {_batch_name(group): group for group in
                         (self.cases[start:start + size] for start in range(0, len(cases), size))}
@@ -86,17 +87,6 @@ class ScoringPlan:
     def targets(self) -> list[str]:
         return ["results/scores.parquet", *self.edge_case_files(), *self.timing_files(),
                 *self.grid_check_files()]
-
-
-def grid_check_voxel_sizes(config: Mapping) -> list:
-    """The voxel sizes of the grid check: grid_check.voxel_sizes, where "coarsest" is the
-    study's voxel size of largest volume dx*dy*dz (the first of equals) and "all" every one."""
-    checked, sizes = config["grid_check"]["voxel_sizes"], config["voxel_sizes"]
-    if checked == "all":
-        return list(sizes)
-    if checked == "coarsest":
-        return [max(sizes, key=lambda size: size[0] * size[1] * size[2])]
-    return list(checked)
 
 
 def _batch_name(cases: Sequence[str]) -> str:

@@ -19,7 +19,7 @@ import pytest
 import yaml
 
 from study.config import load_config
-from study.records import SCORE_COLUMNS
+from study.records import SCORE_COLUMNS, spacing_label
 
 REPO = Path(__file__).resolve().parents[1]
 TEST_PRESET = REPO / "workflow/presets/test.yaml"
@@ -100,7 +100,6 @@ def test_reference_variants_edge_cases_and_timing_are_written(study_run):
 
 def test_grid_check_covers_every_tool_and_reaches_the_findings(study_run):
     from study.grid_check import grid_differences, read_grid_check
-    from study.scoring_plan import grid_check_voxel_sizes
 
     config = load_config(TEST_PRESET)
     files = sorted((study_run / "results/grid_check").glob("*.parquet"))
@@ -108,8 +107,8 @@ def test_grid_check_covers_every_tool_and_reaches_the_findings(study_run):
     differences = grid_differences(checked)
     reference = differences[differences.tool == "reference"]
     assert len(reference) and not reference.changed.any()  # the reference is invariant
-    assert set(differences.spacing) == {"x".join(f"{s:g}" for s in size)
-                                        for size in grid_check_voxel_sizes(config)}
+    assert set(differences.spacing) == {spacing_label(size)
+                                        for size in config["grid_check"]["voxel_sizes"]}
     findings = (study_run / "results/findings.md").read_text()
     assert "## Scores on cropped and scan-sized grids" in findings
 

@@ -227,8 +227,8 @@ def _cmake_program(source_dir: Path, build_dir: Path, target: str, options: Sequ
          log)
     _run(["cmake", "--build", build_dir, "--target", target, "--parallel",
           str(os.cpu_count() or 1)], log)
-    found = [path for path in build_dir.rglob(target) if path.is_file() and os.access(path,
-                                                                                       os.X_OK)]
+    found = [path for path in build_dir.rglob(target)
+             if path.is_file() and os.access(path, os.X_OK)]
     if not found:
         raise BuildError(f"the build finished but made no program {target} (see {log})")
     return found[0]
@@ -288,15 +288,15 @@ BUILDERS: dict[str, Callable[[Path, Path], None]] = {
 
 
 def product_exists(tool: str, work: Path = WORK_DIR) -> bool:
-    """The built program is in place, or the package is importable."""
+    """A program tool's build is in place, or a Python tool's package is importable."""
+    import importlib.util
+
     from adapters import REGISTRY
 
     adapter = REGISTRY[tool]
-    if tool == "metricsreloaded":
-        import importlib.util
-
-        return importlib.util.find_spec(adapter.module) is not None
-    return (work / "bin" / adapter.binary).is_file()
+    if adapter.is_program:
+        return (work / "bin" / adapter.binary).is_file()
+    return importlib.util.find_spec(adapter.module) is not None
 
 
 def build(tool: str, *, force: bool = False, work: Path = WORK_DIR, environ=os.environ,
