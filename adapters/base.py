@@ -60,6 +60,8 @@ class Adapter:
             in voxel units whatever the spacing); flagged by the compare command.
         is_program: True for tools run as external programs.
         fixed_percentile: the only percentile the tool's HD95 computes (None = any).
+        varying_metrics: metrics whose value may change from one run to the next on the same
+            masks (the tool samples at random); left out where runs are compared.
         role: "tool", one of the tools the study compares with the reference, or
             "cross-check", scored the same way but reported apart (the authors' package).
     """
@@ -71,6 +73,7 @@ class Adapter:
     ignores_spacing: frozenset[str] = frozenset()
     is_program: bool = False
     fixed_percentile: float | None = None
+    varying_metrics: frozenset[str] = frozenset()
 
     def version(self) -> str:
         raise NotImplementedError

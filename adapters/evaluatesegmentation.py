@@ -25,6 +25,7 @@ class EvaluateSegmentation(ProgramAdapter):
     metrics = ("HD", "HD95", "MASD", "DSC")
     binary = "EvaluateSegmentation"
     env_var = "EVALUATE_SEGMENTATION"
+    varying_metrics = frozenset({"HD95", "MASD"})  # srand(time(NULL)) in its sampling
     install_hint = "`make tools` builds it from github.com/Visceral-Project/EvaluateSegmentation"
 
     def version(self) -> str:

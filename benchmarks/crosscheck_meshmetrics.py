@@ -8,7 +8,7 @@ Both implementations get the same inputs:
   values of the continuous shapes (`reference.analytic`) printed beside both results;
 * the same spheres as finely tessellated surfaces, where the closed-form values are exact up to
   the tessellation (this isolates the distance and BIoU algorithms from voxelization);
-* the synthetic HaN-Seg-style OARs (`study.synthetic`) voxelized at (1,1,1), (2,2,2) and
+* the synthetic HaN-Seg-style OARs (`study.dataset.synthetic`) voxelized at (1,1,1), (2,2,2) and
   (0.5,0.5,2) mm;
 * empty masks (one or both), to show how each package reports them.
 
@@ -32,6 +32,9 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from recording import add_record_option, recorded  # noqa: E402  (a sibling script)
 
 METRICS: tuple[str, ...] = ("HD", "HD95", "MASD", "ASSD", "NSD", "BIoU", "DSC")
 DISTANCE_METRICS: frozenset[str] = frozenset({"HD", "HD95", "MASD", "ASSD"})
@@ -237,9 +240,9 @@ def analytic_surface_comparisons(resolution: int, grid_spacing) -> Iterator[Comp
 def synthetic_comparisons(cases: Sequence[int], oars: Sequence[str] | None, spacings,
                           seed: int = SEED) -> Iterator[Comparison]:
     """Every OAR pair of every case at every voxel size; empty observers are skipped."""
+    from study.dataset.synthetic import case_id, generate_case
+    from study.dataset.voxelize import voxelize_pair
     from study.oars import OARS
-    from study.synthetic import case_id, generate_case
-    from study.voxelize import voxelize_pair
 
     for case in cases:
         for oar, meshes in generate_case(case, seed, oars).items():
@@ -392,6 +395,7 @@ def parse_arguments(argv: Sequence[str] | None) -> argparse.Namespace:
     parser.add_argument("--quick", action="store_true",
                         help="tiny run for tests: 2 mm grid, one small OAR, coarse spheres")
     parser.add_argument("--json", type=Path, help="also write every comparison to this file")
+    add_record_option(parser, __file__)
     args = parser.parse_args(argv)
     args.spacings = SPACINGS
     if args.quick:
@@ -409,12 +413,13 @@ def parse_arguments(argv: Sequence[str] | None) -> argparse.Namespace:
 def main(argv: Sequence[str] | None = None) -> None:
     args = parse_arguments(argv)
     started, commit = time.perf_counter(), reference_commit()
-    comparisons = [*analytic_mask_comparisons(args.spacings, args.limit_levels),
-                   *analytic_surface_comparisons(args.surface_resolution, (0.5, 0.5, 0.5)),
-                   *synthetic_comparisons(args.cases, args.oars, args.spacings, args.seed)]
-    empties = empty_mask_outputs()
-    print_report(comparisons, empties, commit)
-    print(f"\n{len(comparisons)} pairs in {time.perf_counter() - started:.0f} s")
+    with recorded(args.record):
+        comparisons = [*analytic_mask_comparisons(args.spacings, args.limit_levels),
+                       *analytic_surface_comparisons(args.surface_resolution, (0.5, 0.5, 0.5)),
+                       *synthetic_comparisons(args.cases, args.oars, args.spacings, args.seed)]
+        empties = empty_mask_outputs()
+        print_report(comparisons, empties, commit)
+        print(f"\n{len(comparisons)} pairs in {time.perf_counter() - started:.0f} s")
     if args.json:
         args.json.write_text(json.dumps(
             {"comparisons": [asdict(c) for c in comparisons],

@@ -9,13 +9,18 @@ HD95, MASD, ASSD and NSD (`reference.convergence.differences`).
 from __future__ import annotations
 
 import argparse
+import sys
+from pathlib import Path
 
 from reference.api import DEFAULT_SUBDIVISION
 from reference.convergence import differences
 from reference.keys import DISTANCE_KEYS
+from study.dataset.synthetic import generate_case
+from study.dataset.voxelize import voxelize_pair
 from study.oars import OARS
-from study.synthetic import generate_case
-from study.voxelize import voxelize_pair
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from recording import add_record_option, recorded  # noqa: E402  (a sibling script)
 
 DEFAULT_OARS = ("Cochlea_L", "OpticNrv_L", "Glnd_Submand_L", "Brainstem", "A_Carotid_L")
 """Two small, one midsize, one large and one tubular OAR."""
@@ -30,7 +35,13 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--seed", type=int, default=20240215)
     parser.add_argument("--oars", nargs="+", default=list(DEFAULT_OARS))
     parser.add_argument("--fine", type=int, default=4, help="uniform subdivision levels")
+    add_record_option(parser, __file__)
     args = parser.parse_args(argv)
+    with recorded(args.record):
+        print_table(args)
+
+
+def print_table(args) -> None:
     meshes = generate_case(args.case, args.seed, oars=args.oars)
     print(f"case {args.case}, seed {args.seed}: default (adaptive, level {DEFAULT_SUBDIVISION},"
           f" HD bracket) minus uniform level {args.fine}; max |difference| per row\n")

@@ -43,6 +43,7 @@ import pandas as pd
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import crosscheck_meshmetrics as crosscheck  # noqa: E402  (a sibling script, not a package)
+from recording import add_record_option, recorded  # noqa: E402
 
 PERCENTILE, TAU_MM = crosscheck.PERCENTILE, crosscheck.TAU_MM
 SPACINGS: tuple[tuple[float, float, float], ...] = ((1.0, 1.0, 1.0), (0.5, 0.5, 2.0))
@@ -145,9 +146,9 @@ def large_pair(size: int) -> tuple[np.ndarray, np.ndarray]:
 
 
 def time_synthetic(calls, oars, case: int, seed: int, *, repeats: int, budget_s: float):
+    from study.dataset.synthetic import generate_case
+    from study.dataset.voxelize import voxelize_pair
     from study.oars import OARS
-    from study.synthetic import generate_case
-    from study.voxelize import voxelize_pair
 
     rows = []
     for oar, meshes in generate_case(case, seed, oars).items():
@@ -318,6 +319,7 @@ def parse_arguments(argv: Sequence[str] | None) -> argparse.Namespace:
                         help="tiny run for tests: one small OAR, a 40^3 large pair, one repeat")
     parser.add_argument("--child", type=Path, help=argparse.SUPPRESS)
     parser.add_argument("--no-compute", action="store_true", help=argparse.SUPPRESS)
+    add_record_option(parser, __file__)
     args = parser.parse_args(argv)
     if args.quick:
         args.oars, args.large_size, args.repeats, args.limit_levels = ["Cochlea_L"], 24, 1, 1
@@ -334,6 +336,12 @@ def main(argv: Sequence[str] | None = None) -> None:
     if args.child is not None:
         child(args.child, compute=not args.no_compute)
         return
+    with recorded(args.record):
+        measure_and_print(args)
+
+
+def measure_and_print(args: argparse.Namespace) -> None:
+    """Memory of the large pair, then every tool's time per pair, ratios and targets."""
     started, commit = time.perf_counter(), crosscheck.reference_commit()
     # Memory first, before this process starts any other child, so the maximum is ours.
     a, b = large_pair(args.large_size)

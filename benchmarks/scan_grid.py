@@ -26,11 +26,14 @@ from pathlib import Path
 
 import pandas as pd
 
-from study.config import load_config
 from study.oars import CATEGORIES, OARS
 from study.records import spacing_label
-from study.scoring import implementation
-from study.timing import cropped_to_masks
+from study.scoring.score import implementation
+from study.scoring.timing import cropped_to_masks
+from study.workflow.config import load_config
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from recording import add_record_option, recorded  # noqa: E402  (a sibling script)
 
 REPO = Path(__file__).resolve().parents[1]
 GRIDS = ("cropped", "scan")
@@ -39,8 +42,8 @@ GRIDS = ("cropped", "scan")
 def voxelize_both(workdir: Path, oars: list[str], spacing: tuple[float, ...],
                   config: dict) -> dict[str, Path]:
     """pairs.csv of one synthetic case on each grid (cropped, scan)."""
-    from study.synthetic import write_case
-    from study.voxelize import voxelize_case
+    from study.dataset.synthetic import write_case
+    from study.dataset.voxelize import voxelize_case
 
     manifest = write_case(workdir / "data", 1, config["dataset"]["seed"], oars)
     fov = config["field_of_view"]
@@ -75,7 +78,7 @@ def measure(tool: str, pairs: dict[str, str], repeats: int) -> dict:
     """In the child: median HD seconds per pair on each grid, the peak memory, the shapes."""
     from adapters import invoke
     from maskio import read_mask
-    from study.scoring import read_pairs
+    from study.scoring.score import read_pairs
 
     adapter = implementation(tool)
     result: dict = {"tool": tool}
@@ -89,7 +92,7 @@ def measure(tool: str, pairs: dict[str, str], repeats: int) -> dict:
             if index == 0:
                 invoke(adapter, *cropped_to_masks(a, b), spacing, metrics=("HD",), timeout=600)
             for _ in range(repeats):
-                gc.collect()  # as study.timing does
+                gc.collect()  # as study.scoring.timing does
                 outcome = invoke(adapter, a, b, spacing, metrics=("HD",), timeout=600)
                 errors += outcome.error is not None
                 seconds.append(outcome.seconds)
@@ -116,6 +119,7 @@ def main() -> None:
     parser.add_argument("--child", help=argparse.SUPPRESS)
     parser.add_argument("--pairs", help=argparse.SUPPRESS)
     parser.add_argument("--voxelize", type=Path, help=argparse.SUPPRESS)
+    add_record_option(parser, __file__)
     args = parser.parse_args()
     if args.voxelize:
         pairs = voxelize_both(args.voxelize, args.oars, tuple(args.spacing),
@@ -125,7 +129,12 @@ def main() -> None:
     if args.child:
         print(json.dumps(measure(args.child, json.loads(args.pairs), args.repeats)))
         return
+    with recorded(args.record):
+        compare_grids(args)
 
+
+def compare_grids(args) -> None:
+    """Times every available tool on both grids, one child process per tool."""
     config = load_config(args.configfile)
     spacing = tuple(args.spacing or config["timing"]["voxel_size"])
     tools = args.tools or ["reference", *config["tools"]]

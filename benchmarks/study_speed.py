@@ -23,9 +23,12 @@ from pathlib import Path
 
 import pandas as pd
 
-from study.config import load_config
-from study.grid_check import EMPTY_SUFFIX, read_grid_check
-from study.timing import timed_pair_count
+from study.scoring.grid_check import EMPTY_SUFFIX, read_grid_check
+from study.scoring.timing import timed_pair_count
+from study.workflow.config import load_config
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from recording import add_record_option, recorded  # noqa: E402  (a sibling script)
 
 REPO = Path(__file__).resolve().parents[1]
 SNAKEMAKE = [sys.executable, "-m", "snakemake", "--snakefile", str(REPO / "Snakefile")]
@@ -124,7 +127,14 @@ def main() -> None:
     parser.add_argument("--paper", type=Path, default=REPO / "workflow/presets/paper.yaml")
     parser.add_argument("--cores", type=int, default=2)
     parser.add_argument("--workdir", type=Path, help="keep the run here (default: a temp dir)")
+    add_record_option(parser, __file__)
     args = parser.parse_args()
+    with recorded(args.record):
+        measure_and_project(args)
+
+
+def measure_and_project(args) -> None:
+    """Runs the study once, then prints its costs and the paper preset's projection."""
 
     with tempfile.TemporaryDirectory() as scratch:
         workdir = (args.workdir or Path(scratch)).resolve()

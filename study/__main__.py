@@ -18,7 +18,7 @@ from maskio.cli import percentile, positive_mm
 
 
 def _probe(arguments) -> int:
-    from study.edge_cases import probe
+    from study.scoring.edge_cases import probe
 
     out = Path(arguments.out)
     out.mkdir(parents=True, exist_ok=True)
@@ -33,7 +33,7 @@ def _probe(arguments) -> int:
 def _timing(arguments) -> int:
     import pandas as pd
 
-    from study.timing import time_hd
+    from study.scoring.timing import time_hd
 
     out = Path(arguments.out)
     out.mkdir(parents=True, exist_ok=True)

@@ -83,6 +83,12 @@ def check_oar_names(names: Iterable[str], *, where: str = "OAR list") -> list[st
     return names
 
 
+def selected_oars(chosen: str | Iterable[str]) -> list[str]:
+    """The OARs a study keeps (`dataset.oars`: "all" or a list of names), in HaN-Seg order."""
+    chosen = set(OARS) if chosen == "all" else set(chosen)
+    return [name for name in OARS if name in chosen]
+
+
 def first_of_each_category(oars: Iterable[str], categories: Iterable[str],
                            per_category: int) -> list[str]:
     """The first `per_category` distinct OARs of each category, in the order given, categories

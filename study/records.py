@@ -80,6 +80,17 @@ def parse_spacing_label(label: str) -> tuple[float, ...]:
     return tuple(float(s) for s in label.split("x"))
 
 
+def spacing_title(label: str) -> str:
+    """A voxel-size label as every table, figure and finding prints it:
+    "0.5x0.5x2" -> "(0.5, 0.5, 2) mm"."""
+    return "(" + ", ".join(f"{v:g}" for v in parse_spacing_label(label)) + ") mm"
+
+
+def is_anisotropic(label: str) -> bool:
+    """Whether a voxel-size label has sides of different lengths ("1x1x2")."""
+    return len(set(parse_spacing_label(label))) > 1
+
+
 def status_of(value: float) -> str:
     """Status of a number a tool returned: ok, nan or inf."""
     if math.isnan(value):

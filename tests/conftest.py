@@ -7,8 +7,8 @@ import numpy as np
 import pytest
 import vtk
 
-from study.meshes import finish_surface
-from study.synthetic import generate_case
+from study.dataset.meshes import finish_surface
+from study.dataset.synthetic import generate_case
 
 SEED = 20240215
 AGREEMENT_CASES = (1, 2, 3)

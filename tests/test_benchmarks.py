@@ -13,6 +13,7 @@ import json
 import math
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -21,10 +22,19 @@ BENCHMARKS = Path(__file__).resolve().parents[1] / "benchmarks"
 
 
 def run_script(name: str, *arguments: str) -> str:
-    finished = subprocess.run([sys.executable, str(BENCHMARKS / name), *arguments],
-                              capture_output=True, text=True, timeout=300)
-    assert finished.returncode == 0, finished.stderr[-3000:]
-    return finished.stdout
+    """What the script prints (without its last line, naming the record); it must also have
+    recorded all of it in its --record file."""
+    with tempfile.TemporaryDirectory() as folder:
+        record = Path(folder) / "record.md"
+        finished = subprocess.run([sys.executable, str(BENCHMARKS / name), *arguments,
+                                   "--record", str(record)],
+                                  capture_output=True, text=True, timeout=300)
+        assert finished.returncode == 0, finished.stderr[-3000:]
+        printed, kept = finished.stdout, record.read_text()
+    assert kept.startswith(f"# {name}\n") and "- command: `python " in kept
+    printed, last = printed.rstrip("\n").rsplit("\n", 1)
+    assert last == f"recorded in {record}" and printed.strip() in kept
+    return printed + "\n"
 
 
 def load_benchmark(name: str):
@@ -167,8 +177,8 @@ def test_scan_scoring_projection_scales_each_tools_calls_by_its_measured_ratio()
 
 
 def test_timed_pairs_follow_the_timing_keys():
-    from study.config import load_config
-    from study.timing import timed_pair_count
+    from study.scoring.timing import timed_pair_count
+    from study.workflow.config import load_config
 
     assert timed_pair_count(load_config({})) == 1 * 4
     assert timed_pair_count(load_config({"timing": {"cases": None}})) == 3 * 4

@@ -161,8 +161,8 @@ def test_the_reference_prints_what_the_library_computes(tmp_path):
 
 
 def test_hanseg_listing_errors_are_named(tmp_path):
-    done = subprocess.run([sys.executable, "-m", "study.realdata", "hanseg", tmp_path / "obs1",
-                           tmp_path / "obs2", tmp_path / "pairs.csv"],
+    done = subprocess.run([sys.executable, "-m", "study.dataset.realdata", "hanseg",
+                           tmp_path / "obs1", tmp_path / "obs2", tmp_path / "pairs.csv"],
                           capture_output=True, text=True)
     assert_user_error(done, "obs1: observer folder not found")
 

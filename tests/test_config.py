@@ -9,8 +9,9 @@ import pytest
 import yaml
 
 from adapters import STUDY_TOOLS
-from study.config import ConfigError, Layout, load_config, selected_oars
-from study.oars import CATEGORIES, OARS
+from study.oars import CATEGORIES, OARS, selected_oars
+from study.workflow.config import ConfigError, load_config
+from study.workflow.layout import Layout
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -42,9 +43,9 @@ def test_presets():
     test = load_config(ROOT / "workflow/presets/test.yaml")
     paper = load_config(ROOT / "workflow/presets/paper.yaml")
     assert test["dataset"]["cases"] == 1
-    assert {OARS[name] for name in selected_oars(test)} == set(CATEGORIES)
+    assert {OARS[name] for name in selected_oars(test["dataset"]["oars"])} == set(CATEGORIES)
     assert paper["dataset"]["cases"] == 52
-    assert len(selected_oars(paper)) * paper["dataset"]["cases"] == 1560
+    assert len(selected_oars(paper["dataset"]["oars"])) * paper["dataset"]["cases"] == 1560
     assert paper["voxel_sizes"] == [[1, 1, 1], [2, 2, 2], [0.5, 0.5, 2]]
 
 

@@ -17,7 +17,7 @@ import pytest
 REPO = Path(__file__).resolve().parents[1]
 CLAIM = """
 import json, os, sys
-from study.cores import claim_cores
+from study.scoring.cores import claim_cores
 claimed = claim_cores(int(sys.argv[1]))
 print(json.dumps({"claimed": sorted(claimed) if claimed else None,
                   "affinity": sorted(os.sched_getaffinity(0))}), flush=True)

@@ -11,8 +11,8 @@ import pytest
 from adapters import REGISTRY
 from adapters.base import PythonAdapter
 from study.__main__ import main
-from study.edge_cases import classify, probe
 from study.records import EDGE_CASES, EDGE_OUTPUTS
+from study.scoring.edge_cases import classify, probe
 
 
 @pytest.mark.parametrize(("value", "output"), [

@@ -6,8 +6,8 @@ import matplotlib.image as mpimg
 import pytest
 from analysis_fixtures import SPACINGS, TOOLS, make_manifest, make_scores, make_timing
 
-from study import figures
-from study import statistics as st
+from study.analysis import figures
+from study.analysis import statistics as st
 
 
 @pytest.fixture(scope="module")

@@ -7,8 +7,8 @@ import pandas as pd
 import pytest
 from analysis_fixtures import SPACINGS, TOOLS, make_config, make_scores, make_timing
 
-from study import findings
-from study import statistics as st
+from study.analysis import claims, findings
+from study.analysis import statistics as st
 
 
 @pytest.fixture(scope="module")
@@ -111,7 +111,7 @@ def anisotropy_summary(errors: dict[str, tuple[float, float]]) -> pd.DataFrame:
 
 
 def anisotropy_text(errors: dict[str, tuple[float, float]]) -> str:
-    return findings.check_anisotropy(anisotropy_summary(errors), None, None,
+    return claims.check_anisotropy(anisotropy_summary(errors), None, None,
                                      ["2x2x2", "1x1x1", "0.5x0.5x2"])
 
 
@@ -128,9 +128,9 @@ def test_anisotropy_claim_needs_both_halves(others, deepmind, verdict):
 
 def test_anisotropy_degradation_needs_a_margin_beyond_the_ratio():
     # 0.001 -> 0.005 mm is 5x but only 0.004 mm worse: below the 0.01 mm margin.
-    assert not findings.degrades(0.005, 0.001)
-    assert findings.degrades(0.2, 0.1) and not findings.degrades(0.115, 0.1)
-    assert findings.degrades(0.02, 0.0) and not findings.degrades(0.0, 0.0)
+    assert not claims.degrades(0.005, 0.001)
+    assert claims.degrades(0.2, 0.1) and not claims.degrades(0.115, 0.1)
+    assert claims.degrades(0.02, 0.0) and not claims.degrades(0.0, 0.0)
     text = anisotropy_text({"deepmind": (0.0, 0.0), "medpy": (0.005, 0.001),
                             "monai": (0.005, 0.001)})
     assert "0 of 2 point-based tools degrade (none) — differs." in text
@@ -152,7 +152,7 @@ def test_fastest_check_follows_the_timing():
     """The ranking is computed from the records: making MedPy the fastest changes the verdict."""
     timing = make_timing()
     timing.loc[timing["tool"] == "medpy", "seconds"] = 0.001
-    sentence = findings.check_fastest(None, None, timing, None)
+    sentence = claims.check_fastest(None, None, timing, None)
     assert sentence.endswith("fastest Google DeepMind, MedPy, slowest MONAI (of the paper's "
                              "slowest, MedPy were timed) — differs.")
 
@@ -161,5 +161,5 @@ def test_fastest_check_names_cropped_grids_with_their_size_range():
     timing = make_timing()
     timing["grid"] = "union_bbox"
     timing["shape"] = np.where(timing["oar"] == timing["oar"].iloc[0], "10x12x9", "40x50x30")
-    sentence = findings.check_fastest(None, None, timing, None)
+    sentence = claims.check_fastest(None, None, timing, None)
     assert "on cropped grids of 10 × 12 × 9 to 40 × 50 × 30 voxels" in sentence

@@ -10,8 +10,10 @@ import pandas as pd
 import pytest
 
 from maskio import read_mask
-from study import findings
-from study.grid_check import (
+from study.analysis import findings
+from study.dataset.meshes import read_manifest
+from study.dataset.synthetic import write_case
+from study.scoring.grid_check import (
     EMPTY_SUFFIX,
     GRID_CHECK_COLUMNS,
     GRIDS,
@@ -22,9 +24,7 @@ from study.grid_check import (
     prepare_masks,
     score_on_grids,
 )
-from study.meshes import read_manifest
-from study.scoring import read_pairs
-from study.synthetic import write_case
+from study.scoring.score import read_pairs
 
 OARS = ["Cochlea_L", "Cochlea_R", "Glottis", "A_Carotid_L"]
 SPACINGS = [(2.0, 2.0, 2.0), (1.0, 1.0, 2.0)]

@@ -1,6 +1,8 @@
-"""The packages' imports point one way: maskio at the bottom, then the reference, then the
-adapters, then the study. The reference and the adapters can then be used (and tested)
-without the study around them."""
+"""The project's imports point one way, down the data flow: maskio at the bottom, then the
+reference, the adapters, the study's shared leaves (record schema, organ table), and the
+study's stages in pipeline order (dataset -> scoring -> analysis), with the workflow support
+(configuration, file layout, plans) and the command line on top. Each layer can then be used
+(and tested) without the layers above it."""
 
 from __future__ import annotations
 
@@ -12,42 +14,76 @@ from pathlib import Path
 import pytest
 
 REPO = Path(__file__).resolve().parents[1]
-MAY_IMPORT = {
-    "maskio": set(),
-    "reference": {"maskio"},
-    "adapters": {"maskio", "reference"},
-    "study": {"maskio", "reference", "adapters"},
-}
-"""The project's packages each package may import (besides itself and third-party code)."""
+LAYERS: tuple[tuple[str, ...], ...] = (
+    ("maskio",),
+    ("reference",),
+    ("adapters",),
+    ("study", "study.records", "study.oars"),  # "study": the package's own __init__
+    ("study.dataset",),
+    ("study.scoring",),
+    ("study.analysis",),
+    ("study.workflow", "study.__main__"),
+)
+"""Lowest first: a module may import its own layer and the layers below it."""
+
+PACKAGES = ("maskio", "reference", "adapters", "study")
 
 
-def project_imports(package: str) -> dict[str, set[str]]:
-    """Module file -> the project packages it imports, at any depth of its code."""
-    found = {}
-    for path in sorted((REPO / package).rglob("*.py")):
-        names = set()
-        for node in ast.walk(ast.parse(path.read_text(), str(path))):
-            if isinstance(node, ast.Import):
-                names |= {alias.name.split(".")[0] for alias in node.names}
-            elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
-                names.add(node.module.split(".")[0])
-        found[str(path.relative_to(REPO))] = names & set(MAY_IMPORT)
-    return found
+def layer_of(module: str) -> int | None:
+    """Index in LAYERS of a dotted module name, by its longest listed prefix (None: none)."""
+    matches = [(len(name), index) for index, layer in enumerate(LAYERS) for name in layer
+               if module == name or module.startswith(name + ".")]
+    return max(matches)[1] if matches else None
 
 
-@pytest.mark.parametrize("package", sorted(MAY_IMPORT))
-def test_imports_point_down_the_layers(package):
-    allowed = MAY_IMPORT[package] | {package}
-    wrong = {module: sorted(names - allowed)
-             for module, names in project_imports(package).items() if names - allowed}
-    assert not wrong, f"{package} may import only {sorted(allowed)}: {wrong}"
+def imported_modules(path: Path) -> set[str]:
+    """Project modules a file imports, at any depth of its code, as dotted names."""
+    names = set()
+    for node in ast.walk(ast.parse(path.read_text(), str(path))):
+        if isinstance(node, ast.Import):
+            names |= {alias.name for alias in node.names}
+        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+            # `from study.analysis import statistics` imports study.analysis.statistics
+            names |= {node.module, *(f"{node.module}.{alias.name}" for alias in node.names)}
+    return {name for name in names if name.split(".")[0] in PACKAGES}
 
 
-def test_the_checker_sees_an_upward_import(tmp_path, monkeypatch):
-    (tmp_path / "reference").mkdir()
-    (tmp_path / "reference" / "late.py").write_text("def f():\n    from study import x\n")
-    monkeypatch.setattr(sys.modules[__name__], "REPO", tmp_path)
-    assert project_imports("reference") == {"reference/late.py": {"study"}}
+def module_name(path: Path, root: Path) -> str:
+    parts = path.relative_to(root).with_suffix("").parts
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def upward_imports(root: Path = REPO) -> dict[str, list[str]]:
+    """Module -> the project modules it imports from a higher layer."""
+    wrong = {}
+    for package in PACKAGES:
+        for path in sorted((root / package).rglob("*.py")):
+            name = module_name(path, root)
+            own = layer_of(name)
+            assert own is not None, f"{name} is in no layer of LAYERS: add it"
+            above = sorted(imported for imported in imported_modules(path)
+                           if (layer := layer_of(imported)) is not None and layer > own)
+            if above:
+                wrong[name] = above
+    return wrong
+
+
+def test_imports_point_down_the_layers():
+    assert not upward_imports(), f"imports against LAYERS (lowest first): {upward_imports()}"
+
+
+@pytest.mark.parametrize("late, imported", [
+    ("reference/late.py", "from study.dataset import meshes"),
+    ("study/dataset/late.py", "from study.analysis.statistics import deltas"),
+    ("study/scoring/late.py", "import study.workflow.layout"),
+])
+def test_the_checker_sees_an_upward_import(tmp_path, late, imported):
+    for package in PACKAGES:
+        (tmp_path / package).mkdir()
+    path = tmp_path / late
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(f"def f():\n    {imported}\n")
+    assert list(upward_imports(tmp_path)) == [module_name(path, tmp_path)]
 
 
 def test_the_reference_and_the_adapters_run_without_the_study():

@@ -14,8 +14,8 @@ import yaml
 from analysis_fixtures import make_config, write_results
 from nbclient import NotebookClient
 
-from study import statistics as st
-from study.config import load_config
+from study.analysis import statistics as st
+from study.workflow.config import load_config
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -37,13 +37,22 @@ class PlantedRecords:
 
 
 SCORING = PlantedRecords()
-STUDY_ENV = None  # stands in for common.smk's; the planted run deploys no software
+# Stand in for common.smk's: the planted run deploys no software.
+STUDY_ENV = None
+from study.workflow.layout import Layout
+
+LAYOUT = Layout(config)
 
 
-# Stands in for the dataset stage: the planted manifest already exists.
+# Stand in for the dataset and scoring stages: the planted files already exist.
 rule dataset_manifest:
     output:
-        "data/synthetic/manifest.csv",
+        LAYOUT.dataset_manifest(),
+
+
+rule collect_scores:
+    output:
+        LAYOUT.SCORES_TABLE,
 
 
 include: "{rules}"

@@ -11,9 +11,15 @@ import pytest
 import SimpleITK as sitk
 
 from maskio import InputError, read_mask, write_mask
-from study.meshes import mesh_from_mask, mesh_volume, open_edge_count, read_manifest, read_mesh
-from study.realdata import build_hanseg_manifest, mesh_user_case, read_pair_manifest
-from study.voxelize import voxelize_mesh
+from study.dataset.meshes import (
+    mesh_from_mask,
+    mesh_volume,
+    open_edge_count,
+    read_manifest,
+    read_mesh,
+)
+from study.dataset.realdata import build_hanseg_manifest, mesh_user_case, read_pair_manifest
+from study.dataset.voxelize import voxelize_mesh
 
 SPACING = (0.6, 0.6, 2.0)
 ORIGIN = (-30.0, 12.5, 100.0)

@@ -465,8 +465,8 @@ def test_cutting_the_dense_grid_changes_no_inside_answer(monkeypatch):
     """A synthetic buccal mucosa's mesh passes within rounding of dense points (in or out by
     the scan's arithmetic); rasterizing in runs of slices or counting in slabs must not move
     them. (Rasterizing each run with its own shifted origin moved 88 points here.)"""
-    from study.synthetic import generate_case
-    from study.voxelize import voxelize_pair
+    from study.dataset.synthetic import generate_case
+    from study.dataset.voxelize import voxelize_pair
 
     organ = generate_case(1, 20240215, oars=["BuccalMucosa"])["BuccalMucosa"]
     pair = voxelize_pair(organ["A"], organ["B"], (1.0, 1.0, 1.0))
@@ -550,8 +550,8 @@ def test_subdivision_error_falls_and_hd_bracket_holds_the_exact_value():
 @pytest.fixture(scope="module")
 def synthetic_pairs():
     """Two synthetic OAR pairs on small grids: a cochlea at 1 mm, a carotid at 2 mm."""
-    from study.synthetic import generate_case
-    from study.voxelize import voxelize_pair
+    from study.dataset.synthetic import generate_case
+    from study.dataset.voxelize import voxelize_pair
 
     meshes = generate_case(2, 20240215, oars=["Cochlea_L", "A_Carotid_L"])
     return [(voxelize_pair(meshes[name]["A"], meshes[name]["B"], spacing), spacing)

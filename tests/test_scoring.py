@@ -10,8 +10,8 @@ import pandas as pd
 import pytest
 
 from adapters.base import Adapter, ProgramAdapter
-from study import scoring
 from study.records import SCORE_COLUMNS
+from study.scoring import score as scoring
 
 
 def box_pair(shift: int = 2) -> tuple[np.ndarray, np.ndarray]:

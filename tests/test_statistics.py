@@ -10,7 +10,7 @@ import pytest
 from analysis_fixtures import TOOLS, make_config, make_scores
 from scipy.stats import wilcoxon
 
-from study import statistics as st
+from study.analysis import statistics as st
 
 
 @pytest.fixture(scope="module")

@@ -7,16 +7,16 @@ import pandas as pd
 import pytest
 from vtk.util import numpy_support
 
-from study.meshes import (
+from study.dataset.meshes import (
     mesh_volume,
     open_edge_count,
     read_manifest,
     read_mesh,
     signed_volume,
 )
+from study.dataset.synthetic import MARKER_FILE, generate_case, write_case
+from study.dataset.voxelize import voxelize_pair
 from study.oars import OARS, category_of_volume
-from study.synthetic import MARKER_FILE, generate_case, write_case
-from study.voxelize import voxelize_pair
 
 # Observer agreement (median DSC over OARs and cases, masks at 0.5 mm) the study calls
 # clinical: small organs about 0.5-0.8, large ones about 0.8-0.95.

@@ -10,8 +10,8 @@ import pandas as pd
 import pytest
 from analysis_fixtures import TOOLS, edge_case_documents, make_config, make_scores
 
-from study import statistics as st
-from study import tables
+from study.analysis import statistics as st
+from study.analysis import tables
 
 
 @pytest.fixture(scope="module")
@@ -133,8 +133,8 @@ def test_format_number():
 
 
 def test_analysis_plan_of_the_default_configuration():
-    from study.analysis_plan import AnalysisPlan
-    from study.config import load_config
+    from study.workflow.analysis_plan import AnalysisPlan
+    from study.workflow.config import load_config
 
     config = load_config(Path(__file__).resolve().parents[1] / "config.yaml")
     plan = AnalysisPlan(config)
@@ -152,8 +152,8 @@ def test_analysis_plan_of_the_default_configuration():
      "scan-sized grids (250 × 250 × 250 mm around each case's organs)"),
 ])
 def test_figure_a5_caption_names_the_timed_grid(overrides, caption):
-    from study.analysis_plan import AnalysisPlan
-    from study.config import load_config
+    from study.workflow.analysis_plan import AnalysisPlan
+    from study.workflow.config import load_config
     assert AnalysisPlan(load_config(overrides)).params["timing_grid"] == caption
 
 

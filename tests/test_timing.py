@@ -12,7 +12,7 @@ from adapters.base import PythonAdapter
 from maskio import InputError
 from study.__main__ import main
 from study.records import TIMING_COLUMNS
-from study.timing import time_hd
+from study.scoring.timing import time_hd
 
 
 def write_pair(folder, spacing=(2.0, 1.0, 1.0)):
@@ -88,7 +88,7 @@ def test_timing_command(tmp_path):
 
 
 def test_timed_pairs_are_the_first_of_each_category_per_case():
-    from study.timing import timed_pairs
+    from study.scoring.timing import timed_pairs
 
     rows = [("c1", "Cochlea_L", "small"), ("c1", "Cochlea_R", "small"),
             ("c1", "Parotid_L", "large"), ("c2", "Cochlea_R", "small")]
@@ -98,7 +98,7 @@ def test_timed_pairs_are_the_first_of_each_category_per_case():
 
 
 def test_warm_up_masks_keep_every_voxel_of_the_pair():
-    from study.timing import cropped_to_masks
+    from study.scoring.timing import cropped_to_masks
 
     a = np.zeros((50, 60, 70), bool)
     b = np.zeros_like(a)

@@ -11,10 +11,10 @@ import SimpleITK as sitk
 import vtk
 
 from maskio import read_mask, write_mask
-from study.meshes import mesh_volume, read_mesh, write_mesh
+from study.dataset.meshes import mesh_volume, read_mesh, write_mesh
+from study.dataset.synthetic import generate_case, write_case
+from study.dataset.voxelize import PAIR_COLUMNS, voxelize_case, voxelize_mesh, voxelize_pair
 from study.oars import OARS
-from study.synthetic import generate_case, write_case
-from study.voxelize import PAIR_COLUMNS, voxelize_case, voxelize_mesh, voxelize_pair
 
 # Largest allowed |mask volume / mesh volume - 1| for a sphere of radius 10 mm: the error of
 # counting voxel centres shrinks with the voxel size.

@@ -11,8 +11,8 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from study.config import load_config
-from study.scoring_plan import ScoringPlan
+from study.workflow.config import load_config
+from study.workflow.scoring_plan import ScoringPlan
 
 ROOT = Path(__file__).resolve().parent.parent
 SNAKEMAKE = Path(sys.executable).with_name("snakemake")

@@ -1,7 +1,7 @@
 """The whole study on a researcher's own masks, as the README tells them to run it.
 
 A HaN-Seg-layout folder (two observers, NRRD label files on a CT-like grid, one organ per
-category and one organ drawn by only one observer) is listed with `python -m study.realdata
+category and one organ drawn by only one observer) is listed with `python -m study.dataset.realdata
 hanseg`, and the workflow runs on that manifest to its end: scores, tables, figures, findings
 and the HTML report. The user's folder is only read.
 """
@@ -67,8 +67,9 @@ def snapshot(folder) -> dict:
 def user_study(tmp_path_factory):
     data = hanseg_folder(tmp_path_factory.mktemp("hanseg"))
     before = snapshot(data)
-    listed = subprocess.run([sys.executable, "-m", "study.realdata", "hanseg", data / "obs1",
-                             data / "obs2", data / "pairs.csv"], capture_output=True, text=True)
+    listed = subprocess.run([sys.executable, "-m", "study.dataset.realdata", "hanseg",
+                             data / "obs1", data / "obs2", data / "pairs.csv"],
+                            capture_output=True, text=True)
     assert listed.returncode == 0, listed.stderr
     workdir = tmp_path_factory.mktemp("study")
     config = {

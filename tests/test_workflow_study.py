@@ -8,18 +8,20 @@ configs).
 from __future__ import annotations
 
 import math
+import os
 import re
 import shutil
 import subprocess
 import sys
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 import pytest
 import yaml
 
-from study.config import load_config
 from study.records import SCORE_COLUMNS, spacing_label
+from study.workflow.config import load_config
 
 REPO = Path(__file__).resolve().parents[1]
 TEST_PRESET = REPO / "workflow/presets/test.yaml"
@@ -67,7 +69,7 @@ def test_scores_table_has_every_tool_pair_and_metric(study_run):
     assert list(scores.columns) == list(SCORE_COLUMNS)
     config = load_config(TEST_PRESET)
     from adapters import REGISTRY
-    from study.scoring import implementation
+    from study.scoring.score import implementation
 
     ran = scores[scores.status != "unavailable"]
     pairs = ran[ran.tool == "reference"].drop_duplicates(["case", "oar", "spacing"])
@@ -99,7 +101,7 @@ def test_reference_variants_edge_cases_and_timing_are_written(study_run):
 
 
 def test_grid_check_covers_every_tool_and_reaches_the_findings(study_run):
-    from study.grid_check import grid_differences, read_grid_check
+    from study.scoring.grid_check import grid_differences, read_grid_check
 
     config = load_config(TEST_PRESET)
     files = sorted((study_run / "results/grid_check").glob("*.parquet"))
@@ -111,6 +113,38 @@ def test_grid_check_covers_every_tool_and_reaches_the_findings(study_run):
                                         for size in config["grid_check"]["voxel_sizes"]}
     findings = (study_run / "results/findings.md").read_text()
     assert "## Scores on cropped and scan-sized grids" in findings
+
+
+RECORDED_SCORES = REPO / "tests/data/test_preset_scores.csv"
+"""The test preset's scores (status ok) as a run wrote them; `RECORD_SCORES=1 pytest
+tests/test_workflow_study.py -k recorded` rewrites the file when a change is meant to move
+them (say so in the commit)."""
+
+
+def test_scores_equal_the_recorded_ones(study_run):
+    """A change to the code's structure leaves the study's results as they were: every score
+    of every implementation that ran both here and in the recording, within 1e-6."""
+    keys = ["tool", "spacing", "case", "oar", "metric"]
+    scores = pd.read_parquet(study_run / "results/scores.parquet")
+    from adapters import REGISTRY
+
+    varying = [REGISTRY[tool].varying_metrics if tool in REGISTRY else frozenset()
+               for tool in scores.tool]
+    repeatable = [metric not in metrics for metric, metrics in zip(scores.metric, varying,
+                                                                    strict=True)]
+    now = scores.loc[(scores.status == "ok") & repeatable, [*keys, "value"]].astype(
+        {"spacing": str})
+    if os.environ.get("RECORD_SCORES"):
+        now.sort_values(keys).to_csv(RECORDED_SCORES, index=False)
+    recorded = pd.read_csv(RECORDED_SCORES, dtype={"spacing": str})
+    # Tools that are not installed here (make tools) are compared where they are.
+    both = sorted(set(now.tool) & set(recorded.tool))
+    assert {"reference", "deepmind", "monai", "simpleitk"} <= set(both)
+    now, recorded = (frame[frame.tool.isin(both)].sort_values(keys, ignore_index=True)
+                     for frame in (now, recorded))
+    pd.testing.assert_frame_equal(now[keys], recorded[keys])
+    differs = ~np.isclose(now["value"], recorded["value"], rtol=0, atol=1e-6)
+    assert not differs.any(), now[differs].assign(recorded=recorded["value"][differs])
 
 
 def test_job_logs_show_progress(study_run):

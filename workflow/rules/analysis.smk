@@ -5,19 +5,20 @@
 # Snakemake report shows). Captions in workflow/report/ are Jinja templates over the config
 # and the rule's params. Edge-case and timing inputs come from the scoring plan (SCORING).
 
-from study.analysis_plan import ITEMS, AnalysisPlan
+from study.workflow.analysis_plan import ITEMS, AnalysisPlan, findings_paths
 
 ANALYSIS = AnalysisPlan(config)
 ANALYSIS_PARAMS = ANALYSIS.params
 
 
-# What each item reads (study.analysis_plan.ITEMS names these keys).
+# What each item reads (study.workflow.analysis_plan.ITEMS names these keys): other rules'
+# outputs, looked up when the item's rule is made (Table Wilcoxon comes before Fig. A4).
 ANALYSIS_INPUTS = {
-    "scores": "results/scores.parquet",
-    "wilcoxon": "results/tables/table_wilcoxon.csv",
-    "edge_cases": lambda wildcards: SCORING.edge_case_files(),
-    "timing": lambda wildcards: SCORING.timing_files(),
-    "manifest": rules.dataset_manifest.output[0],
+    "scores": lambda: rules.collect_scores.output[0],
+    "wilcoxon": lambda: rules.table_wilcoxon.output.csv,
+    "edge_cases": lambda: lambda wildcards: SCORING.edge_case_files(),
+    "timing": lambda: lambda wildcards: SCORING.timing_files(),
+    "manifest": lambda: rules.dataset_manifest.output[0],
 }
 
 
@@ -28,14 +29,14 @@ for item in ITEMS:
         name:
             item.name
         input:
-            ANALYSIS_INPUTS[item.reads],
+            ANALYSIS_INPUTS[item.reads](),
         output:
             **ANALYSIS.outputs(item),
         params:
             **ANALYSIS_PARAMS,
             script=item.script,
         log:
-            f"results/logs/analysis/{item.name}.log",
+            LAYOUT.log("analysis", item.name),
         threads: 1
         conda:
             STUDY_ENV
@@ -49,18 +50,18 @@ for item in ITEMS:
 
 rule findings:
     input:
-        scores="results/scores.parquet",
-        wilcoxon="results/tables/table_wilcoxon.csv",
+        scores=rules.collect_scores.output[0],
+        wilcoxon=rules.table_wilcoxon.output.csv,
         timing=lambda wildcards: SCORING.timing_files(),
         grid_check=lambda wildcards: SCORING.grid_check_files(),
     output:
-        md="results/findings.md",
-        html=report("results/findings.html", caption="../report/findings.rst",
+        md=findings_paths()["md"],
+        html=report(findings_paths()["html"], caption="../report/findings.rst",
                     category="Findings"),
     params:
         **ANALYSIS_PARAMS,
     log:
-        "results/logs/analysis/findings.log",
+        LAYOUT.log("analysis", "findings"),
     threads: 1
     conda:
         STUDY_ENV

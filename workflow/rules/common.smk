@@ -1,13 +1,16 @@
 # Configuration, validated at start-up, and the names every stage shares.
 import re
 
-from study.config import Layout, load_config, selected_oars
-from study.synthetic import MARKER_FILE, is_foreign_folder
+from study.oars import selected_oars
+from study.workflow.config import load_config
+from study.workflow.layout import Layout
+from study.dataset.synthetic import MARKER_FILE, is_foreign_folder
 
 # Validate config.yaml (and any --config overrides) against workflow/schemas/ and fill in
 # defaults; a bad key stops the workflow here, before any job runs.
 config.update(load_config(dict(config)))
 
+# Every path of the workflow (study/workflow/layout.py).
 LAYOUT = Layout(config)
 # The one software environment of every rule (Snakemake's conda deployment); conda: paths are
 # relative to the rule files in workflow/rules/.
@@ -17,9 +20,7 @@ SOURCE = LAYOUT.source
 CASES = LAYOUT.cases
 SPACINGS = LAYOUT.spacings
 MESH_ROOT = LAYOUT.mesh_root
-OARS_SELECTED = selected_oars(config)
-case_manifest = LAYOUT.case_manifest
-pairs_csv = LAYOUT.pairs_csv
+OARS_SELECTED = selected_oars(config["dataset"]["oars"])
 
 if SOURCE == "synthetic" and is_foreign_folder(MESH_ROOT):
     raise ValueError(

@@ -4,14 +4,15 @@ if SOURCE == "synthetic":
 
     rule synthesize_case:
         output:
-            "data/{dataset}/meshes/{case}/manifest.csv",
+            LAYOUT.case_manifest(),
         params:
+            root=lambda wildcards, output: LAYOUT.mesh_root_of(output[0]),
             seed=config["dataset"]["seed"],
             oars=OARS_SELECTED,
         log:
-            "results/logs/synthesize_case/{dataset}/{case}.log",
+            LAYOUT.log("synthesize_case", DATASET, "{case}"),
         benchmark:
-            "results/benchmarks/synthesize_case/{dataset}/{case}.tsv"
+            LAYOUT.benchmark("synthesize_case", DATASET, "{case}")
         threads: 1
         conda:
             STUDY_ENV
@@ -27,13 +28,13 @@ else:
         input:
             manifest=config["dataset"]["manifest"],
         output:
-            "results/meshes/{dataset}/meshes/{case}/manifest.csv",
+            LAYOUT.case_manifest(),
         params:
             oars=config["dataset"]["oars"],
         log:
-            "results/logs/mesh_user_case/{dataset}/{case}.log",
+            LAYOUT.log("mesh_user_case", DATASET, "{case}"),
         benchmark:
-            "results/benchmarks/mesh_user_case/{dataset}/{case}.tsv"
+            LAYOUT.benchmark("mesh_user_case", DATASET, "{case}")
         threads: 1
         conda:
             STUDY_ENV
@@ -46,11 +47,11 @@ else:
 
 rule dataset_manifest:
     input:
-        expand(case_manifest(), case=CASES),
+        expand(LAYOUT.case_manifest(), case=CASES),
     output:
         LAYOUT.dataset_manifest(),
     log:
-        f"results/logs/dataset_manifest/{DATASET}.log",
+        LAYOUT.log("dataset_manifest", DATASET),
     threads: 1
     conda:
         STUDY_ENV

@@ -7,21 +7,21 @@
 # the import cost; a job per case with every tool would serialize the tools of a small study
 # onto one core. Large studies batch several cases per job to pay the imports less often.
 
-from study.scoring_plan import ScoringPlan
+from study.workflow.scoring_plan import ScoringPlan
 
 SCORING = ScoringPlan(config, dataset=DATASET, cases=CASES)
 
 
 rule score_case:
     input:
-        pairs=lambda wildcards: expand(pairs_csv(), dataset=wildcards.dataset,
+        pairs=lambda wildcards: expand(LAYOUT.PAIRS, dataset=wildcards.dataset,
                                        spacing=SPACINGS, case=SCORING.cases_of(wildcards.batch)),
     output:
-        "results/scores/{dataset}/{tool}/{batch}.parquet",
+        LAYOUT.SCORES,
     log:
-        "results/logs/score_case/{dataset}/{tool}/{batch}.log",
+        LAYOUT.log("score_case", "{dataset}", "{tool}", "{batch}"),
     benchmark:
-        "results/benchmarks/score_case/{dataset}/{tool}/{batch}.tsv"
+        LAYOUT.benchmark("score_case", "{dataset}", "{tool}", "{batch}")
     wildcard_constraints:
         batch="|".join(re.escape(batch) for batch in SCORING.batches),
     params:
@@ -43,9 +43,9 @@ rule score_case:
 
 rule record_unavailable:
     output:
-        "results/scores/{dataset}/{tool}/unavailable.parquet",
+        LAYOUT.UNAVAILABLE,
     log:
-        "results/logs/record_unavailable/{dataset}/{tool}.log",
+        LAYOUT.log("record_unavailable", "{dataset}", "{tool}"),
     threads: 1
     resources:
         mem_mb=1000,
@@ -60,9 +60,9 @@ rule collect_scores:
     input:
         SCORING.score_files(),
     output:
-        "results/scores.parquet",
+        LAYOUT.SCORES_TABLE,
     log:
-        "results/logs/collect_scores.log",
+        LAYOUT.log("collect_scores", DATASET),
     threads: 1
     resources:
         mem_mb=4000,
@@ -75,11 +75,11 @@ rule collect_scores:
 
 rule probe_edge_cases:
     output:
-        "results/edge_cases/{tool}.json",
+        LAYOUT.EDGE_CASES,
     log:
-        "results/logs/probe_edge_cases/{tool}.log",
+        LAYOUT.log("probe_edge_cases", "{tool}"),
     benchmark:
-        "results/benchmarks/probe_edge_cases/{tool}.tsv"
+        LAYOUT.benchmark("probe_edge_cases", "{tool}")
     params:
         percentile=config["metrics"]["percentile"],
         tau=config["metrics"]["tau_mm"],
@@ -99,11 +99,11 @@ rule time_hd:
     input:
         pairs=LAYOUT.timing_pairs(),
     output:
-        "results/timing/{tool}.parquet",
+        LAYOUT.TIMING,
     log:
-        "results/logs/time_hd/{tool}.log",
+        LAYOUT.log("time_hd", "{tool}"),
     benchmark:
-        "results/benchmarks/time_hd/{tool}.tsv"
+        LAYOUT.benchmark("time_hd", "{tool}")
     params:
         dataset=DATASET,
         grid=LAYOUT.timed_grid,
@@ -124,10 +124,10 @@ rule time_hd:
 
 
 # Which scores depend on the grid: a few pairs of the first case on cropped and on scan-sized
-# grids at every voxel size (study/grid_check.py), one job for the masks, one per tool.
+# grids at every voxel size (study/scoring/grid_check.py), one job for the masks, one per tool.
 rule grid_check_masks:
     input:
-        case_manifest().format(case=CASES[0]),
+        expand(LAYOUT.case_manifest(), case=CASES[0]),
     output:
         **SCORING.grid_check_masks(),
     params:
@@ -137,9 +137,9 @@ rule grid_check_masks:
         margin_mm=config["field_of_view"]["margin_mm"],
         scan_mm=config["field_of_view"]["scan_mm"],
     log:
-        "results/logs/grid_check_masks.log",
+        LAYOUT.log("grid_check_masks", DATASET),
     benchmark:
-        "results/benchmarks/grid_check_masks/masks.tsv"
+        LAYOUT.benchmark("grid_check_masks", DATASET)
     threads: 1
     resources:
         mem_mb=4000,
@@ -152,13 +152,13 @@ rule grid_check_masks:
 
 rule check_grid:
     input:
-        **SCORING.grid_check_masks(),
+        **rules.grid_check_masks.output,
     output:
-        "results/grid_check/{tool}.parquet",
+        LAYOUT.GRID_CHECK,
     log:
-        "results/logs/check_grid/{tool}.log",
+        LAYOUT.log("check_grid", "{tool}"),
     benchmark:
-        "results/benchmarks/check_grid/{tool}.tsv"
+        LAYOUT.benchmark("check_grid", "{tool}")
     params:
         dataset=DATASET,
         percentile=config["metrics"]["percentile"],

@@ -9,9 +9,9 @@ from study.records import parse_spacing_label
 
 rule voxelize_case:
     input:
-        case_manifest(),
+        LAYOUT.case_manifest(),
     output:
-        expand(pairs_csv(), spacing=SPACINGS, allow_missing=True),
+        expand(LAYOUT.PAIRS, spacing=SPACINGS, allow_missing=True),
     params:
         spacings=[parse_spacing_label(spacing) for spacing in SPACINGS],
         margin_mm=config["field_of_view"]["margin_mm"],
@@ -20,9 +20,9 @@ rule voxelize_case:
         scan_mm=(config["field_of_view"]["scan_mm"]
                  if config["field_of_view"]["policy"] == "scan" else None),
     log:
-        "results/logs/voxelize_case/{dataset}/{case}.log",
+        LAYOUT.log("voxelize_case", "{dataset}", "{case}"),
     benchmark:
-        "results/benchmarks/voxelize_case/{dataset}/{case}.tsv"
+        LAYOUT.benchmark("voxelize_case", "{dataset}", "{case}")
     threads: 1
     conda:
         STUDY_ENV
@@ -37,15 +37,15 @@ rule voxelize_case:
 # voxel size, the timed cases only. Files of the same names as the scored masks, under scan/.
 rule voxelize_scan_case:
     input:
-        case_manifest(),
+        LAYOUT.case_manifest(),
     output:
-        LAYOUT.scan_pairs_csv(),
+        LAYOUT.SCAN_PAIRS,
     params:
         scan_mm=config["field_of_view"]["scan_mm"],
     log:
-        "results/logs/voxelize_scan_case/{dataset}/{spacing}/{case}.log",
+        LAYOUT.log("voxelize_scan_case", "{dataset}", "{spacing}", "{case}"),
     benchmark:
-        "results/benchmarks/voxelize_scan_case/{dataset}/{spacing}/{case}.tsv"
+        LAYOUT.benchmark("voxelize_scan_case", "{dataset}", "{spacing}", "{case}")
     threads: 1
     conda:
         STUDY_ENV

@@ -2,9 +2,9 @@
 
 from adapters.base import configure
 from maskio import read_mask
-from study.cores import claim_cores
-from study.grid_check import GRIDS, score_on_grids
-from study.workflow_logging import log_to
+from study.scoring.cores import claim_cores
+from study.scoring.grid_check import GRIDS, score_on_grids
+from study.workflow.logs import log_to
 
 snakemake = globals()["snakemake"]  # injected by Snakemake's script directive
 claim_cores(snakemake.threads)  # its threads stay off the other jobs' cores

@@ -1,7 +1,7 @@
 """Snakemake entry point of rule collect_scores: every per-job file into one long table."""
 
-from study.scoring import collect
-from study.workflow_logging import log_to
+from study.scoring.score import collect
+from study.workflow.logs import log_to
 
 snakemake = globals()["snakemake"]
 

@@ -2,8 +2,8 @@
 
 from pathlib import Path
 
-from study.realdata import mesh_user_case
-from study.workflow_logging import log_to
+from study.dataset.realdata import mesh_user_case
+from study.workflow.logs import log_to
 
 snakemake = globals()["snakemake"]  # injected by Snakemake's script directive
 

@@ -3,10 +3,10 @@
 import json
 
 from adapters.base import configure
-from study.cores import claim_cores
-from study.edge_cases import probe
-from study.scoring import implementation
-from study.workflow_logging import log_to
+from study.scoring.cores import claim_cores
+from study.scoring.edge_cases import probe
+from study.scoring.score import implementation
+from study.workflow.logs import log_to
 
 snakemake = globals()["snakemake"]
 claim_cores(snakemake.threads)  # its threads stay off the other jobs' cores

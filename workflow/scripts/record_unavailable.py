@@ -1,7 +1,7 @@
 """Snakemake entry point of rule record_unavailable: one row for a tool missing here."""
 
-from study.scoring import implementation, unavailable_rows
-from study.workflow_logging import log_to
+from study.scoring.score import implementation, unavailable_rows
+from study.workflow.logs import log_to
 
 snakemake = globals()["snakemake"]
 

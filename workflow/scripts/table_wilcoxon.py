@@ -1,7 +1,7 @@
 """Snakemake entry point of rule table_wilcoxon: pairwise tests, Bonferroni-corrected."""
 
-from study.tables import make_wilcoxon_table
-from study.workflow_logging import log_to
+from study.analysis.tables import make_wilcoxon_table
+from study.workflow.logs import log_to
 
 snakemake = globals()["snakemake"]
 

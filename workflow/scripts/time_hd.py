@@ -1,9 +1,9 @@
 """Snakemake entry point of rule time_hd: HD call time per pair, repeated, for Fig. A5."""
 
 from adapters.base import configure
-from study.scoring import implementation, read_pairs
-from study.timing import time_hd, timed_pairs
-from study.workflow_logging import log_to
+from study.scoring.score import implementation, read_pairs
+from study.scoring.timing import time_hd, timed_pairs
+from study.workflow.logs import log_to
 
 snakemake = globals()["snakemake"]
 

@@ -2,9 +2,9 @@
 
 from pathlib import Path
 
-from study.cores import claim_cores
-from study.voxelize import voxelize_case
-from study.workflow_logging import log_to
+from study.dataset.voxelize import voxelize_case
+from study.scoring.cores import claim_cores
+from study.workflow.logs import log_to
 
 snakemake = globals()["snakemake"]  # injected by Snakemake's script directive
 claim_cores(snakemake.threads)  # its threads stay off the other jobs' cores

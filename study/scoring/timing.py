@@ -81,7 +81,7 @@ def time_hd(adapter: Adapter, pairs: Iterable[Mapping], repeats: int, *,
             invoke(adapter, *cropped_to_masks(a, b), spacing, metrics=("HD",), timeout=timeout)
             warmed_up = True
         for repeat in range(repeats):
-            gc.collect()  # outside the timed call; see study.scoring.LARGE_MASK_VOXELS
+            gc.collect()  # outside the timed call; see study.scoring.score.LARGE_MASK_VOXELS
             outcome = invoke(adapter, a, b, spacing, metrics=("HD",), timeout=timeout)
             if outcome.unavailable is not None:
                 status, message = "unavailable", outcome.unavailable
@@ -105,12 +105,11 @@ def time_hd(adapter: Adapter, pairs: Iterable[Mapping], repeats: int, *,
 def timed_pair_count(config: Mapping) -> int:
     """Pairs the HD timing of a validated synthetic-data config times: its timed cases times
     the OARs kept of each (`timed_pairs`)."""
-    from study.config import selected_oars
-    from study.oars import OARS
+    from study.oars import OARS, selected_oars
 
     timing = config["timing"]
     cases = min(timing["cases"] or config["dataset"]["cases"], config["dataset"]["cases"])
-    oars = selected_oars(config)
+    oars = selected_oars(config["dataset"]["oars"])
     if timing["pairs_per_category"] is not None:
         oars = first_of_each_category(oars, [OARS[oar] for oar in oars],
                                       timing["pairs_per_category"])

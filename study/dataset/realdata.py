@@ -10,7 +10,7 @@ under results/; the user's folders are only ever read.
 Command line, to list a HaN-Seg-style layout (one folder per observer, each holding
 case_XX/case_XX_OAR_<Name>.seg.nrrd):
 
-    python -m study.realdata hanseg OBSERVER_A_DIR OBSERVER_B_DIR manifest.csv
+    python -m study.dataset.realdata hanseg OBSERVER_A_DIR OBSERVER_B_DIR manifest.csv
 """
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ from pathlib import Path
 import pandas as pd
 
 from maskio import InputError, check_same_grid, load_mask
-from study.meshes import mesh_from_mask, write_manifest, write_observer_meshes
+from study.dataset.meshes import mesh_from_mask, write_manifest, write_observer_meshes
 from study.oars import CATEGORIES, OARS
 
 REQUIRED_COLUMNS = ("case", "oar", "path_a", "path_b")

@@ -8,7 +8,6 @@ cannot say well (finite numbers, known OAR names, a manifest that exists).
 from __future__ import annotations
 
 import copy
-import functools
 import math
 from collections.abc import Mapping
 from pathlib import Path
@@ -17,11 +16,10 @@ from typing import Any
 import jsonschema
 import yaml
 
-from study.oars import OARS, check_oar_names
-from study.records import REFERENCE_VARIANTS, spacing_label
+from study.oars import check_oar_names
+from study.records import REFERENCE_VARIANTS
 
-SCHEMA_PATH = Path(__file__).resolve().parent.parent / "workflow" / "schemas" / \
-    "config.schema.yaml"
+SCHEMA_PATH = Path(__file__).resolve().parents[2] / "workflow/schemas/config.schema.yaml"
 
 
 class ConfigError(ValueError):
@@ -159,87 +157,3 @@ def load_config(source: str | Path | Mapping) -> dict:
     _check_finite(config, where)
     _check_consistency(config, where)
     return config
-
-
-def selected_oars(config: Mapping) -> list[str]:
-    """OAR names the configuration keeps, in HaN-Seg order."""
-    chosen = config["dataset"]["oars"]
-    return list(OARS) if chosen == "all" else [name for name in OARS if name in chosen]
-
-
-class Layout:
-    """Paths and target lists of the dataset and voxelize stages, for the Snakemake rules.
-
-    Living here (not in the .smk files) keeps rule files free of function definitions and
-    lets tests check the paths without Snakemake.
-    """
-
-    def __init__(self, config: Mapping):
-        dataset = config["dataset"]
-        self.dataset = dataset["name"]
-        self.source = dataset["source"]
-        self._config_dataset = dataset
-        self.spacings = [spacing_label(size) for size in config["voxel_sizes"]]
-        self.timing_spacing = spacing_label(config["timing"]["voxel_size"])
-        self.scoring_grid = config["field_of_view"]["policy"]
-        self.timing_grid = config["timing"]["grid"]
-        self._timed_cases = config["timing"]["cases"]
-        # Generated data go to data/<name>/; meshes of the user's masks go to results/, so the
-        # user's folders are only ever read.
-        self.mesh_root = (f"data/{self.dataset}" if self.source == "synthetic"
-                          else f"results/meshes/{self.dataset}")
-
-    @functools.cached_property
-    def cases(self) -> list[str]:
-        """Case names: numbered for synthetic data, the manifest's (read once) otherwise."""
-        dataset = self._config_dataset
-        if self.source == "synthetic":
-            from study.synthetic import case_id
-
-            return [case_id(n) for n in range(1, dataset["cases"] + 1)]
-        from study.realdata import read_pair_manifest
-
-        return sorted(read_pair_manifest(dataset["manifest"])["case"].unique())
-
-    def case_manifest(self) -> str:
-        """Pattern of one case's mesh manifest ({case})."""
-        return f"{self.mesh_root}/meshes/{{case}}/manifest.csv"
-
-    def dataset_manifest(self) -> str:
-        return f"{self.mesh_root}/manifest.csv"
-
-    @staticmethod
-    def pairs_csv() -> str:
-        """Pattern of the pairs table of one ({dataset}, {spacing}, {case})."""
-        return "results/masks/{dataset}/{spacing}/{case}/pairs.csv"
-
-    @staticmethod
-    def scan_pairs_csv() -> str:
-        """Pattern of the pairs table of the scan-sized masks timed when the scored masks are
-        on other grids ({dataset}, {spacing}, {case})."""
-        return "results/masks/{dataset}/scan/{spacing}/{case}/pairs.csv"
-
-    @property
-    def timed_grid(self) -> str:
-        """Field-of-view policy of the timed masks: 'scan', or the scored masks' policy."""
-        return "scan" if self.timing_grid == "scan" else self.scoring_grid
-
-    @property
-    def timed_cases(self) -> list[str]:
-        """The cases the HD timing runs on: the first timing.cases (every case if null)."""
-        return self.cases[:self._timed_cases] if self._timed_cases else self.cases
-
-    def timing_pairs(self) -> list[str]:
-        """pairs.csv files of the timed masks: the scored ones when they are on the timing's
-        grid, else scan-sized masks voxelized for the timing alone."""
-        own_masks = self.timed_grid == "scan" and self.scoring_grid != "scan"
-        pattern = self.scan_pairs_csv() if own_masks else self.pairs_csv()
-        return [pattern.format(dataset=self.dataset, spacing=self.timing_spacing, case=case)
-                for case in self.timed_cases]
-
-    def dataset_targets(self) -> list[str]:
-        return [self.dataset_manifest()]
-
-    def voxelize_targets(self) -> list[str]:
-        return [self.pairs_csv().format(dataset=self.dataset, spacing=spacing, case=case)
-                for spacing in self.spacings for case in self.cases]

@@ -11,9 +11,9 @@ from dataclasses import dataclass
 
 from snakemake.io import report
 
-from study.config import Layout
-from study.records import GRID_NAMES, REFERENCE_VARIANTS, spacing_label
-from study.statistics import bonferroni_factor_from_config, implementations, spacing_title
+from study.analysis.statistics import bonferroni_factor_from_config, implementations
+from study.records import GRID_NAMES, REFERENCE_VARIANTS, spacing_label, spacing_title
+from study.workflow.layout import Layout
 
 TABLE_FORMATS: tuple[str, ...] = ("csv", "md", "tex", "html")
 """Renderings of every table; the HTML one goes into the Snakemake report."""
@@ -37,9 +37,9 @@ class Item:
 
     def paths(self) -> dict[str, str]:
         """Every rendering's path, by format."""
-        folder, formats = (("figures", FIGURE_FORMATS) if self.is_figure
-                           else ("tables", TABLE_FORMATS))
-        return {fmt: f"results/{folder}/{self.name}.{fmt}" for fmt in formats}
+        pattern, formats = ((Layout.FIGURE, FIGURE_FORMATS) if self.is_figure
+                            else (Layout.TABLE, TABLE_FORMATS))
+        return {fmt: pattern.format(name=self.name, fmt=fmt) for fmt in formats}
 
 
 ITEMS: tuple[Item, ...] = (
@@ -89,7 +89,12 @@ class AnalysisPlan:
     def targets(self) -> list[str]:
         """Every table, figure and the findings."""
         return [*(path for item in self.items() for path in item.paths().values()),
-                "results/findings.md", "results/findings.html"]
+                *findings_paths().values()]
+
+
+def findings_paths() -> dict[str, str]:
+    """The generated findings' renderings, by format."""
+    return {fmt: Layout.FINDINGS.format(fmt=fmt) for fmt in ("md", "html")}
 
 
 def timing_grid_text(config: Mapping) -> str:

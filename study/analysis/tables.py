@@ -16,13 +16,14 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from study import statistics as st
+from study.analysis import statistics as st
 from study.oars import ordered_categories
 from study.records import (
     EDGE_CASES,
     EDGE_OUTPUTS,
     METRICS,
     spacing_label,
+    spacing_title,
 )
 
 
@@ -152,7 +153,7 @@ def table_a1(scores: pd.DataFrame, tools: Sequence[str] | None = None,
     summary = st.summarize_deltas(delta, ["metric", "spacing", "tool"])
     order = st.ordered_spacings(summary["spacing"], spacings)
     metrics = _metrics_present(summary, st.TESTED_METRICS)
-    display = _delta_display(summary, "spacing", order, metrics, st.spacing_title)
+    display = _delta_display(summary, "spacing", order, metrics, spacing_title)
     notes = _delta_notes(_n_pairs(scores)) + [_versions_note(scores, delta["tool"].unique())] \
         + unavailable_note(scores, tools)
     return Table("table_a1", "Table A1: Δ against the reference per voxel size",
@@ -184,7 +185,7 @@ def table_a4(scores: pd.DataFrame, spacings: Sequence[str] | None = None) -> Tab
     summary = st.summarize_deltas(delta, ["metric", "spacing", "tool"])
     order = st.ordered_spacings(summary["spacing"], spacings)
     metrics = _metrics_present(summary, st.TESTED_METRICS)
-    display = _delta_display(summary, "spacing", order, metrics, st.spacing_title)
+    display = _delta_display(summary, "spacing", order, metrics, spacing_title)
     notes = [
         "Δ = variant − reference (discrete marching cubes) on the same mask pair; NSD and "
         "BIoU in percentage points.", f"Mask pairs: {_n_pairs(scores)}."]
@@ -224,7 +225,7 @@ def table_wilcoxon(wilcoxon: pd.DataFrame, n_implementations: int) -> Table:
         raise ValueError("Wilcoxon table is empty: no implementations or voxel sizes")
     factor = int(wilcoxon["factor"].iloc[0])
     display = pd.DataFrame({
-        "Voxel size": wilcoxon["spacing"].map(st.spacing_title),
+        "Voxel size": wilcoxon["spacing"].map(spacing_title),
         "Metric": wilcoxon["metric"],
         "Implementation A": wilcoxon["tool_a"].map(st.tool_label),
         "Implementation B": wilcoxon["tool_b"].map(st.tool_label),

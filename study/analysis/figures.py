@@ -23,8 +23,9 @@ from matplotlib.lines import Line2D  # noqa: E402
 from matplotlib.patches import Patch  # noqa: E402
 from matplotlib.ticker import FuncFormatter  # noqa: E402
 
-from study import statistics as st  # noqa: E402
+from study.analysis import statistics as st  # noqa: E402
 from study.oars import MIDSIZE_MAX_MM3, SMALL_MAX_MM3, ordered_categories  # noqa: E402
+from study.records import spacing_title  # noqa: E402
 
 PAGE_WIDTH_IN = 7.2
 """Two-column width of a typical journal page, inches."""
@@ -173,7 +174,7 @@ def figure_4(delta: pd.DataFrame, png_path, pdf_path=None, *, spacings: Sequence
                                      rotation=60, ha="right", rotation_mode="anchor",
                                      fontsize=5.5)
                 if row == 0:
-                    axis.set_title(st.spacing_title(spacing), pad=9)
+                    axis.set_title(spacing_title(spacing), pad=9)
                 if col == 0:
                     axis.set_ylabel(f"Δ{metric} ({st.display_unit(metric)})")
         figure.legend(handles=_legend_handles(all_tools), loc="lower center",
@@ -284,7 +285,7 @@ def figure_a4(wilcoxon: pd.DataFrame, png_path, pdf_path=None, *,
                 ys, xs = np.nonzero(matrix == 0)
                 axis.scatter(xs, ys, marker="x", s=3, linewidths=0.4, color="#888888")
                 _matrix_axes(axis, labels[:-1], labels[1:], r == len(spacings) - 1, c == 0)
-                axis.set_title(f"{metric}, {st.spacing_title(spacing)}", pad=2, fontsize=5.5)
+                axis.set_title(f"{metric}, {spacing_title(spacing)}", pad=2, fontsize=5.5)
         handles = [Patch(facecolor=colour, edgecolor="grey", linewidth=0.3, label=name)
                    for name, colour in zip(SIGNIFICANCE_CLASSES, _SIGNIFICANCE_COLOURS,
                                            strict=True)]
@@ -395,7 +396,7 @@ def read_timing(paths: Sequence[str | Path]) -> pd.DataFrame:
 
 def make_figure_4(scores_path, png_path, pdf_path, config: dict) -> None:
     """Fig. 4 from the scores file."""
-    from study.tables import configured_spacings, configured_tools, read_scores
+    from study.analysis.tables import configured_spacings, configured_tools, read_scores
     scores = read_scores(scores_path)
     delta = st.deltas(scores, configured_tools(config, scores) or None)
     footer = configuration_footer(config, ", ".join(sorted(scores["dataset"].unique())))
@@ -420,7 +421,7 @@ def make_figure_a3(manifest_path, png_path, pdf_path) -> None:
 def make_figure_a4(wilcoxon_csv, png_path, pdf_path, config: dict) -> None:
     """Fig. A4 from the Wilcoxon table written by the table_wilcoxon rule."""
     wilcoxon = pd.read_csv(wilcoxon_csv, dtype={"spacing": str})
-    from study.tables import configured_spacings
+    from study.analysis.tables import configured_spacings
     figure_a4(wilcoxon, png_path, pdf_path, spacings=configured_spacings(config),
               footer="p-values of paired two-sided Wilcoxon signed-rank tests (scipy) on mask "
                      "pairs where both implementations gave a finite score.")
@@ -429,7 +430,7 @@ def make_figure_a4(wilcoxon_csv, png_path, pdf_path, config: dict) -> None:
 def make_figure_a5(timing_paths, png_path, pdf_path) -> None:
     """Fig. A5 from the timing records."""
     timing = read_timing(timing_paths)
-    spacings = ", ".join(st.spacing_title(s) for s in sorted(timing["spacing"].unique()))
+    spacings = ", ".join(spacing_title(s) for s in sorted(timing["spacing"].unique()))
     figure_a5(timing, png_path, pdf_path,
               footer=versions_footer(timing, f"HD only, voxel size {spacings}, on "
                                              f"{st.timed_grids(timing)}; median over "

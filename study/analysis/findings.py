@@ -1,51 +1,24 @@
 """The generated summary: what the data say, in sentences, and how that compares with the paper.
 
-Every sentence is computed from the Δ summaries, the Wilcoxon table and the timings; nothing
-here is written by hand except the paper's claims being checked (docs/study.md, "What the paper
-found").
+Every sentence is computed from the Δ summaries, the Wilcoxon table, the timings and the grid
+check; what the paper claimed, and how each claim is checked, is in `claims`.
 """
 
 from __future__ import annotations
 
 import html
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
-from study import grid_check
-from study import statistics as st
-from study.records import parse_spacing_label
-from study.tables import configured_spacings, read_scores
-
-NEGLIGIBLE: dict[str, float] = {"mm": 0.01, "%pt": 0.1}
-"""|Δ| at or below this (in display units) counts as agreeing with the reference."""
-
-PAPER_VERSIONS: dict[str, str] = {
-    "anima": "4.2", "deepmind": "0.1", "medpy": "0.4.0", "metricsreloaded": "0.1.0",
-    "miseval": "1.2.2", "monai": "1.3.0", "plastimatch": "1.9.4", "pymia": "0.3.2",
-    "segmetrics": "1.1.6", "simpleitk": "2.3.1",
-}
-"""Tool versions the paper used (Feb 2024), to flag where ours differ."""
-
-PAPER_FASTEST: tuple[str, ...] = ("deepmind", "monai")
-PAPER_SLOWEST: tuple[str, ...] = ("miseval", "medpy", "metricsreloaded")
-"""The paper's HD timing (Fig. A5, every mask on its CT's grid): fastest and slowest tools."""
-
-PAPER_PAIRS = 1561
-"""Mask pairs in the paper's study."""
-
-BOUNDARY_WEIGHTED: tuple[str, ...] = ("deepmind", "pymia")
-"""Study tools that weight distances by boundary-element size (pymia adopts DeepMind's code);
-the paper's other study tools use the point-based definition."""
-
-DEGRADES = 1.1
-DEGRADE_MARGIN_MM = NEGLIGIBLE["mm"]
-"""A tool degrades on the anisotropic grid when its |mean Δ| there exceeds DEGRADES times its
-|mean Δ| on the finest isotropic grid plus DEGRADE_MARGIN_MM: at least 10 % worse, and by more
-than a negligible amount (so 0.001 -> 0.005 mm is not a degradation)."""
+from study.analysis import claims
+from study.analysis import statistics as st
+from study.analysis.tables import configured_spacings, read_scores
+from study.records import spacing_title
+from study.scoring import grid_check
 
 
 @dataclass
@@ -68,22 +41,6 @@ class AnalysisInputs:
 
 
 # --------------------------------------------------------------------------------------------
-# Helpers
-# --------------------------------------------------------------------------------------------
-
-def is_anisotropic(label: str) -> bool:
-    return len(set(parse_spacing_label(label))) > 1
-
-
-def signed(value: float) -> str:
-    return f"{value:+.2f}" if np.isfinite(value) else "n/a"
-
-
-def _label_list(tools: Sequence[str]) -> str:
-    return ", ".join(st.tool_label(t) for t in st.ordered_tools(tools)) or "none"
-
-
-# --------------------------------------------------------------------------------------------
 # Sections
 # --------------------------------------------------------------------------------------------
 
@@ -96,7 +53,7 @@ def setup_section(inputs: AnalysisInputs, spacings: Sequence[str]) -> Section:
     return Section("Set-up", [
         f"Dataset **{', '.join(sorted(pairs['dataset'].unique()))}**: {len(pairs)} mask pairs "
         f"({pairs['case'].nunique()} case(s), {pairs['oar'].nunique()} OARs) at "
-        f"{len(spacings)} voxel sizes: {', '.join(st.spacing_title(s) for s in spacings)}.",
+        f"{len(spacings)} voxel sizes: {', '.join(spacing_title(s) for s in spacings)}.",
         f"HDp with p = {metrics.get('percentile', 95)}; NSD and BIoU with tau = "
         f"{metrics.get('tau_mm', 2.0)} mm. Δ = tool − reference; NSD and BIoU in percentage "
         "points.",
@@ -123,7 +80,7 @@ def spacings_text(spacings: Sequence[str], every: Sequence[str]) -> str:
     """"all voxel sizes" or the listed ones."""
     if len(every) > 1 and list(spacings) == list(every):
         return "all voxel sizes"
-    return ", ".join(st.spacing_title(s) for s in spacings)
+    return ", ".join(spacing_title(s) for s in spacings)
 
 
 def tool_deviation(stats: pd.DataFrame, tolerance: float, spacings: Sequence[str]) -> str:
@@ -135,8 +92,8 @@ def tool_deviation(stats: pd.DataFrame, tolerance: float, spacings: Sequence[str
     for verdict, members in groups.items():
         if verdict in ("over-estimates", "under-estimates", "scatters around the reference"):
             numbers = ", ".join(
-                f"{signed(stats.loc[s, 'mean'])} [{signed(stats.loc[s, 'min'])}, "
-                f"{signed(stats.loc[s, 'max'])}] at {st.spacing_title(s)}" for s in members)
+                f"{st.signed(stats.loc[s, 'mean'])} [{st.signed(stats.loc[s, 'min'])}, "
+                f"{st.signed(stats.loc[s, 'max'])}] at {spacing_title(s)}" for s in members)
             parts.append(f"{verdict} (mean [min, max]: {numbers})")
         else:
             parts.append(f"{verdict} at {spacings_text(members, spacings)}")
@@ -157,9 +114,9 @@ def deviation_section(summary: pd.DataFrame, spacings: Sequence[str]) -> Section
             stats = rows.loc[rows["tool"] == tool].set_index("spacing")
             stats = stats.reindex([s for s in spacings if s in stats.index])
             tools.append(f"{st.tool_label(tool)} "
-                         f"{tool_deviation(stats, NEGLIGIBLE[unit], spacings)}")
+                         f"{tool_deviation(stats, st.NEGLIGIBLE[unit], spacings)}")
         if tools:
-            section.lines.append(f"**Δ{metric}** ({unit}, |Δ| ≤ {NEGLIGIBLE[unit]} counts as "
+            section.lines.append(f"**Δ{metric}** ({unit}, |Δ| ≤ {st.NEGLIGIBLE[unit]} counts as "
                                  "agreement): " + " · ".join(tools) + ".")
     return section
 
@@ -244,8 +201,8 @@ def timing_section(timing: pd.DataFrame | None) -> Section:
 
 
 def grid_section(rows: pd.DataFrame | None) -> Section | None:
-    """Scores on cropped against scan-sized grids (study/grid_check.py): who is invariant, and
-    each tool and metric that changed, with the largest |d| and an example."""
+    """Scores on cropped against scan-sized grids (study/scoring/grid_check.py): who is
+    invariant, and each tool and metric that changed, with the largest |d| and an example."""
     if rows is None:
         return None
     section = Section("Scores on cropped and scan-sized grids")
@@ -255,14 +212,14 @@ def grid_section(rows: pd.DataFrame | None) -> Section | None:
     differences = grid_check.grid_differences(rows)
     changed = grid_check.changed_scores(differences)
     pairs = differences.drop_duplicates(["spacing", "oar"]).groupby("spacing").size()
-    checked = ", ".join(st.spacing_title(s) for s in pairs.index)
+    checked = ", ".join(spacing_title(s) for s in pairs.index)
     same = [t for t in st.ordered_tools(differences["tool"]) if t not in set(changed["tool"])]
     unchanged = differences.loc[~differences["changed"], "difference"].abs()
     largest = unchanged.max() if unchanged.notna().any() else 0.0
     section.lines.append(
         f"The same pairs scored on cropped grids and on scan-sized grids ({pairs.max()} pairs at "
         f"{checked}, one of them with observer B empty). The same "
-        f"(|d| ≤ {grid_check.SAME_TOLERANCE:g}) on every pair and metric: {_label_list(same)}; "
+        f"(|d| ≤ {grid_check.SAME_TOLERANCE:g}) on every pair and metric: {st.tool_list(same)}; "
         f"the largest |d| among the scores that stayed the same is {largest:.2g}.")
     for row in changed.itertuples():
         largest = ("" if np.isnan(row.max_abs_difference)
@@ -277,187 +234,13 @@ def grid_section(rows: pd.DataFrame | None) -> Section | None:
 # Comparison with the paper
 # --------------------------------------------------------------------------------------------
 
-Check = Callable[[pd.DataFrame, pd.DataFrame, pd.DataFrame | None, Sequence[str]], str | None]
-
-
-def _mean(summary: pd.DataFrame, tool: str, metric: str, spacing: str | None = None) -> float:
-    rows = summary.loc[(summary["tool"] == tool) & (summary["metric"] == metric)]
-    if spacing is not None:
-        rows = rows.loc[rows["spacing"] == spacing]
-    return float(rows["mean"].mean()) if rows["mean"].notna().any() else np.nan
-
-
-def _pair_rows(wilcoxon: pd.DataFrame, a: str, b: str, metrics: Sequence[str]) -> pd.DataFrame:
-    pair = {a, b}
-    mask = [({x, y} == pair) for x, y in zip(wilcoxon["tool_a"], wilcoxon["tool_b"],
-                                             strict=True)]
-    rows = wilcoxon.loc[mask]
-    return rows.loc[rows["metric"].isin(metrics) & (rows["status"] != "untestable")]
-
-
-def check_miseval_hd(summary, wilcoxon, timing, spacings) -> str | None:
-    tools = set(summary["tool"])
-    if "miseval" not in tools:
-        return None
-    worst = {t: np.nanmax(np.abs([_mean(summary, t, "HD", s) for s in spacings]))
-             for t in tools if summary.loc[(summary["tool"] == t) & (summary["metric"] == "HD"),
-                                           "mean"].notna().any()}
-    leader = max(worst, key=worst.get)
-    others = max((v for t, v in worst.items() if t != "miseval"), default=np.nan)
-    agrees = leader == "miseval"
-    return (f"Paper: HD agrees across tools except MISeval (voxel size ignored). Here: largest "
-            f"|mean ΔHD| is {st.tool_label(leader)} ({worst[leader]:.2f} mm); the largest of "
-            f"the other tools is {others:.2f} mm — {'agrees' if agrees else 'differs'}.")
-
-
-def _equal_pair_check(a: str, b: str, metrics: Sequence[str]):
-    def check(summary, wilcoxon, timing, spacings) -> str | None:
-        rows = _pair_rows(wilcoxon, a, b, metrics)
-        if rows.empty:
-            return None
-        same = rows["status"].eq("identical") | ~rows["significant"]
-        verdict = "agrees" if same.all() else "differs"
-        return (f"Paper: {st.tool_label(a)} = {st.tool_label(b)} for {', '.join(metrics)}. "
-                f"Here: indistinguishable in {int(same.sum())} of {len(rows)} tests "
-                f"({int(rows['status'].eq('identical').sum())} identical) — {verdict}.")
-    return check
-
-
-def check_hd95_underestimation(summary, wilcoxon, timing, spacings) -> str | None:
-    found = [t for t in ("plastimatch", "segmetrics") if t in set(summary["tool"])]
-    if not found:
-        return None
-    parts, agrees = [], True
-    for tool in found:
-        rows = summary.loc[(summary["tool"] == tool) & (summary["metric"] == "HD95")]
-        mean, low = float(rows["mean"].mean()), float(rows["min"].min())
-        agrees &= bool(mean < 0)
-        parts.append(f"{st.tool_label(tool)} mean {signed(mean)} mm, min {signed(low)} mm")
-    return ("Paper: Plastimatch and seg-metrics underestimate HD95 with large outliers "
-            f"(Plastimatch down to −115 mm). Here: {'; '.join(parts)} — "
-            f"{'agrees' if agrees else 'differs'}.")
-
-
-def degrades(anisotropic: float, isotropic: float) -> bool:
-    """|mean Δ| on the anisotropic grid > DEGRADES × |mean Δ| isotropic + DEGRADE_MARGIN_MM."""
-    return anisotropic > DEGRADES * isotropic + DEGRADE_MARGIN_MM
-
-
-def _grid_errors(summary: pd.DataFrame, aniso: Sequence[str],
-                 iso: str) -> dict[str, tuple[float, float]]:
-    """Per tool, (anisotropic, isotropic) |mean Δ| in mm averaged over HD95, MASD and ASSD;
-    tools without a finite value on both grids are left out."""
-    distance = summary.loc[summary["metric"].isin(["HD95", "MASD", "ASSD"])]
-    errors = {}
-    for tool, rows in distance.groupby("tool"):
-        a = rows.loc[rows["spacing"].isin(aniso), "mean"].abs().mean()
-        i = rows.loc[rows["spacing"] == iso, "mean"].abs().mean()
-        if np.isfinite(a) and np.isfinite(i):
-            errors[tool] = (float(a), float(i))
-    return errors
-
-
-def check_anisotropy(summary, wilcoxon, timing, spacings) -> str | None:
-    """Agrees when DeepMind does not degrade (`degrades`) and more than half of the point-based
-    study tools (all but `BOUNDARY_WEIGHTED`) do, comparing the anisotropic grid(s) with the
-    finest isotropic one."""
-    from adapters import STUDY_TOOLS
-
-    aniso = [s for s in spacings if is_anisotropic(s)]
-    iso = [s for s in spacings if not is_anisotropic(s)]
-    if not aniso or not iso:
-        return None
-    finest = min(iso, key=lambda s: parse_spacing_label(s)[0])
-    errors = _grid_errors(summary, aniso, finest)
-    point_based = [t for t in st.ordered_tools(errors)
-                   if t in STUDY_TOOLS and t not in BOUNDARY_WEIGHTED]
-    if "deepmind" not in errors or not point_based:
-        return None
-    worse = [t for t in point_based if degrades(*errors[t])]
-    deepmind_worse = degrades(*errors["deepmind"])
-    agrees = 2 * len(worse) > len(point_based) and not deepmind_worse
-    return (f"Paper: point-based tools degrade on the anisotropic grid while DeepMind does not. "
-            f"Here, |mean Δ| (HD95, MASD, ASSD) on {', '.join(map(st.spacing_title, aniso))} "
-            f"against {st.spacing_title(finest)} (degrading: more than {DEGRADES:g}× the "
-            f"isotropic value + {DEGRADE_MARGIN_MM:g} mm): Google DeepMind "
-            f"{errors['deepmind'][0]:.2f} vs {errors['deepmind'][1]:.2f} mm "
-            f"({'degrades' if deepmind_worse else 'does not degrade'}); {len(worse)} of "
-            f"{len(point_based)} point-based tools degrade ({_label_list(worse)}) — "
-            f"{'agrees' if agrees else 'differs'}.")
-
-
-def check_reference_significance(summary, wilcoxon, timing, spacings) -> str | None:
-    versus = wilcoxon.loc[((wilcoxon["tool_a"] == st.REFERENCE)
-                           | (wilcoxon["tool_b"] == st.REFERENCE))
-                          & (wilcoxon["status"] != "untestable")]
-    if versus.empty:
-        return None
-    same = versus.loc[~versus["significant"]]
-    names = [f"{st.tool_label(r.tool_a if r.tool_b == st.REFERENCE else r.tool_b)} "
-             f"{r.metric} at {st.spacing_title(r.spacing)}" for r in same.itertuples()]
-    if len(names) > 8:  # the full list is in the Wilcoxon table
-        names = [*names[:8], f"and {len(names) - 8} more"]
-    expected = {("medpy", "MASD"), ("monai", "MASD")}
-    observed = {(r.tool_a if r.tool_b == st.REFERENCE else r.tool_b, r.metric)
-                for r in same.itertuples()}
-    agrees = observed == expected and all(is_anisotropic(s) for s in same["spacing"])
-    return ("Paper: every tool differs significantly from the reference except MedPy and MONAI "
-            f"for MASD on the anisotropic grid. Here: {len(versus) - len(same)} of "
-            f"{len(versus)} tests against the reference are significant; not significant: "
-            f"{', '.join(names) or 'none'} — {'agrees' if agrees else 'differs'}.")
-
-
-def check_fastest(summary, wilcoxon, timing, spacings) -> str | None:
-    """The fastest len(PAPER_FASTEST) tools by median HD time per case, and as many slowest as
-    there are of the paper's slowest among the timed tools, each compared as a set."""
-    if timing is None or timing.empty:
-        return None
-    per_case = st.time_per_case(timing.loc[timing["tool"] != st.REFERENCE])
-    ranked = list(per_case.groupby("tool")["seconds"].median().sort_values().index)
-    slow_timed = [tool for tool in PAPER_SLOWEST if tool in ranked]
-    if len(ranked) < len(PAPER_FASTEST) + len(slow_timed) or len(ranked) < 2:
-        return None
-    fastest = ranked[:len(PAPER_FASTEST)]
-    slowest = ranked[len(ranked) - len(slow_timed):]
-    matches = [set(fastest) == set(PAPER_FASTEST), set(slowest) == set(slow_timed)]
-    verdict = "agrees" if all(matches) else ("agrees in part" if any(matches) else "differs")
-    return (f"Paper (masks on their CTs' grids): {_label_list(PAPER_FASTEST)} fastest, "
-            f"{_label_list(PAPER_SLOWEST)} slowest. Here, on {st.timed_grids(timing)}: "
-            f"fastest {_label_list(fastest)}, slowest {_label_list(slowest)} (of the paper's "
-            f"slowest, {_label_list(slow_timed)} were timed) — {verdict}.")
-
-
-PAPER_CHECKS: tuple[Check, ...] = (
-    check_miseval_hd,
-    _equal_pair_check("metricsreloaded", "monai", ("HD", "HD95")),
-    _equal_pair_check("deepmind", "pymia", ("HD", "HD95", "NSD")),
-    check_hd95_underestimation,
-    check_anisotropy,
-    check_reference_significance,
-    check_fastest,
-)
-
-
 def paper_section(inputs: AnalysisInputs, summary: pd.DataFrame, spacings) -> Section:
-    """The paper's headline findings checked against these data, and why they may differ."""
-    section = Section("Compared with the paper")
-    for check in PAPER_CHECKS:
-        sentence = check(summary, inputs.wilcoxon, inputs.timing, spacings)
-        if sentence:
-            section.lines.append(sentence)
-    scores = st.measured(inputs.scores)
-    pairs = len(scores[["dataset", "case", "oar"]].drop_duplicates())
-    versions = scores.groupby("tool")["tool_version"].first()
-    changed = [f"{st.tool_label(t)} {PAPER_VERSIONS[t]} → {versions[t]}"
-               for t in st.ordered_tools(versions.index)
-               if t in PAPER_VERSIONS and str(versions[t]) != PAPER_VERSIONS[t]]
-    section.lines.append(
-        f"Why numbers differ: {pairs} mask pairs here against {PAPER_PAIRS:,} in the paper "
-        "(fewer pairs give the Wilcoxon test less power and the min | max ranges fewer "
-        "extremes); the shapes are synthetic, not HaN-Seg's clinical delineations; tool "
-        f"versions changed ({'; '.join(changed) or 'none'}); and our reference is our own "
-        "implementation of the paper's Algorithm 1.")
-    return section
+    """The paper's headline findings checked against these data (`claims`), and why the
+    numbers may differ."""
+    return Section("Compared with the paper", [
+        *claims.compare_with_paper(summary, inputs.wilcoxon, inputs.timing, spacings),
+        claims.why_numbers_differ(inputs.scores),
+    ])
 
 
 # --------------------------------------------------------------------------------------------
@@ -504,7 +287,7 @@ def render_html(sections: Sequence[Section], title: str = "Findings") -> str:
 def make_findings(scores_path, wilcoxon_csv, timing_paths, config: Mapping, md_path,
                   html_path, grid_check_paths=()) -> list[Section]:
     """Findings from the workflow's files; writes the Markdown and HTML renderings."""
-    from study.figures import read_timing  # here, so findings alone need no matplotlib
+    from study.analysis.figures import read_timing  # here, so findings alone need no matplotlib
     wilcoxon = pd.read_csv(wilcoxon_csv, dtype={"spacing": str})
     timing = read_timing(timing_paths) if timing_paths else None
     checked = grid_check.read_grid_check(grid_check_paths) if grid_check_paths else None

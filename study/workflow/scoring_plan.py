@@ -9,9 +9,10 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 
 from adapters import configure
-from study.grid_check import GRIDS
 from study.records import REFERENCE_VARIANTS, spacing_label
-from study.scoring import implementation
+from study.scoring.grid_check import GRIDS
+from study.scoring.score import implementation
+from study.workflow.layout import Layout
 
 
 class ScoringPlan:
@@ -56,24 +57,24 @@ class ScoringPlan:
         files = []
         for name in [*self.variants, *self.tools]:
             if self.available(name):
-                files += [f"results/scores/{self.dataset}/{name}/{batch}.parquet"
+                files += [Layout.SCORES.format(dataset=self.dataset, tool=name, batch=batch)
                           for batch in self.batches]
             else:
-                files.append(f"results/scores/{self.dataset}/{name}/unavailable.parquet")
+                files.append(Layout.UNAVAILABLE.format(dataset=self.dataset, tool=name))
         return files
 
     def edge_case_files(self) -> list[str]:
         """The reference's and every tool's edge-case record (missing tools say so)."""
-        return [f"results/edge_cases/{name}.json" for name in ["reference", *self.tools]]
+        return [Layout.EDGE_CASES.format(tool=name) for name in ["reference", *self.tools]]
 
     def timing_files(self) -> list[str]:
         """HD timing of the reference and every available tool."""
-        return [f"results/timing/{name}.parquet" for name in ["reference", *self.tools]
+        return [Layout.TIMING.format(tool=name) for name in ["reference", *self.tools]
                 if self.available(name)]
 
     def grid_check_masks(self) -> dict[str, list[str]]:
         """Per grid, the pairs tables of the grid check (its voxel sizes, in order)."""
-        return {grid: [f"results/grid_check/masks/{grid}/{spacing}/pairs.csv"
+        return {grid: [Layout.GRID_CHECK_MASKS.format(grid=grid, spacing=spacing)
                        for spacing in self.check_spacings] for grid in GRIDS}
 
     def grid_check_files(self) -> list[str]:
@@ -81,11 +82,11 @@ class ScoringPlan:
         is off: grid_check.pairs_per_category 0)."""
         if not self.check_per_category:
             return []
-        return [f"results/grid_check/{name}.parquet" for name in ["reference", *self.tools]
+        return [Layout.GRID_CHECK.format(tool=name) for name in ["reference", *self.tools]
                 if self.available(name)]
 
     def targets(self) -> list[str]:
-        return ["results/scores.parquet", *self.edge_case_files(), *self.timing_files(),
+        return [Layout.SCORES_TABLE, *self.edge_case_files(), *self.timing_files(),
                 *self.grid_check_files()]
 
 

@@ -17,7 +17,7 @@ import numpy as np
 import vtk
 
 from reference.biou import DenseGrid, inside_raster
-from study.meshes import check_closed
+from study.dataset.meshes import check_closed
 
 
 @dataclass(frozen=True)
@@ -159,7 +159,7 @@ def voxelize_case(mesh_manifest: str | Path, spacings: Sequence[Sequence[float]]
 def _read_mesh_pairs(mesh_manifest: str | Path) -> list[dict]:
     """Per (case, OAR) of the manifest: case, oar, category and the checked, closed meshes
     "A" and "B" (None for an observer who drew nothing)."""
-    from study.meshes import read_manifest, read_mesh
+    from study.dataset.meshes import read_manifest, read_mesh
 
     table = read_manifest(mesh_manifest)
     pairs = []

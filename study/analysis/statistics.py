@@ -24,7 +24,6 @@ from study.records import (
     REFERENCE_VARIANTS,
     RELATIVE_METRICS,
     SCORE_COLUMNS,
-    parse_spacing_label,
 )
 
 REFERENCE = "reference"
@@ -47,6 +46,9 @@ DELTA_KINDS: tuple[str, ...] = ("finite", "nonfinite", "failed", "no_reference")
 """finite: both scores finite; nonfinite: NaN or inf on either side (Δ undefined or infinite);
 failed: the tool has status error/unavailable; no_reference: the reference row is missing or
 failed, so Δ cannot be formed."""
+
+NEGLIGIBLE: dict[str, float] = {"mm": 0.01, "%pt": 0.1}
+"""|Δ| at or below this (in display units) counts as agreeing with the reference."""
 
 _REFERENCE_LABELS: dict[str, str] = {
     REFERENCE: "Reference",
@@ -111,18 +113,22 @@ def display_unit(metric: str) -> str:
     return "%pt" if metric in RELATIVE_METRICS else "mm"
 
 
-def spacing_title(label: str) -> str:
-    """A voxel-size label as every table, figure and finding prints it:
-    "0.5x0.5x2" -> "(0.5, 0.5, 2) mm"."""
-    return "(" + ", ".join(f"{v:g}" for v in parse_spacing_label(label)) + ") mm"
-
-
 def tool_versions(frame: pd.DataFrame) -> str:
     """"Google DeepMind 0.1; MONAI 1.6.1" from the tool and tool_version columns of `frame`,
     in tool order; several versions of one tool are joined by "/"."""
     versions = frame.groupby("tool")["tool_version"].agg(
         lambda v: "/".join(sorted(set(map(str, v)))))
     return "; ".join(f"{tool_label(t)} {versions[t]}" for t in ordered_tools(versions.index))
+
+
+def tool_list(tools: Iterable[str]) -> str:
+    """"Google DeepMind, MONAI": the tools' labels in tool order ("none" for no tool)."""
+    return ", ".join(tool_label(t) for t in ordered_tools(tools)) or "none"
+
+
+def signed(value: float) -> str:
+    """A Δ as the findings print it: "+0.12", or "n/a" when not finite."""
+    return f"{value:+.2f}" if np.isfinite(value) else "n/a"
 
 
 # --------------------------------------------------------------------------------------------

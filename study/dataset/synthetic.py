@@ -28,7 +28,7 @@ import vtk
 from scipy.interpolate import CubicSpline
 from scipy.spatial import cKDTree
 
-from study.meshes import (
+from study.dataset.meshes import (
     check_closed,
     mesh_from_field,
     mesh_volume,
@@ -597,7 +597,7 @@ def claim_folder(folder: Path, *, seed: int) -> None:
             " refusing to overwrite it. Choose another dataset.name or move the folder.")
     folder.mkdir(parents=True, exist_ok=True)
     if not marker.is_file():
-        marker.write_text(json.dumps({"generator": "study.synthetic", "seed": seed}) + "\n")
+        marker.write_text(json.dumps({"generator": "study.dataset.synthetic", "seed": seed}) + "\n")
 
 
 def write_case(folder: str | Path, case: int, seed: int, oars: Sequence[str] | None = None
@@ -621,8 +621,8 @@ def agreement_summary(cases: int, seed: int, spacing=(0.5, 0.5, 0.5)) -> str:
     """DSC between observers and volumes per category, from masks at `spacing`, as text."""
     import pandas as pd
 
+    from study.dataset.voxelize import voxelize_pair
     from study.records import spacing_label
-    from study.voxelize import voxelize_pair
 
     rows = []
     for case in range(1, cases + 1):

@@ -1,8 +1,8 @@
 """Which scores depend on the grid: a few pairs scored on their cropped and on the scan-sized grid.
 
 Both grids share the voxel size and the lattice (origins are whole multiples of the spacing,
-`study.voxelize.pair_grid`), and the cropped grid holds every foreground voxel with a margin:
-the scan-sized grid only adds background around it. Every metric is a function of the two
+`study.dataset.voxelize.pair_grid`), and the cropped grid holds every foreground voxel with a
+margin: the scan-sized grid only adds background around it. Every metric is a function of the two
 foreground point sets in mm, so an implementation of the definitions gives the same value on
 both; a difference d = m_scan - m_cropped measures how much a tool's result depends on the
 image around the masks (its size, where its border lies). For each voxel size one pair is also
@@ -19,8 +19,7 @@ import numpy as np
 import pandas as pd
 
 from study.oars import first_of_each_category
-from study.records import SCORE_COLUMNS
-from study.statistics import spacing_title
+from study.records import SCORE_COLUMNS, spacing_title
 
 GRIDS: tuple[str, ...] = ("cropped", "scan")
 """The two grids compared: each pair's box plus field_of_view.margin_mm, and the scan's."""
@@ -52,8 +51,8 @@ def prepare_masks(case_manifest: str | Path, spacings: Sequence[Sequence[float]]
 
     Each pairs table ends with its first pair again, observer B replaced by an empty mask.
     """
-    from study.meshes import read_manifest
-    from study.voxelize import voxelize_case
+    from study.dataset.meshes import read_manifest
+    from study.dataset.voxelize import voxelize_case
 
     oars = check_oars(read_manifest(case_manifest), per_category)
     written = []
@@ -137,8 +136,8 @@ def read_grid_check(paths: Sequence[str | Path]) -> pd.DataFrame:
 def score_on_grids(tool: str, pairs_by_grid: dict[str, Sequence[str | Path]],
                    **score_args) -> pd.DataFrame:
     """Rows of `GRID_CHECK_COLUMNS`: `tool` on every pairs table of each grid
-    (`study.scoring.score_pairs` with score_args)."""
-    from study.scoring import read_pairs, score_pairs
+    (`study.scoring.score.score_pairs` with score_args)."""
+    from study.scoring.score import read_pairs, score_pairs
 
     frames = [score_pairs(tool, read_pairs(paths), **score_args).assign(grid=grid)
               for grid, paths in pairs_by_grid.items()]
