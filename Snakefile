@@ -26,9 +26,11 @@ for stage in OPTIONAL_STAGES:
 
         include: f"workflow/rules/{stage}.smk"
 
+
 # Union of the targets of every included stage, each stage's <stage>_targets().
-TARGET_FUNCTIONS = [globals().get(f"{name}_targets")
-                    for name in ["dataset", "voxelize", *OPTIONAL_STAGES]]
+TARGET_FUNCTIONS = [
+    globals().get(f"{name}_targets") for name in ["dataset", "voxelize", *OPTIONAL_STAGES]
+]
 
 
 rule all:

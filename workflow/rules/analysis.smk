@@ -32,17 +32,17 @@ for item in ITEMS:
             ANALYSIS_INPUTS[item.reads](),
         output:
             **ANALYSIS.outputs(item),
-        params:
-            **ANALYSIS_PARAMS,
-            script=item.script,
         log:
             LAYOUT.log("analysis", item.name),
-        threads: 1
         conda:
             STUDY_ENV
+        threads: 1
         resources:
             mem_mb=item.mem_mb,
             runtime=item.runtime,
+        params:
+            **ANALYSIS_PARAMS,
+            script=item.script,
         script:
             # Formatted when the job runs (a name bound here would be the loop's last item).
             "../scripts/{params.script}"
@@ -56,18 +56,17 @@ rule findings:
         grid_check=lambda wildcards: SCORING.grid_check_files(),
     output:
         md=findings_paths()["md"],
-        html=report(findings_paths()["html"], caption="../report/findings.rst",
-                    category="Findings"),
-    params:
-        **ANALYSIS_PARAMS,
+        html=report(findings_paths()["html"], caption="../report/findings.rst", category="Findings"),
     log:
         LAYOUT.log("analysis", "findings"),
-    threads: 1
     conda:
         STUDY_ENV
+    threads: 1
     resources:
         mem_mb=2000,
         runtime=10,
+    params:
+        **ANALYSIS_PARAMS,
     script:
         "../scripts/analysis_findings.py"
 

@@ -25,7 +25,8 @@ OARS_SELECTED = selected_oars(config["dataset"]["oars"])
 if SOURCE == "synthetic" and is_foreign_folder(MESH_ROOT):
     raise ValueError(
         f"{MESH_ROOT}: holds files not made by the synthetic generator (no {MARKER_FILE}); "
-        "refusing to overwrite them (set dataset.name to another folder)")
+        "refusing to overwrite them (set dataset.name to another folder)"
+    )
 
 
 wildcard_constraints:

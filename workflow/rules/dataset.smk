@@ -5,20 +5,20 @@ if SOURCE == "synthetic":
     rule synthesize_case:
         output:
             LAYOUT.case_manifest(),
-        params:
-            root=lambda wildcards, output: LAYOUT.mesh_root_of(output[0]),
-            seed=config["dataset"]["seed"],
-            oars=OARS_SELECTED,
         log:
             LAYOUT.log("synthesize_case", DATASET, "{case}"),
         benchmark:
             LAYOUT.benchmark("synthesize_case", DATASET, "{case}")
-        threads: 1
         conda:
             STUDY_ENV
+        threads: 1
         resources:
             mem_mb=3000,
             runtime=10,
+        params:
+            root=lambda wildcards, output: LAYOUT.mesh_root_of(output[0]),
+            seed=config["dataset"]["seed"],
+            oars=OARS_SELECTED,
         script:
             "../scripts/synthesize_case.py"
 
@@ -29,18 +29,18 @@ else:
             manifest=config["dataset"]["manifest"],
         output:
             LAYOUT.case_manifest(),
-        params:
-            oars=config["dataset"]["oars"],
         log:
             LAYOUT.log("mesh_user_case", DATASET, "{case}"),
         benchmark:
             LAYOUT.benchmark("mesh_user_case", DATASET, "{case}")
-        threads: 1
         conda:
             STUDY_ENV
+        threads: 1
         resources:
             mem_mb=4000,
             runtime=30,
+        params:
+            oars=config["dataset"]["oars"],
         script:
             "../scripts/mesh_user_case.py"
 
@@ -52,9 +52,9 @@ rule dataset_manifest:
         LAYOUT.dataset_manifest(),
     log:
         LAYOUT.log("dataset_manifest", DATASET),
-    threads: 1
     conda:
         STUDY_ENV
+    threads: 1
     resources:
         mem_mb=1000,
         runtime=5,

@@ -14,8 +14,12 @@ SCORING = ScoringPlan(config, dataset=DATASET, cases=CASES)
 
 rule score_case:
     input:
-        pairs=lambda wildcards: expand(LAYOUT.PAIRS, dataset=wildcards.dataset,
-                                       spacing=SPACINGS, case=SCORING.cases_of(wildcards.batch)),
+        pairs=lambda wildcards: expand(
+            LAYOUT.PAIRS,
+            dataset=wildcards.dataset,
+            spacing=SPACINGS,
+            case=SCORING.cases_of(wildcards.batch),
+        ),
     output:
         LAYOUT.SCORES,
     log:
@@ -24,19 +28,19 @@ rule score_case:
         LAYOUT.benchmark("score_case", "{dataset}", "{tool}", "{batch}")
     wildcard_constraints:
         batch="|".join(re.escape(batch) for batch in SCORING.batches),
+    priority: lambda wildcards: SCORING.priority(wildcards.tool)
+    conda:
+        STUDY_ENV
+    threads: 1
+    resources:
+        mem_mb=4000,
+        runtime=120,
     params:
         percentile=config["metrics"]["percentile"],
         tau=config["metrics"]["tau_mm"],
         timeout=config["timeouts"]["tool_seconds"],
         tool_paths=config.get("tool_paths", {}),
         metrics=config["metrics"]["scored"],
-    priority: lambda wildcards: SCORING.priority(wildcards.tool)
-    threads: 1
-    resources:
-        mem_mb=4000,
-        runtime=120,
-    conda:
-        STUDY_ENV
     script:
         "../scripts/score_case.py"
 
@@ -46,12 +50,12 @@ rule record_unavailable:
         LAYOUT.UNAVAILABLE,
     log:
         LAYOUT.log("record_unavailable", "{dataset}", "{tool}"),
+    conda:
+        STUDY_ENV
     threads: 1
     resources:
         mem_mb=1000,
         runtime=5,
-    conda:
-        STUDY_ENV
     script:
         "../scripts/record_unavailable.py"
 
@@ -63,12 +67,12 @@ rule collect_scores:
         LAYOUT.SCORES_TABLE,
     log:
         LAYOUT.log("collect_scores", DATASET),
+    conda:
+        STUDY_ENV
     threads: 1
     resources:
         mem_mb=4000,
         runtime=15,
-    conda:
-        STUDY_ENV
     script:
         "../scripts/collect_scores.py"
 
@@ -80,17 +84,17 @@ rule probe_edge_cases:
         LAYOUT.log("probe_edge_cases", "{tool}"),
     benchmark:
         LAYOUT.benchmark("probe_edge_cases", "{tool}")
+    conda:
+        STUDY_ENV
+    threads: 1
+    resources:
+        mem_mb=2000,
+        runtime=15,
     params:
         percentile=config["metrics"]["percentile"],
         tau=config["metrics"]["tau_mm"],
         timeout=config["timeouts"]["tool_seconds"],
         tool_paths=config.get("tool_paths", {}),
-    threads: 1
-    resources:
-        mem_mb=2000,
-        runtime=15,
-    conda:
-        STUDY_ENV
     script:
         "../scripts/probe_edge_cases.py"
 
@@ -104,6 +108,14 @@ rule time_hd:
         LAYOUT.log("time_hd", "{tool}"),
     benchmark:
         LAYOUT.benchmark("time_hd", "{tool}")
+    conda:
+        STUDY_ENV
+    # Timings are only comparable when nothing else runs beside them: locally the job takes
+    # every core; cluster profiles override this with set-threads.
+    threads: workflow.cores
+    resources:
+        mem_mb=4000,
+        runtime=240,
     params:
         dataset=DATASET,
         grid=LAYOUT.timed_grid,
@@ -111,14 +123,6 @@ rule time_hd:
         repeats=config["timing"]["repeats"],
         timeout=config["timeouts"]["tool_seconds"],
         tool_paths=config.get("tool_paths", {}),
-    # Timings are only comparable when nothing else runs beside them: locally the job takes
-    # every core; cluster profiles override this with set-threads.
-    threads: workflow.cores
-    resources:
-        mem_mb=4000,
-        runtime=240,
-    conda:
-        STUDY_ENV
     script:
         "../scripts/time_hd.py"
 
@@ -130,22 +134,22 @@ rule grid_check_masks:
         expand(LAYOUT.case_manifest(), case=CASES[0]),
     output:
         **SCORING.grid_check_masks(),
+    log:
+        LAYOUT.log("grid_check_masks", DATASET),
+    benchmark:
+        LAYOUT.benchmark("grid_check_masks", DATASET)
+    conda:
+        STUDY_ENV
+    threads: 1
+    resources:
+        mem_mb=4000,
+        runtime=30,
     params:
         # In the order of each grid's outputs.
         spacings=[parse_spacing_label(spacing) for spacing in SCORING.check_spacings],
         per_category=config["grid_check"]["pairs_per_category"],
         margin_mm=config["field_of_view"]["margin_mm"],
         scan_mm=config["field_of_view"]["scan_mm"],
-    log:
-        LAYOUT.log("grid_check_masks", DATASET),
-    benchmark:
-        LAYOUT.benchmark("grid_check_masks", DATASET)
-    threads: 1
-    resources:
-        mem_mb=4000,
-        runtime=30,
-    conda:
-        STUDY_ENV
     script:
         "../scripts/grid_check_masks.py"
 
@@ -159,6 +163,12 @@ rule check_grid:
         LAYOUT.log("check_grid", "{tool}"),
     benchmark:
         LAYOUT.benchmark("check_grid", "{tool}")
+    conda:
+        STUDY_ENV
+    threads: 1
+    resources:
+        mem_mb=4000,
+        runtime=60,
     params:
         dataset=DATASET,
         percentile=config["metrics"]["percentile"],
@@ -166,12 +176,6 @@ rule check_grid:
         timeout=config["timeouts"]["tool_seconds"],
         tool_paths=config.get("tool_paths", {}),
         metrics=config["metrics"]["scored"],
-    threads: 1
-    resources:
-        mem_mb=4000,
-        runtime=60,
-    conda:
-        STUDY_ENV
     script:
         "../scripts/check_grid.py"
 

@@ -12,23 +12,29 @@ rule voxelize_case:
         LAYOUT.case_manifest(),
     output:
         expand(LAYOUT.PAIRS, spacing=SPACINGS, allow_missing=True),
-    params:
-        spacings=[parse_spacing_label(spacing) for spacing in SPACINGS],
-        margin_mm=config["field_of_view"]["margin_mm"],
-        size_mm=(config["field_of_view"]["size_mm"]
-                 if config["field_of_view"]["policy"] == "fixed" else None),
-        scan_mm=(config["field_of_view"]["scan_mm"]
-                 if config["field_of_view"]["policy"] == "scan" else None),
     log:
         LAYOUT.log("voxelize_case", "{dataset}", "{case}"),
     benchmark:
         LAYOUT.benchmark("voxelize_case", "{dataset}", "{case}")
-    threads: 1
     conda:
         STUDY_ENV
+    threads: 1
     resources:
         mem_mb=4000,
         runtime=30,
+    params:
+        spacings=[parse_spacing_label(spacing) for spacing in SPACINGS],
+        margin_mm=config["field_of_view"]["margin_mm"],
+        size_mm=(
+            config["field_of_view"]["size_mm"]
+            if config["field_of_view"]["policy"] == "fixed"
+            else None
+        ),
+        scan_mm=(
+            config["field_of_view"]["scan_mm"]
+            if config["field_of_view"]["policy"] == "scan"
+            else None
+        ),
     script:
         "../scripts/voxelize_case.py"
 
@@ -40,18 +46,18 @@ rule voxelize_scan_case:
         LAYOUT.case_manifest(),
     output:
         LAYOUT.SCAN_PAIRS,
-    params:
-        scan_mm=config["field_of_view"]["scan_mm"],
     log:
         LAYOUT.log("voxelize_scan_case", "{dataset}", "{spacing}", "{case}"),
     benchmark:
         LAYOUT.benchmark("voxelize_scan_case", "{dataset}", "{spacing}", "{case}")
-    threads: 1
     conda:
         STUDY_ENV
+    threads: 1
     resources:
         mem_mb=4000,
         runtime=30,
+    params:
+        scan_mm=config["field_of_view"]["scan_mm"],
     script:
         "../scripts/voxelize_scan_case.py"
 
