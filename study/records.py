@@ -52,12 +52,20 @@ EDGE_OUTPUTS: tuple[str, ...] = (
 )
 """Output classes of one edge-case record; "unchanged"/"changed" only for case S."""
 
-REFERENCE_VARIANTS: dict[str, str] = {
-    "reference": "discrete_marching_cubes",
-    "reference-marching-cubes": "marching_cubes",
-    "reference-surface-nets": "surface_nets",
-}
+_VARIANTS: tuple[tuple[str, str, str], ...] = (
+    # tool name in the scores table, meshing (reference.meshing), label in tables and figures
+    ("reference", "discrete_marching_cubes", "Reference"),
+    ("reference-marching-cubes", "marching_cubes", "Marching cubes"),
+    ("reference-surface-nets", "surface_nets", "Surface nets"),
+)
+REFERENCE = _VARIANTS[0][0]
+"""Tool name of the yardstick in the scores table; the other variants differ in meshing."""
+
+REFERENCE_VARIANTS: dict[str, str] = {name: meshing for name, meshing, _ in _VARIANTS}
 """Tool names of the reference in the scores table, and the meshing each one uses."""
+
+REFERENCE_LABELS: dict[str, str] = {name: label for name, _, label in _VARIANTS}
+"""Display label of each reference variant."""
 
 
 def spacing_label(spacing) -> str:

@@ -130,8 +130,8 @@ def test_scores_equal_the_recorded_ones(study_run):
 
     varying = [REGISTRY[tool].varying_metrics if tool in REGISTRY else frozenset()
                for tool in scores.tool]
-    repeatable = [metric not in metrics for metric, metrics in zip(scores.metric, varying,
-                                                                    strict=True)]
+    repeatable = np.array([metric not in metrics
+                           for metric, metrics in zip(scores.metric, varying, strict=True)])
     now = scores.loc[(scores.status == "ok") & repeatable, [*keys, "value"]].astype(
         {"spacing": str})
     if os.environ.get("RECORD_SCORES"):

@@ -25,7 +25,7 @@ from matplotlib.ticker import FuncFormatter  # noqa: E402
 
 from study.analysis import statistics as st  # noqa: E402
 from study.oars import MIDSIZE_MAX_MM3, SMALL_MAX_MM3, ordered_categories  # noqa: E402
-from study.records import spacing_title  # noqa: E402
+from study.records import REFERENCE_VARIANTS, spacing_title  # noqa: E402
 
 PAGE_WIDTH_IN = 7.2
 """Two-column width of a typical journal page, inches."""
@@ -38,8 +38,8 @@ _STUDY_PALETTE = [plt.get_cmap("tab20")(i) for i in (0, 2, 4, 6, 8, 10, 12, 14, 
 _EXTRA_PALETTE = [plt.get_cmap("tab20")(i) for i in (3, 5, 7, 9, 11, 13, 15, 17, 19)]
 """Colours for tools outside the study list; picked by a stable hash of the key."""
 
-_REFERENCE_COLOURS = {st.REFERENCE: "#222222", "reference-marching-cubes": "#777777",
-                      "reference-surface-nets": "#AAAAAA"}
+_REFERENCE_COLOURS = dict(zip(REFERENCE_VARIANTS, ("#222222", "#777777", "#AAAAAA"), strict=True))
+"""Greys for the reference variants, darkest for the reference itself (the first)."""
 
 CATEGORY_COLOURS = {"small": "#4C72B0", "midsize": "#55A868", "large": "#C44E52",
                     "tubular": "#8172B2"}

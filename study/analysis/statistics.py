@@ -21,13 +21,12 @@ from scipy.stats import wilcoxon
 
 from study.records import (
     GRID_NAMES,
+    REFERENCE,
+    REFERENCE_LABELS,
     REFERENCE_VARIANTS,
     RELATIVE_METRICS,
     SCORE_COLUMNS,
 )
-
-REFERENCE = "reference"
-"""Tool name of the yardstick in the scores table."""
 
 REFERENCE_MESHING_VARIANTS: tuple[str, ...] = tuple(
     name for name in REFERENCE_VARIANTS if name != REFERENCE)
@@ -50,12 +49,6 @@ failed, so Δ cannot be formed."""
 NEGLIGIBLE: dict[str, float] = {"mm": 0.01, "%pt": 0.1}
 """|Δ| at or below this (in display units) counts as agreeing with the reference."""
 
-_REFERENCE_LABELS: dict[str, str] = {
-    REFERENCE: "Reference",
-    "reference-marching-cubes": "Marching cubes",
-    "reference-surface-nets": "Surface nets",
-}
-
 
 # --------------------------------------------------------------------------------------------
 # Tool names and order
@@ -63,8 +56,8 @@ _REFERENCE_LABELS: dict[str, str] = {
 
 def tool_label(tool: str) -> str:
     """Display label of a tool key: the adapter's label, a reference label, or the key itself."""
-    if tool in _REFERENCE_LABELS:
-        return _REFERENCE_LABELS[tool]
+    if tool in REFERENCE_LABELS:
+        return REFERENCE_LABELS[tool]
     from adapters import REGISTRY
 
     adapter = REGISTRY.get(tool)
@@ -81,7 +74,7 @@ def ordered_tools(tools: Iterable[str]) -> list[str]:
 
     unique = list(dict.fromkeys(tools))
     rank_of = {tool: i for i, tool in enumerate(STUDY_TOOLS)}
-    reference_rank = {name: i for i, name in enumerate(_REFERENCE_LABELS)}
+    reference_rank = {name: i for i, name in enumerate(REFERENCE_LABELS)}
 
     def sort_key(tool: str) -> tuple[int, int, str]:
         if tool in rank_of:

@@ -17,7 +17,7 @@ from pathlib import Path
 import pandas as pd
 
 from adapters import REGISTRY, Adapter, invoke
-from study.records import METRICS, REFERENCE_VARIANTS, SCORE_COLUMNS, status_of
+from study.records import METRICS, REFERENCE_LABELS, REFERENCE_VARIANTS, SCORE_COLUMNS, status_of
 
 log = logging.getLogger(__name__)
 
@@ -40,7 +40,7 @@ class ReferenceImplementation(Adapter):
     def __init__(self, name: str, meshing: str) -> None:
         self.name = name
         self.meshing = meshing
-        self.label = "Reference" if name == "reference" else f"Reference ({meshing})"
+        self.label = REFERENCE_LABELS[name]
 
     def version(self) -> str:
         import reference

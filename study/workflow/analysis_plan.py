@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from snakemake.io import report
 
 from study.analysis.statistics import bonferroni_factor_from_config, implementations
-from study.records import GRID_NAMES, REFERENCE_VARIANTS, spacing_label, spacing_title
+from study.records import GRID_NAMES, REFERENCE, REFERENCE_VARIANTS, spacing_label, spacing_title
 from study.workflow.layout import Layout
 
 TABLE_FORMATS: tuple[str, ...] = ("csv", "md", "tex", "html")
@@ -62,7 +62,7 @@ class AnalysisPlan:
     def __init__(self, config: Mapping):
         meshings = config.get("reference", {}).get("meshings", [])
         self.meshing_variants = [name for name, meshing in REFERENCE_VARIANTS.items()
-                                 if name != "reference" and meshing in meshings]
+                                 if name != REFERENCE and meshing in meshings]
         self.params = {
             "factor": bonferroni_factor_from_config(config),
             "n_implementations": len(implementations(config["tools"])),

@@ -17,7 +17,7 @@ import jsonschema
 import yaml
 
 from study.oars import check_oar_names
-from study.records import REFERENCE_VARIANTS
+from study.records import REFERENCE, REFERENCE_VARIANTS
 
 SCHEMA_PATH = Path(__file__).resolve().parents[2] / "workflow/schemas/config.schema.yaml"
 
@@ -101,7 +101,7 @@ def _check_consistency(config: dict, where: str) -> None:
     if fov["policy"] == "fixed" and fov["size_mm"] is None:
         raise ConfigError(f"{where}: field_of_view.size_mm is required when policy is 'fixed'")
     # Every analysis compares with the reference itself; other meshings are extra variants.
-    if REFERENCE_VARIANTS["reference"] not in config["reference"]["meshings"]:
+    if REFERENCE_VARIANTS[REFERENCE] not in config["reference"]["meshings"]:
         raise ConfigError(f"{where}: reference.meshings must include "
                           f"{REFERENCE_VARIANTS['reference']} (the reference itself)")
     sizes = [tuple(map(float, s)) for s in config["voxel_sizes"]]

@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 
 from adapters import configure
-from study.records import REFERENCE_VARIANTS, spacing_label
+from study.records import REFERENCE, REFERENCE_VARIANTS, spacing_label
 from study.scoring.grid_check import GRIDS
 from study.scoring.score import implementation
 from study.workflow.layout import Layout
@@ -65,11 +65,11 @@ class ScoringPlan:
 
     def edge_case_files(self) -> list[str]:
         """The reference's and every tool's edge-case record (missing tools say so)."""
-        return [Layout.EDGE_CASES.format(tool=name) for name in ["reference", *self.tools]]
+        return [Layout.EDGE_CASES.format(tool=name) for name in [REFERENCE, *self.tools]]
 
     def timing_files(self) -> list[str]:
         """HD timing of the reference and every available tool."""
-        return [Layout.TIMING.format(tool=name) for name in ["reference", *self.tools]
+        return [Layout.TIMING.format(tool=name) for name in [REFERENCE, *self.tools]
                 if self.available(name)]
 
     def grid_check_masks(self) -> dict[str, list[str]]:
@@ -82,7 +82,7 @@ class ScoringPlan:
         is off: grid_check.pairs_per_category 0)."""
         if not self.check_per_category:
             return []
-        return [Layout.GRID_CHECK.format(tool=name) for name in ["reference", *self.tools]
+        return [Layout.GRID_CHECK.format(tool=name) for name in [REFERENCE, *self.tools]
                 if self.available(name)]
 
     def targets(self) -> list[str]:
