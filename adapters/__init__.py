@@ -25,21 +25,41 @@ from adapters.segmetrics import SegMetrics
 from adapters.simpleitk import SimpleITK
 
 _ADAPTERS: tuple[Adapter, ...] = (
-    Anima(), EvaluateSegmentation(), DeepMind(), MedPy(), MetricsReloaded(), MISeval(),
-    MONAI(), Plastimatch(), Pymia(), SegMetrics(), SimpleITK(), MeshMetrics(),
+    Anima(),
+    EvaluateSegmentation(),
+    DeepMind(),
+    MedPy(),
+    MetricsReloaded(),
+    MISeval(),
+    MONAI(),
+    Plastimatch(),
+    Pymia(),
+    SegMetrics(),
+    SimpleITK(),
+    MeshMetrics(),
 )
 
 REGISTRY: dict[str, Adapter] = {adapter.name: adapter for adapter in _ADAPTERS}
 
-STUDY_TOOLS: tuple[str, ...] = tuple(name for name, adapter in REGISTRY.items()
-                                     if adapter.role == "tool")
+STUDY_TOOLS: tuple[str, ...] = tuple(
+    name for name, adapter in REGISTRY.items() if adapter.role == "tool"
+)
 """The tools the study compares with the reference, in the order of the paper's tables."""
 
-CROSS_CHECKS: tuple[str, ...] = tuple(name for name, adapter in REGISTRY.items()
-                                      if adapter.role == "cross-check")
+CROSS_CHECKS: tuple[str, ...] = tuple(
+    name for name, adapter in REGISTRY.items() if adapter.role == "cross-check"
+)
 """Scored like tools, reported as cross-checks of the reference."""
 
 __all__ = [
-    "Adapter", "CROSS_CHECKS", "Outcome", "REGISTRY", "STUDY_TOOLS", "ToolError",
-    "check_pair", "configure", "invoke", "resolve",
+    "Adapter",
+    "CROSS_CHECKS",
+    "Outcome",
+    "REGISTRY",
+    "STUDY_TOOLS",
+    "ToolError",
+    "check_pair",
+    "configure",
+    "invoke",
+    "resolve",
 ]

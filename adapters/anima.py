@@ -15,8 +15,12 @@ from pathlib import Path
 
 from adapters.base import ProgramAdapter, parse_number
 
-_MEASURES = {"HD": "HausdorffDistance", "MASD": "ContourMeanDistance",
-             "ASSD": "SurfaceDistance", "DSC": "Dice"}
+_MEASURES = {
+    "HD": "HausdorffDistance",
+    "MASD": "ContourMeanDistance",
+    "ASSD": "SurfaceDistance",
+    "DSC": "Dice",
+}
 
 
 class Anima(ProgramAdapter):
@@ -30,13 +34,14 @@ class Anima(ProgramAdapter):
 
     def _run_on_files(self, path_a, path_b, folder, metrics, percentile, tau, *, timeout):
         base = Path(folder) / "anima"
-        self.run(["-r", str(path_a), "-i", str(path_b), "-o", str(base), "-d", "-s", "-X"],
-                 timeout=timeout)
+        self.run(
+            ["-r", str(path_a), "-i", str(path_b), "-o", str(base), "-d", "-s", "-X"],
+            timeout=timeout,
+        )
         root = self.read_xml_report(base.with_name(base.name + "_global.xml"))
         measures = {node.get("name"): node.text for node in root.iter("measure")}
         values: dict[str, float] = {}
         for metric in metrics:
             if _MEASURES[metric] in measures:
-                values[metric] = parse_number(measures[_MEASURES[metric]],
-                                              what=_MEASURES[metric])
+                values[metric] = parse_number(measures[_MEASURES[metric]], what=_MEASURES[metric])
         return values

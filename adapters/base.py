@@ -81,9 +81,17 @@ class Adapter:
     def unavailable(self) -> str | None:
         raise NotImplementedError
 
-    def compute(self, a: np.ndarray, b: np.ndarray, spacing: Sequence[float], *,
-                metrics: Sequence[str], percentile: float = 95, tau: float = 2.0,
-                **options) -> dict[str, float]:
+    def compute(
+        self,
+        a: np.ndarray,
+        b: np.ndarray,
+        spacing: Sequence[float],
+        *,
+        metrics: Sequence[str],
+        percentile: float = 95,
+        tau: float = 2.0,
+        **options,
+    ) -> dict[str, float]:
         """Metric key -> the tool's value for the requested `metrics` it supports.
 
         `a` goes to the tool's reference / ground-truth argument, `b` to its prediction.
@@ -93,15 +101,29 @@ class Adapter:
             raise ValueError(f"{self.name} does not compute {unknown}; it supports {self.metrics}")
         fixed = self.fixed_percentile
         if "HD95" in metrics and fixed is not None and percentile != fixed:
-            raise ValueError(f"{self.label}'s HD95 is fixed at the {fixed:g}th percentile, "
-                             f"not {percentile:g}")
-        return self._compute(np.asarray(a, dtype=bool), np.asarray(b, dtype=bool),
-                             tuple(float(s) for s in spacing), tuple(metrics),
-                             float(percentile), float(tau), **options)
+            raise ValueError(
+                f"{self.label}'s HD95 is fixed at the {fixed:g}th percentile, not {percentile:g}"
+            )
+        return self._compute(
+            np.asarray(a, dtype=bool),
+            np.asarray(b, dtype=bool),
+            tuple(float(s) for s in spacing),
+            tuple(metrics),
+            float(percentile),
+            float(tau),
+            **options,
+        )
 
-    def _compute(self, a: np.ndarray, b: np.ndarray, spacing: tuple[float, ...],
-                 metrics: tuple[str, ...], percentile: float, tau: float,
-                 **options) -> dict[str, float]:
+    def _compute(
+        self,
+        a: np.ndarray,
+        b: np.ndarray,
+        spacing: tuple[float, ...],
+        metrics: tuple[str, ...],
+        percentile: float,
+        tau: float,
+        **options,
+    ) -> dict[str, float]:
         raise NotImplementedError
 
     def __repr__(self) -> str:
@@ -182,8 +204,10 @@ class ProgramAdapter(Adapter):
     def unavailable(self) -> str | None:
         path = self.find_binary()
         if path is None:
-            return (f"program {self.binary!r} not found (set tool_paths.{self.name} in the "
-                    f"config or ${self.env_var}, or put it on PATH; {self.install_hint})")
+            return (
+                f"program {self.binary!r} not found (set tool_paths.{self.name} in the "
+                f"config or ${self.env_var}, or put it on PATH; {self.install_hint})"
+            )
         if not (os.path.isfile(path) and os.access(path, os.X_OK)):
             return f"{path} (for {self.name}) is not an executable file"
         return None
@@ -199,8 +223,14 @@ class ProgramAdapter(Adapter):
         if binary is None:
             raise ToolError(self.unavailable() or f"{self.binary} not found")
         try:
-            finished = subprocess.run([binary, *arguments], capture_output=True, text=True,
-                                      timeout=timeout, cwd=cwd, errors="replace")
+            finished = subprocess.run(
+                [binary, *arguments],
+                capture_output=True,
+                text=True,
+                timeout=timeout,
+                cwd=cwd,
+                errors="replace",
+            )
         except subprocess.TimeoutExpired as error:
             raise ToolError(f"{self.binary} timed out after {timeout:g} s") from error
         except OSError as error:
@@ -213,20 +243,42 @@ class ProgramAdapter(Adapter):
             raise ToolError(f"{self.binary} exited with code {finished.returncode}: {said}")
         return finished.stdout
 
-    def _compute(self, a, b, spacing, metrics, percentile, tau, *, timeout: float = 600.0,
-                 files: tuple[Path, Path] | None = None):
+    def _compute(
+        self,
+        a,
+        b,
+        spacing,
+        metrics,
+        percentile,
+        tau,
+        *,
+        timeout: float = 600.0,
+        files: tuple[Path, Path] | None = None,
+    ):
         """Run on `files` (the study's own mask files, holding a and b) when given; else on
         a and b written to a scratch folder. The program's reports go to the scratch folder."""
         with tempfile.TemporaryDirectory(prefix=f"{self.name}-") as folder:
             if files is None:
-                files = (write_mask(Path(folder) / "a.nii.gz", a, spacing),
-                         write_mask(Path(folder) / "b.nii.gz", b, spacing))
+                files = (
+                    write_mask(Path(folder) / "a.nii.gz", a, spacing),
+                    write_mask(Path(folder) / "b.nii.gz", b, spacing),
+                )
             path_a, path_b = (Path(file).resolve() for file in files)
-            return self._run_on_files(path_a, path_b, folder, metrics, percentile, tau,
-                                      timeout=timeout)
+            return self._run_on_files(
+                path_a, path_b, folder, metrics, percentile, tau, timeout=timeout
+            )
 
-    def _run_on_files(self, path_a: Path, path_b: Path, folder: str, metrics: tuple[str, ...],
-                      percentile: float, tau: float, *, timeout: float) -> dict[str, float]:
+    def _run_on_files(
+        self,
+        path_a: Path,
+        path_b: Path,
+        folder: str,
+        metrics: tuple[str, ...],
+        percentile: float,
+        tau: float,
+        *,
+        timeout: float,
+    ) -> dict[str, float]:
         raise NotImplementedError
 
     def read_xml_report(self, report: Path) -> ElementTree.Element:

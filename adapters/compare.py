@@ -42,9 +42,16 @@ def reference_metrics(a, b, spacing, *, percentile: float, tau: float):
         return None, f"reference failed: {type(error).__name__}: {error}"
 
 
-def compare(a: np.ndarray, b: np.ndarray, spacing: Sequence[float], *,
-            tools: Sequence[str] | None = None, percentile: float = 95,
-            tau: float = 2.0, timeout: float = 600.0) -> Comparison:
+def compare(
+    a: np.ndarray,
+    b: np.ndarray,
+    spacing: Sequence[float],
+    *,
+    tools: Sequence[str] | None = None,
+    percentile: float = 95,
+    tau: float = 2.0,
+    timeout: float = 600.0,
+) -> Comparison:
     """Run the reference and each tool on (a, b)."""
     from adapters import REGISTRY
 
@@ -53,8 +60,7 @@ def compare(a: np.ndarray, b: np.ndarray, spacing: Sequence[float], *,
     values, note = reference_metrics(a, b, spacing, percentile=percentile, tau=tau)
     result = Comparison(tuple(float(s) for s in spacing), values, note)
     for adapter in adapters:
-        outcome = invoke(adapter, a, b, spacing, percentile=percentile, tau=tau,
-                         timeout=timeout)
+        outcome = invoke(adapter, a, b, spacing, percentile=percentile, tau=tau, timeout=timeout)
         if outcome.unavailable is not None:
             result.unavailable[adapter.name] = outcome.unavailable
         else:
@@ -79,21 +85,30 @@ def format_comparison(result: Comparison, *, percentile: float = 95, tau: float 
     header = ["tool", *METRIC_KEYS, "seconds"]
     rows = []
     if result.reference is not None:
-        rows.append(["reference", *(f"{result.reference.get(m, math.nan):.4g}"
-                                    for m in METRIC_KEYS), ""])
+        rows.append(
+            ["reference", *(f"{result.reference.get(m, math.nan):.4g}" for m in METRIC_KEYS), ""]
+        )
     for name, outcome in result.outcomes.items():
         adapter = resolve(name)
         label = f"{adapter.label} {adapter.version()}"
-        rows.append([label, *(_cell(adapter, m, outcome, result.reference) for m in METRIC_KEYS),
-                     f"{outcome.seconds:.3f}"])
+        rows.append(
+            [
+                label,
+                *(_cell(adapter, m, outcome, result.reference) for m in METRIC_KEYS),
+                f"{outcome.seconds:.3f}",
+            ]
+        )
     widths = [max(len(str(row[i])) for row in [header, *rows]) for i in range(len(header))]
-    lines = [f"spacing (mm, array axis order): {result.spacing}; HD95 = HD{percentile:g}, "
-             f"NSD and BIoU at tau = {tau:g} mm",
-             "  ".join(h.ljust(w) for h, w in zip(header, widths, strict=True))]
-    lines += ["  ".join(str(c).ljust(w) for c, w in zip(row, widths, strict=True))
-              for row in rows]
-    lines.append("(Δ = tool − reference in brackets; * = the tool ignores the voxel size for "
-                 "this metric, its value is in voxels)")
+    lines = [
+        f"spacing (mm, array axis order): {result.spacing}; HD95 = HD{percentile:g}, "
+        f"NSD and BIoU at tau = {tau:g} mm",
+        "  ".join(h.ljust(w) for h, w in zip(header, widths, strict=True)),
+    ]
+    lines += ["  ".join(str(c).ljust(w) for c, w in zip(row, widths, strict=True)) for row in rows]
+    lines.append(
+        "(Δ = tool − reference in brackets; * = the tool ignores the voxel size for "
+        "this metric, its value is in voxels)"
+    )
     if result.reference_note:
         lines.append(f"reference: {result.reference_note}")
     for name, outcome in result.outcomes.items():

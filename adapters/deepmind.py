@@ -57,7 +57,8 @@ def _area_weighted_pooled_mean(distances: dict) -> float:
     The package has no ASSD function; the study built it from the distances and surfel areas
     `compute_surface_distances` returns.
     """
-    weighted = (np.sum(distances["distances_gt_to_pred"] * distances["surfel_areas_gt"])
-                + np.sum(distances["distances_pred_to_gt"] * distances["surfel_areas_pred"]))
+    weighted = np.sum(distances["distances_gt_to_pred"] * distances["surfel_areas_gt"]) + np.sum(
+        distances["distances_pred_to_gt"] * distances["surfel_areas_pred"]
+    )
     area = np.sum(distances["surfel_areas_gt"]) + np.sum(distances["surfel_areas_pred"])
     return float(weighted / area)

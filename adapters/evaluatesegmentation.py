@@ -42,14 +42,17 @@ class EvaluateSegmentation(ProgramAdapter):
                 values[metric] = _value(found, _SYMBOLS[metric])
         if "HD95" in metrics:
             request = f"HDRFDST@{percentile / 100:g}@"
-            found = self._run_once(path_a, path_b, Path(folder) / "percentile.xml", request,
-                                   timeout)
+            found = self._run_once(
+                path_a, path_b, Path(folder) / "percentile.xml", request, timeout
+            )
             values["HD95"] = _value(found, "HDRFDST")
         return values
 
     def _run_once(self, path_a, path_b, report: Path, use: str, timeout: float) -> dict:
-        self.run([str(path_a), str(path_b), "-use", use, "-unit", "millimeter",
-                  "-xml", str(report)], timeout=timeout)
+        self.run(
+            [str(path_a), str(path_b), "-use", use, "-unit", "millimeter", "-xml", str(report)],
+            timeout=timeout,
+        )
         root = self.read_xml_report(report)
         metrics = root.find("metrics")
         if metrics is None:

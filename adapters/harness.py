@@ -94,8 +94,11 @@ def _deadline(seconds: float):
     initialised, and every later call of the process fails with it (a NameError inside VTK)
     or crashes. The deadline waits for the import to finish, checking every IMPORT_GRACE s.
     """
-    if not (hasattr(signal, "setitimer") and math.isfinite(seconds)
-            and threading.current_thread() is threading.main_thread()):
+    if not (
+        hasattr(signal, "setitimer")
+        and math.isfinite(seconds)
+        and threading.current_thread() is threading.main_thread()
+    ):
         yield
         return
 
@@ -143,10 +146,18 @@ def resolve(adapter_or_name: Adapter | str) -> Adapter:
     return REGISTRY[adapter_or_name]
 
 
-def invoke(adapter_or_name: Adapter | str, a: np.ndarray, b: np.ndarray,
-           spacing: Sequence[float], *, metrics: Sequence[str] | None = None,
-           percentile: float = 95, tau: float = 2.0, timeout: float = 600.0,
-           files: tuple[str | Path, str | Path] | None = None) -> Outcome:
+def invoke(
+    adapter_or_name: Adapter | str,
+    a: np.ndarray,
+    b: np.ndarray,
+    spacing: Sequence[float],
+    *,
+    metrics: Sequence[str] | None = None,
+    percentile: float = 95,
+    tau: float = 2.0,
+    timeout: float = 600.0,
+    files: tuple[str | Path, str | Path] | None = None,
+) -> Outcome:
     """Run one tool on (a, b); the tool's failures become `Outcome.error`, never exceptions.
 
     `metrics` defaults to everything the tool supports; requested metrics the tool does not
@@ -169,8 +180,7 @@ def invoke(adapter_or_name: Adapter | str, a: np.ndarray, b: np.ndarray,
     return _call(adapter, a, b, voxel, supported, percentile, tau, float(timeout), files)
 
 
-def _call(adapter: Adapter, a, b, spacing, metrics, percentile, tau, timeout,
-          files) -> Outcome:
+def _call(adapter: Adapter, a, b, spacing, metrics, percentile, tau, timeout, files) -> Outcome:
     outcome = Outcome()
     log_handler = _WarningLogHandler()
     root_logger = logging.getLogger()
@@ -181,13 +191,17 @@ def _call(adapter: Adapter, a, b, spacing, metrics, percentile, tau, timeout,
     deadline = _deadline(math.inf if adapter.is_program else timeout)
     start = time.perf_counter()
     try:
-        with warnings.catch_warnings(record=True) as caught, \
-                contextlib.redirect_stdout(printed), contextlib.redirect_stderr(printed):
+        with (
+            warnings.catch_warnings(record=True) as caught,
+            contextlib.redirect_stdout(printed),
+            contextlib.redirect_stderr(printed),
+        ):
             warnings.simplefilter("always")
             try:
                 with deadline:
-                    values = adapter.compute(a, b, spacing, metrics=metrics,
-                                             percentile=percentile, tau=tau, **options)
+                    values = adapter.compute(
+                        a, b, spacing, metrics=metrics, percentile=percentile, tau=tau, **options
+                    )
                 outcome.values = {key: float(value) for key, value in values.items()}
             except Exception as error:  # noqa: BLE001 - any tool failure becomes a record
                 outcome.error = f"{type(error).__name__}: {error}"
@@ -196,10 +210,8 @@ def _call(adapter: Adapter, a, b, spacing, metrics, percentile, tau, timeout,
     finally:
         outcome.seconds = time.perf_counter() - start
         root_logger.removeHandler(log_handler)
-    texts = [str(item.message) for item in caught
-             if not issubclass(item.category, _API_NOTICES)]
+    texts = [str(item.message) for item in caught if not issubclass(item.category, _API_NOTICES)]
     texts += log_handler.messages
-    texts += [line.strip() for line in printed.getvalue().splitlines()
-              if "warn" in line.lower()]
+    texts += [line.strip() for line in printed.getvalue().splitlines() if "warn" in line.lower()]
     outcome.warnings = list(dict.fromkeys(texts))  # once each, in order of appearance
     return outcome

@@ -19,8 +19,15 @@ import numpy as np
 
 from adapters.base import PythonAdapter
 
-_MEASURES = {"HD": "hd", "HD95": "hd_perc", "MASD": "masd", "ASSD": "assd", "NSD": "nsd",
-             "BIoU": "boundary_iou", "DSC": "dsc"}
+_MEASURES = {
+    "HD": "hd",
+    "HD95": "hd_perc",
+    "MASD": "masd",
+    "ASSD": "assd",
+    "NSD": "nsd",
+    "BIoU": "boundary_iou",
+    "DSC": "dsc",
+}
 
 
 class MetricsReloaded(PythonAdapter):
@@ -37,7 +44,9 @@ class MetricsReloaded(PythonAdapter):
 
         measures = [_MEASURES[metric] for metric in metrics]
         tool = BinaryPairwiseMeasures(
-            b.astype(np.uint8), a.astype(np.uint8), measures=measures,
+            b.astype(np.uint8),
+            a.astype(np.uint8),
+            measures=measures,
             pixdim=list(spacing),
             dict_args={"hd_perc": percentile, "nsd": tau, "boundary_dist": tau},
         )

@@ -41,15 +41,20 @@ class MONAI(PythonAdapter):
         voxel = list(spacing)
         calls = {
             "HD": lambda: compute_hausdorff_distance(
-                y_pred, y, include_background=True, spacing=voxel),
+                y_pred, y, include_background=True, spacing=voxel
+            ),
             "HD95": lambda: compute_hausdorff_distance(
-                y_pred, y, include_background=True, percentile=percentile, spacing=voxel),
+                y_pred, y, include_background=True, percentile=percentile, spacing=voxel
+            ),
             "MASD": lambda: compute_average_surface_distance(
-                y_pred, y, include_background=True, symmetric=False, spacing=voxel),
+                y_pred, y, include_background=True, symmetric=False, spacing=voxel
+            ),
             "ASSD": lambda: compute_average_surface_distance(
-                y_pred, y, include_background=True, symmetric=True, spacing=voxel),
+                y_pred, y, include_background=True, symmetric=True, spacing=voxel
+            ),
             "NSD": lambda: compute_surface_dice(
-                y_pred, y, class_thresholds=[tau], include_background=True, spacing=voxel),
+                y_pred, y, class_thresholds=[tau], include_background=True, spacing=voxel
+            ),
             "DSC": lambda: compute_dice(y_pred, y, include_background=True),
         }
         return {metric: float(calls[metric]().item()) for metric in metrics}

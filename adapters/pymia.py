@@ -34,6 +34,7 @@ class Pymia(PythonAdapter):
             "DSC": lambda: pymia_metric.DiceCoefficient(metric="DSC"),
         }
         evaluator = pymia_evaluator.SegmentationEvaluator(
-            [factories[metric]() for metric in metrics], {1: "foreground"})
+            [factories[metric]() for metric in metrics], {1: "foreground"}
+        )
         evaluator.evaluate(to_image(b, spacing), to_image(a, spacing), "pair")
         return {result.metric: float(result.value) for result in evaluator.results}

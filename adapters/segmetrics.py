@@ -31,8 +31,12 @@ class SegMetrics(PythonAdapter):
         from seg_metrics import seg_metrics
 
         results = seg_metrics.write_metrics(
-            labels=[1], gdth_img=a.astype(np.uint8), pred_img=b.astype(np.uint8),
-            spacing=list(spacing), metrics=[_NAMES[metric] for metric in metrics],
-            verbose=False)
+            labels=[1],
+            gdth_img=a.astype(np.uint8),
+            pred_img=b.astype(np.uint8),
+            spacing=list(spacing),
+            metrics=[_NAMES[metric] for metric in metrics],
+            verbose=False,
+        )
         per_label = results[0]
         return {metric: float(per_label[_NAMES[metric]][0]) for metric in metrics}

@@ -62,21 +62,27 @@ def _sitk():
     return SimpleITK
 
 
-def _check_grid(where: str, ndim: int, spacing: Sequence[float],
-                origin: Sequence[float]) -> None:
+def _check_grid(where: str, ndim: int, spacing: Sequence[float], origin: Sequence[float]) -> None:
     if ndim not in (2, 3):
         raise InputError(f"{where}: mask must be 2D or 3D, got {ndim} dimensions")
     if len(spacing) != ndim or len(origin) != ndim:
-        raise InputError(f"{where}: spacing {tuple(spacing)} and origin {tuple(origin)} must "
-                         f"have one value per mask axis ({ndim})")
+        raise InputError(
+            f"{where}: spacing {tuple(spacing)} and origin {tuple(origin)} must "
+            f"have one value per mask axis ({ndim})"
+        )
     if not all(math.isfinite(float(s)) and float(s) > 0 for s in spacing):
         raise InputError(f"{where}: voxel size must be positive and finite, got {tuple(spacing)}")
     if not all(math.isfinite(float(o)) for o in origin):
         raise InputError(f"{where}: origin must be finite, got {tuple(origin)}")
 
 
-def to_image(mask: np.ndarray, spacing: Sequence[float], origin: Sequence[float] | None = None,
-             *, where: str = "mask"):
+def to_image(
+    mask: np.ndarray,
+    spacing: Sequence[float],
+    origin: Sequence[float] | None = None,
+    *,
+    where: str = "mask",
+):
     """A uint8 SimpleITK image of `mask` (array axis n = image axis n), spacing in its header.
 
     `where` names the mask in error messages (a file about to be written, say)."""
@@ -84,8 +90,9 @@ def to_image(mask: np.ndarray, spacing: Sequence[float], origin: Sequence[float]
     origin = (0.0,) * mask.ndim if origin is None else origin
     _check_grid(where, mask.ndim, spacing, origin)
     if mask.dtype != bool and not np.isin(mask, (0, 1)).all():
-        raise InputError(f"{where}: mask to write is not binary (values "
-                         f"{np.unique(mask)[:10].tolist()})")
+        raise InputError(
+            f"{where}: mask to write is not binary (values {np.unique(mask)[:10].tolist()})"
+        )
     # SimpleITK's numpy view runs (z, y, x): the transpose puts array axis 0 on image axis x.
     image = _sitk().GetImageFromArray(np.ascontiguousarray(mask.astype(np.uint8).T))
     image.SetSpacing([float(s) for s in spacing])
@@ -93,20 +100,27 @@ def to_image(mask: np.ndarray, spacing: Sequence[float], origin: Sequence[float]
     return image
 
 
-def from_image(image, where: str = "image") -> tuple[np.ndarray, tuple[float, ...],
-                                                       tuple[float, ...]]:
+def from_image(
+    image, where: str = "image"
+) -> tuple[np.ndarray, tuple[float, ...], tuple[float, ...]]:
     """(array in (x, y, z) axis order, spacing, origin) of a one-component SimpleITK image."""
     if image.GetNumberOfComponentsPerPixel() != 1:
-        raise InputError(f"{where}: image has {image.GetNumberOfComponentsPerPixel()} components "
-                         "per voxel (a multi-layer segmentation?); expected one label per voxel")
+        raise InputError(
+            f"{where}: image has {image.GetNumberOfComponentsPerPixel()} components "
+            "per voxel (a multi-layer segmentation?); expected one label per voxel"
+        )
     array = np.ascontiguousarray(_sitk().GetArrayViewFromImage(image).T)
     spacing, origin = tuple(image.GetSpacing()), tuple(image.GetOrigin())
     _check_grid(where, array.ndim, spacing, origin)
     return array, spacing, origin
 
 
-def write_mask(path: str | Path, mask: np.ndarray, spacing: Sequence[float],
-               origin: Sequence[float] | None = None) -> Path:
+def write_mask(
+    path: str | Path,
+    mask: np.ndarray,
+    spacing: Sequence[float],
+    origin: Sequence[float] | None = None,
+) -> Path:
     """Write a binary mask as an 8-bit image (compressed where the format allows: .nii.gz)."""
     path = Path(path)
     image = to_image(mask, spacing, origin, where=str(path))
@@ -127,8 +141,9 @@ def read_image(path: str | Path):
         return sitk.ReadImage(str(path))
     except RuntimeError:
         # SimpleITK's own message is a C++ trace; what a user needs is the file and the cause.
-        raise InputError(f"{path}: not an image file SimpleITK can read (NIfTI, NRRD, MHA, "
-                         "...)") from None
+        raise InputError(
+            f"{path}: not an image file SimpleITK can read (NIfTI, NRRD, MHA, ...)"
+        ) from None
 
 
 def _binary(where: str, array: np.ndarray, label: int | None) -> np.ndarray:
@@ -138,13 +153,17 @@ def _binary(where: str, array: np.ndarray, label: int | None) -> np.ndarray:
     if fractional.size:
         # A probability map or a resampled mask: no label can make it binary.
         shown = fractional[:5].tolist()
-        raise InputError(f"{where}: mask holds fractional values ({shown}, ...); expected a "
-                         "binary mask or a label map of whole numbers")
+        raise InputError(
+            f"{where}: mask holds fractional values ({shown}, ...); expected a "
+            "binary mask or a label map of whole numbers"
+        )
     if label is None:
         if not np.isin(values, (0, 1)).all():
             shown = values[values != 0][:10].tolist()
-            raise InputError(f"{where}: mask is not binary (it holds {shown} besides 0); choose "
-                             "one with --label N")
+            raise InputError(
+                f"{where}: mask is not binary (it holds {shown} besides 0); choose "
+                "one with --label N"
+            )
         return array.astype(bool)
     if label not in values:
         present = values[values != 0][:20].tolist()
@@ -169,8 +188,9 @@ def load_mask(path: str | Path, label: int | None = None) -> Mask:
     return _with_label(_load_values(path), str(path), label)
 
 
-def read_mask(path: str | Path, label: int | None = None
-              ) -> tuple[np.ndarray, tuple[float, ...], tuple[float, ...]]:
+def read_mask(
+    path: str | Path, label: int | None = None
+) -> tuple[np.ndarray, tuple[float, ...], tuple[float, ...]]:
     """(bool mask, spacing, origin) in `path`: a binary file, or the voxels of `label` in a
     label map. Without `label` the file must hold only 0 and 1; with it, the label must occur."""
     mask = load_mask(path, label)
@@ -180,17 +200,22 @@ def read_mask(path: str | Path, label: int | None = None
 def check_same_grid(first: Mask, second: Mask, name_first: str, name_second: str) -> None:
     """InputError naming both files and the first field in which their grids differ."""
     if first.array.ndim != second.array.ndim:
-        raise InputError(f"{name_first} is {first.array.ndim}D but {name_second} is "
-                         f"{second.array.ndim}D")
-    fields = [("size", first.array.shape, second.array.shape, 0),
-              ("spacing", first.spacing, second.spacing, GRID_TOLERANCE_MM),
-              ("origin", first.origin, second.origin, GRID_TOLERANCE_MM),
-              ("direction", first.direction, second.direction, DIRECTION_TOLERANCE)]
+        raise InputError(
+            f"{name_first} is {first.array.ndim}D but {name_second} is {second.array.ndim}D"
+        )
+    fields = [
+        ("size", first.array.shape, second.array.shape, 0),
+        ("spacing", first.spacing, second.spacing, GRID_TOLERANCE_MM),
+        ("origin", first.origin, second.origin, GRID_TOLERANCE_MM),
+        ("direction", first.direction, second.direction, DIRECTION_TOLERANCE),
+    ]
     for name, one, other, tolerance in fields:
         if not np.allclose(one, other, rtol=0, atol=tolerance):
-            raise InputError(f"{name_first} and {name_second} are not on the same grid: {name} "
-                             f"{_show(one)} vs {_show(other)} (resample one onto the other "
-                             "first)")
+            raise InputError(
+                f"{name_first} and {name_second} are not on the same grid: {name} "
+                f"{_show(one)} vs {_show(other)} (resample one onto the other "
+                "first)"
+            )
 
 
 def _show(values) -> str:
@@ -218,13 +243,26 @@ def pair_from_images(image_a, image_b) -> MaskPair:
         array, spacing, origin = from_image(image, where=name)
         masks.append(Mask(array, spacing, origin, tuple(image.GetDirection())))
     check_same_grid(*masks, "image a", "image b")
-    masks = [_with_label(mask, name, None) for mask, name in zip(masks, ("image a", "image b"),
-                                                                strict=True)]
+    masks = [
+        _with_label(mask, name, None)
+        for mask, name in zip(masks, ("image a", "image b"), strict=True)
+    ]
     return MaskPair(masks[0].array, masks[1].array, masks[0].spacing, masks[0].origin)
 
 
 __all__ = [
-    "DIRECTION_TOLERANCE", "GRID_TOLERANCE_MM", "InputError", "Mask", "MaskPair",
-    "check_same_grid", "from_image", "load_mask", "load_pair", "pair_from_images", "read_image",
-    "read_mask", "to_image", "write_mask",
+    "DIRECTION_TOLERANCE",
+    "GRID_TOLERANCE_MM",
+    "InputError",
+    "Mask",
+    "MaskPair",
+    "check_same_grid",
+    "from_image",
+    "load_mask",
+    "load_pair",
+    "pair_from_images",
+    "read_image",
+    "read_mask",
+    "to_image",
+    "write_mask",
 ]

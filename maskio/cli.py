@@ -51,13 +51,17 @@ def add_pair_arguments(parser: argparse.ArgumentParser) -> None:
     """Two mask files and the metric parameters, the same for every command."""
     parser.add_argument("mask_a", help="first mask file (reference / ground truth)")
     parser.add_argument("mask_b", help="second mask file (prediction), on the same grid")
-    parser.add_argument("--label", type=label,
-                        help="label value to compare in label maps (default: the files must "
-                             "be binary)")
-    parser.add_argument("--percentile", type=percentile, default=95.0,
-                        help="percentile of HDp (default 95)")
-    parser.add_argument("--tau", type=positive_mm, default=2.0,
-                        help="NSD and BIoU tolerance in mm (default 2)")
+    parser.add_argument(
+        "--label",
+        type=label,
+        help="label value to compare in label maps (default: the files must be binary)",
+    )
+    parser.add_argument(
+        "--percentile", type=percentile, default=95.0, help="percentile of HDp (default 95)"
+    )
+    parser.add_argument(
+        "--tau", type=positive_mm, default=2.0, help="NSD and BIoU tolerance in mm (default 2)"
+    )
 
 
 def load_pair_or_exit(parser: argparse.ArgumentParser, arguments) -> MaskPair:

@@ -1,9 +1,9 @@
 """Command line of the study's stages that run tools: `python -m study {probe,timing} ...`.
 
-  probe [--tools ...] --out DIR
-                 edge-case records (Table A3), one DIR/<tool>.json per tool
-  timing --pairs pairs.csv [--pairs ...] --repeats N [--tools ...] [--grid NAME] --out DIR
-                 HD timing rows (Fig. A5), one DIR/<tool>.parquet per tool
+probe [--tools ...] --out DIR
+               edge-case records (Table A3), one DIR/<tool>.json per tool
+timing --pairs pairs.csv [--pairs ...] --repeats N [--tools ...] [--grid NAME] --out DIR
+               HD timing rows (Fig. A5), one DIR/<tool>.parquet per tool
 """
 
 from __future__ import annotations
@@ -23,8 +23,12 @@ def _probe(arguments) -> int:
     out = Path(arguments.out)
     out.mkdir(parents=True, exist_ok=True)
     for name in arguments.tools or list(REGISTRY):
-        record = probe(REGISTRY[name], percentile=arguments.percentile, tau=arguments.tau,
-                       timeout=arguments.timeout)
+        record = probe(
+            REGISTRY[name],
+            percentile=arguments.percentile,
+            tau=arguments.tau,
+            timeout=arguments.timeout,
+        )
         (out / f"{name}.json").write_text(json.dumps(record, indent=1) + "\n")
         print(f"{name}: {record['status']}, {len(record['records'])} records")
     return 0
@@ -42,10 +46,18 @@ def _timing(arguments) -> int:
         arguments.parser.exit(2, f"error: {missing[0]}: pairs file not found\n")
     tables = [(Path(p).parent, pd.read_csv(p)) for p in arguments.pairs]
     for name in arguments.tools or list(REGISTRY):
-        frames = [time_hd(REGISTRY[name], table.to_dict("records"), arguments.repeats,
-                          base=base, timeout=arguments.timeout, dataset=arguments.dataset,
-                          grid=arguments.grid)
-                  for base, table in tables]
+        frames = [
+            time_hd(
+                REGISTRY[name],
+                table.to_dict("records"),
+                arguments.repeats,
+                base=base,
+                timeout=arguments.timeout,
+                dataset=arguments.dataset,
+                grid=arguments.grid,
+            )
+            for base, table in tables
+        ]
         timing = pd.concat(frames, ignore_index=True)
         timing.to_parquet(out / f"{name}.parquet", index=False)
         ok = timing[timing["status"] == "ok"]["seconds"]
@@ -61,16 +73,25 @@ def _repeats(text: str) -> int:
 
 
 def parser() -> argparse.ArgumentParser:
-    main = argparse.ArgumentParser(prog="python -m study", description=__doc__,
-                                   formatter_class=argparse.RawDescriptionHelpFormatter)
+    main = argparse.ArgumentParser(
+        prog="python -m study",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     commands = main.add_subparsers(dest="command", required=True)
 
     def add(name: str, handler, help_text: str) -> argparse.ArgumentParser:
         command = commands.add_parser(name, help=help_text)
-        command.add_argument("--tools", nargs="+", choices=list(REGISTRY), metavar="TOOL",
-                             help=f"registry keys (default: all): {', '.join(REGISTRY)}")
-        command.add_argument("--timeout", type=positive_mm, default=600.0,
-                             help="seconds per tool call")
+        command.add_argument(
+            "--tools",
+            nargs="+",
+            choices=list(REGISTRY),
+            metavar="TOOL",
+            help=f"registry keys (default: all): {', '.join(REGISTRY)}",
+        )
+        command.add_argument(
+            "--timeout", type=positive_mm, default=600.0, help="seconds per tool call"
+        )
         command.add_argument("--out", required=True, help="output folder")
         command.set_defaults(handler=handler, parser=command)
         return command
@@ -82,8 +103,9 @@ def parser() -> argparse.ArgumentParser:
     timing.add_argument("--pairs", nargs="+", required=True)
     timing.add_argument("--repeats", type=_repeats, default=3)
     timing.add_argument("--dataset", default="")
-    timing.add_argument("--grid", default="",
-                        help="field of view the masks were voxelized with (recorded per row)")
+    timing.add_argument(
+        "--grid", default="", help="field of view the masks were voxelized with (recorded per row)"
+    )
     return main
 
 

@@ -19,41 +19,44 @@ def ordered_categories(present: Iterable[str]) -> list[str]:
     present = set(present)
     return [c for c in CATEGORIES if c in present] + sorted(present - set(CATEGORIES))
 
+
 SMALL_MAX_MM3 = 1e3
 MIDSIZE_MAX_MM3 = 1e4
 
-OARS: Mapping[str, str] = MappingProxyType({
-    "A_Carotid_L": "tubular",
-    "A_Carotid_R": "tubular",
-    "Arytenoid": "small",
-    "Bone_Mandible": "large",
-    "Brainstem": "large",
-    "BuccalMucosa": "midsize",
-    "Cavity_Oral": "large",
-    "Cochlea_L": "small",
-    "Cochlea_R": "small",
-    "Cricopharyngeus": "midsize",
-    "Esophagus_S": "midsize",
-    "Eye_AL": "small",
-    "Eye_AR": "small",
-    "Eye_PL": "midsize",
-    "Eye_PR": "midsize",
-    "Glnd_Lacrimal_L": "small",
-    "Glnd_Lacrimal_R": "small",
-    "Glnd_Submand_L": "midsize",
-    "Glnd_Submand_R": "midsize",
-    "Glnd_Thyroid": "large",
-    "Glottis": "midsize",
-    "Larynx_SG": "large",
-    "Lips": "midsize",
-    "OpticChiasm": "small",
-    "OpticNrv_L": "small",
-    "OpticNrv_R": "small",
-    "Parotid_L": "large",
-    "Parotid_R": "large",
-    "Pituitary": "small",
-    "SpinalCord": "large",
-})
+OARS: Mapping[str, str] = MappingProxyType(
+    {
+        "A_Carotid_L": "tubular",
+        "A_Carotid_R": "tubular",
+        "Arytenoid": "small",
+        "Bone_Mandible": "large",
+        "Brainstem": "large",
+        "BuccalMucosa": "midsize",
+        "Cavity_Oral": "large",
+        "Cochlea_L": "small",
+        "Cochlea_R": "small",
+        "Cricopharyngeus": "midsize",
+        "Esophagus_S": "midsize",
+        "Eye_AL": "small",
+        "Eye_AR": "small",
+        "Eye_PL": "midsize",
+        "Eye_PR": "midsize",
+        "Glnd_Lacrimal_L": "small",
+        "Glnd_Lacrimal_R": "small",
+        "Glnd_Submand_L": "midsize",
+        "Glnd_Submand_R": "midsize",
+        "Glnd_Thyroid": "large",
+        "Glottis": "midsize",
+        "Larynx_SG": "large",
+        "Lips": "midsize",
+        "OpticChiasm": "small",
+        "OpticNrv_L": "small",
+        "OpticNrv_R": "small",
+        "Parotid_L": "large",
+        "Parotid_R": "large",
+        "Pituitary": "small",
+        "SpinalCord": "large",
+    }
+)
 """OAR name -> category, in HaN-Seg's alphabetical label order (read-only)."""
 
 
@@ -89,8 +92,9 @@ def selected_oars(chosen: str | Iterable[str]) -> list[str]:
     return [name for name in OARS if name in chosen]
 
 
-def first_of_each_category(oars: Iterable[str], categories: Iterable[str],
-                           per_category: int) -> list[str]:
+def first_of_each_category(
+    oars: Iterable[str], categories: Iterable[str], per_category: int
+) -> list[str]:
     """The first `per_category` distinct OARs of each category, in the order given, categories
     in `ordered_categories` order (a study's documented subset of every category)."""
     firsts: dict[str, list[str]] = {}

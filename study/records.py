@@ -21,8 +21,18 @@ RELATIVE_METRICS: tuple[str, ...] = ("NSD", "BIoU", "DSC")
 """Relative metrics in [0, 1], higher is better."""
 
 SCORE_COLUMNS: tuple[str, ...] = (
-    "dataset", "case", "oar", "category", "spacing", "tool", "tool_version",
-    "metric", "value", "status", "message", "seconds",
+    "dataset",
+    "case",
+    "oar",
+    "category",
+    "spacing",
+    "tool",
+    "tool_version",
+    "metric",
+    "value",
+    "status",
+    "message",
+    "seconds",
 )
 """Columns of results/scores.parquet and of every per-job scores file.
 
@@ -36,8 +46,19 @@ error: the tool raised, crashed, timed out or printed nothing usable (`message` 
 unavailable: the tool is not installed here (`message` says why)."""
 
 TIMING_COLUMNS: tuple[str, ...] = (
-    "dataset", "case", "oar", "category", "spacing", "grid", "shape", "tool", "tool_version",
-    "repeat", "seconds", "status", "message",
+    "dataset",
+    "case",
+    "oar",
+    "category",
+    "spacing",
+    "grid",
+    "shape",
+    "tool",
+    "tool_version",
+    "repeat",
+    "seconds",
+    "status",
+    "message",
 )
 """Columns of results/timing/<tool>.parquet: HD for one pair, one row per repeat. `grid` is the
 field-of-view policy the masks were voxelized with (scan, union_bbox = cropped, fixed) and
@@ -47,8 +68,17 @@ EDGE_CASES: tuple[str, ...] = ("O1", "O2", "O3", "S")
 """O1: A empty; O2: B empty; O3: both empty; S: A and B swapped on a non-trivial pair."""
 
 EDGE_OUTPUTS: tuple[str, ...] = (
-    "number", "0", "1", "nan", "inf", "-inf", "float_max", "error", "empty",
-    "unchanged", "changed",
+    "number",
+    "0",
+    "1",
+    "nan",
+    "inf",
+    "-inf",
+    "float_max",
+    "error",
+    "empty",
+    "unchanged",
+    "changed",
 )
 """Output classes of one edge-case record; "unchanged"/"changed" only for case S."""
 
@@ -73,8 +103,7 @@ def spacing_label(spacing) -> str:
     return "x".join(f"{float(s):g}" for s in spacing)
 
 
-GRID_NAMES: dict[str, str] = {"scan": "scan-sized", "union_bbox": "cropped",
-                              "fixed": "fixed-size"}
+GRID_NAMES: dict[str, str] = {"scan": "scan-sized", "union_bbox": "cropped", "fixed": "fixed-size"}
 """Reader's name of each field-of-view policy (field_of_view.policy, timing records' `grid`)."""
 
 

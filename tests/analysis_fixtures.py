@@ -23,30 +23,56 @@ import pandas as pd
 from study.records import METRICS, RELATIVE_METRICS, SCORE_COLUMNS, TIMING_COLUMNS
 
 SPACINGS = ("1x1x1", "2x2x2", "0.5x0.5x2")
-OARS = {"Cochlea_L": "small", "OpticNrv_L": "small", "Glottis": "midsize",
-        "Glnd_Submand_L": "midsize", "Parotid_L": "large", "Bone_Mandible": "large",
-        "A_Carotid_L": "tubular", "A_Carotid_R": "tubular"}
+OARS = {
+    "Cochlea_L": "small",
+    "OpticNrv_L": "small",
+    "Glottis": "midsize",
+    "Glnd_Submand_L": "midsize",
+    "Parotid_L": "large",
+    "Bone_Mandible": "large",
+    "A_Carotid_L": "tubular",
+    "A_Carotid_R": "tubular",
+}
 CASES = ("case_01", "case_02", "case_03")
 TOOLS = ("anima", "deepmind", "medpy", "metricsreloaded", "miseval", "monai")
 """Configured tools of the fixture: 7 implementations with the reference."""
 
-SUPPORTED = {"deepmind": METRICS, "monai": METRICS, "metricsreloaded": METRICS,
-             "medpy": ("HD", "HD95", "MASD", "DSC"), "miseval": ("HD", "DSC"),
-             "anima": ("HD", "MASD", "ASSD", "DSC")}
+SUPPORTED = {
+    "deepmind": METRICS,
+    "monai": METRICS,
+    "metricsreloaded": METRICS,
+    "medpy": ("HD", "HD95", "MASD", "DSC"),
+    "miseval": ("HD", "DSC"),
+    "anima": ("HD", "MASD", "ASSD", "DSC"),
+}
 
 
 def make_config() -> dict:
     """The configuration the fixture corresponds to."""
-    return {"dataset": {"name": "synthetic"},
-            "voxel_sizes": [[1, 1, 1], [2, 2, 2], [0.5, 0.5, 2]],
-            "metrics": {"percentile": 95, "tau_mm": 2.0}, "tools": list(TOOLS),
-            "timing": {"voxel_size": [1, 1, 1], "repeats": 2}}
+    return {
+        "dataset": {"name": "synthetic"},
+        "voxel_sizes": [[1, 1, 1], [2, 2, 2], [0.5, 0.5, 2]],
+        "metrics": {"percentile": 95, "tau_mm": 2.0},
+        "tools": list(TOOLS),
+        "timing": {"voxel_size": [1, 1, 1], "repeats": 2},
+    }
 
 
 def _row(case, oar, spacing, tool, metric, value, status="ok", message=""):
-    return {"dataset": "synthetic", "case": case, "oar": oar, "category": OARS[oar],
-            "spacing": spacing, "tool": tool, "tool_version": f"{tool}-1.0", "metric": metric,
-            "value": float(value), "status": status, "message": message, "seconds": 0.01}
+    return {
+        "dataset": "synthetic",
+        "case": case,
+        "oar": oar,
+        "category": OARS[oar],
+        "spacing": spacing,
+        "tool": tool,
+        "tool_version": f"{tool}-1.0",
+        "metric": metric,
+        "value": float(value),
+        "status": status,
+        "message": message,
+        "seconds": 0.01,
+    }
 
 
 def _reference_value(rng: np.random.Generator, metric: str) -> float:
@@ -77,20 +103,44 @@ def make_scores(seed: int = 7) -> pd.DataFrame:
                 for metric in METRICS:
                     ref = _reference_value(rng, metric)
                     rows.append(_row(case, oar, spacing, "reference", metric, ref))
-                    rows.append(_row(case, oar, spacing, "reference-marching-cubes", metric,
-                                     ref + 0.01))
-                    rows.append(_row(case, oar, spacing, "reference-surface-nets", metric,
-                                     ref - 0.1))
+                    rows.append(
+                        _row(case, oar, spacing, "reference-marching-cubes", metric, ref + 0.01)
+                    )
+                    rows.append(
+                        _row(case, oar, spacing, "reference-surface-nets", metric, ref - 0.1)
+                    )
                     for tool in TOOLS:
                         if tool == "anima" or metric not in SUPPORTED[tool]:
                             continue
                         value, status = _tool_value(tool, metric, spacing, ref, rng)
-                        rows.append(_row(case, oar, spacing, tool, metric, value, status,
-                                         "not installed" if status == "unavailable" else ""))
-    rows.append({"dataset": "synthetic", "case": "", "oar": "", "category": "", "spacing": "",
-                 "tool": "anima", "tool_version": "", "metric": "", "value": np.nan,
-                 "status": "unavailable", "message": "program 'animaSegPerfAnalyzer' not found "
-                 "(set tool_paths.anima)", "seconds": np.nan})
+                        rows.append(
+                            _row(
+                                case,
+                                oar,
+                                spacing,
+                                tool,
+                                metric,
+                                value,
+                                status,
+                                "not installed" if status == "unavailable" else "",
+                            )
+                        )
+    rows.append(
+        {
+            "dataset": "synthetic",
+            "case": "",
+            "oar": "",
+            "category": "",
+            "spacing": "",
+            "tool": "anima",
+            "tool_version": "",
+            "metric": "",
+            "value": np.nan,
+            "status": "unavailable",
+            "message": "program 'animaSegPerfAnalyzer' not found (set tool_paths.anima)",
+            "seconds": np.nan,
+        }
+    )
     scores = pd.DataFrame(rows, columns=list(SCORE_COLUMNS))
     _plant_nonfinite(scores)
     return scores
@@ -98,33 +148,58 @@ def make_scores(seed: int = 7) -> pd.DataFrame:
 
 def _plant_nonfinite(scores: pd.DataFrame) -> None:
     """One inf and one NaN medpy HD95 at 1 mm; two miseval HD errors at 2 mm."""
-    medpy = scores.index[(scores["tool"] == "medpy") & (scores["metric"] == "HD95")
-                         & (scores["spacing"] == "1x1x1")]
+    medpy = scores.index[
+        (scores["tool"] == "medpy") & (scores["metric"] == "HD95") & (scores["spacing"] == "1x1x1")
+    ]
     scores.loc[medpy[0], ["value", "status"]] = [np.inf, "inf"]
     scores.loc[medpy[1], ["value", "status"]] = [np.nan, "nan"]
-    miseval = scores.index[(scores["tool"] == "miseval") & (scores["metric"] == "HD")
-                           & (scores["spacing"] == "2x2x2")]
+    miseval = scores.index[
+        (scores["tool"] == "miseval") & (scores["metric"] == "HD") & (scores["spacing"] == "2x2x2")
+    ]
     scores.loc[miseval[:2], ["value", "status", "message"]] = [np.nan, "error", "boom"]
 
 
 def edge_case_documents() -> list[dict]:
     """Edge-case records of three tools."""
+
     def records(o1, o2, o3, warned=False, metrics=("DSC", "HD")):
         out = []
         for metric in metrics:
-            for case, output in zip(("O1", "O2", "O3", "S"), (o1, o2, o3, "unchanged"),
-                                    strict=True):
+            for case, output in zip(
+                ("O1", "O2", "O3", "S"), (o1, o2, o3, "unchanged"), strict=True
+            ):
                 value = {"inf": "inf", "nan": "nan", "0": "0.0", "number": "3.5"}.get(output, "")
-                out.append({"case": case, "metric": metric, "output": output, "value": value,
-                            "warned": warned, "message": ""})
+                out.append(
+                    {
+                        "case": case,
+                        "metric": metric,
+                        "output": output,
+                        "value": value,
+                        "warned": warned,
+                        "message": "",
+                    }
+                )
         return out
+
     return [
-        {"tool": "monai", "label": "MONAI", "version": "1.6.1",
-         "records": records("nan", "nan", "nan", warned=True)},
-        {"tool": "deepmind", "label": "Google DeepMind", "version": "0.1",
-         "records": records("inf", "inf", "nan")},
-        {"tool": "miseval", "label": "MISeval", "version": "1.3.0",
-         "records": records("number", "number", "0")},
+        {
+            "tool": "monai",
+            "label": "MONAI",
+            "version": "1.6.1",
+            "records": records("nan", "nan", "nan", warned=True),
+        },
+        {
+            "tool": "deepmind",
+            "label": "Google DeepMind",
+            "version": "0.1",
+            "records": records("inf", "inf", "nan"),
+        },
+        {
+            "tool": "miseval",
+            "label": "MISeval",
+            "version": "1.3.0",
+            "records": records("number", "number", "0"),
+        },
     ]
 
 
@@ -137,12 +212,23 @@ def make_timing(seed: int = 3) -> pd.DataFrame:
         for case in CASES:
             for oar, category in OARS.items():
                 for repeat in range(2):
-                    rows.append({"dataset": "synthetic", "case": case, "oar": oar,
-                                 "category": category, "spacing": "1x1x1", "grid": "scan",
-                                 "shape": "301x301x281", "tool": tool,
-                                 "tool_version": f"{tool}-1.0", "repeat": repeat,
-                                 "seconds": seconds * rng.uniform(0.8, 1.25), "status": "ok",
-                                 "message": ""})
+                    rows.append(
+                        {
+                            "dataset": "synthetic",
+                            "case": case,
+                            "oar": oar,
+                            "category": category,
+                            "spacing": "1x1x1",
+                            "grid": "scan",
+                            "shape": "301x301x281",
+                            "tool": tool,
+                            "tool_version": f"{tool}-1.0",
+                            "repeat": repeat,
+                            "seconds": seconds * rng.uniform(0.8, 1.25),
+                            "status": "ok",
+                            "message": "",
+                        }
+                    )
     rows[0].update(status="error", seconds=float("nan"), message="timeout")
     return pd.DataFrame(rows, columns=list(TIMING_COLUMNS))
 
@@ -155,9 +241,16 @@ def make_manifest(seed: int = 5) -> pd.DataFrame:
     for case in CASES:
         for oar, category in OARS.items():
             for observer in ("A", "B"):
-                rows.append({"case": case, "oar": oar, "category": category,
-                             "observer": observer, "path": f"{case}/{oar}__{observer}.vtp",
-                             "volume_mm3": centre[category] * rng.uniform(0.7, 1.4)})
+                rows.append(
+                    {
+                        "case": case,
+                        "oar": oar,
+                        "category": category,
+                        "observer": observer,
+                        "path": f"{case}/{oar}__{observer}.vtp",
+                        "volume_mm3": centre[category] * rng.uniform(0.7, 1.4),
+                    }
+                )
     rows[-1].update(path="", volume_mm3=0.0)
     return pd.DataFrame(rows)
 
@@ -183,5 +276,10 @@ def write_results(root: Path) -> dict:
     manifest_path = root / "data" / "synthetic" / "manifest.csv"
     manifest_path.parent.mkdir(parents=True)
     make_manifest().to_csv(manifest_path, index=False)
-    return {"results": results, "scores": scores_path, "edge_cases": edge_paths,
-            "timing": timing_paths, "manifest": manifest_path}
+    return {
+        "results": results,
+        "scores": scores_path,
+        "edge_cases": edge_paths,
+        "timing": timing_paths,
+        "manifest": manifest_path,
+    }

@@ -13,17 +13,29 @@ from study.dataset.synthetic import generate_case
 SEED = 20240215
 AGREEMENT_CASES = (1, 2, 3)
 
-SLOW_MODULES = frozenset({
-    "test_workflow", "test_workflow_study", "test_workflow_realdata", "test_notebook",
-    "test_benchmarks", "test_adding_a_tool", "test_cli",
-})
+SLOW_MODULES = frozenset(
+    {
+        "test_workflow",
+        "test_workflow_study",
+        "test_workflow_realdata",
+        "test_notebook",
+        "test_benchmarks",
+        "test_adding_a_tool",
+        "test_cli",
+    }
+)
 """Modules that run the workflow, the notebook, the benchmarks or the commands as processes."""
 
-SLOW_TESTS = frozenset({
-    "test_default_subdivision_converges_on_synthetic_oars", "test_concentric_spheres_as_surfaces",
-    "test_figure_a3_a4_a5", "test_figure_4", "test_deterministic_and_seed_dependent",
-    "test_real_tools_known_cases",
-})
+SLOW_TESTS = frozenset(
+    {
+        "test_default_subdivision_converges_on_synthetic_oars",
+        "test_concentric_spheres_as_surfaces",
+        "test_figure_a3_a4_a5",
+        "test_figure_4",
+        "test_deterministic_and_seed_dependent",
+        "test_real_tools_known_cases",
+    }
+)
 """Single tests of five seconds or more (measured with --durations)."""
 
 
@@ -31,8 +43,11 @@ def pytest_collection_modifyitems(config, items):
     """Mark as slow the slow modules' and tests' items, and every test that needs the 90
     synthetic OARs (about a minute to generate)."""
     for item in items:
-        if (item.module.__name__ in SLOW_MODULES or item.originalname in SLOW_TESTS
-                or "synthetic_cases" in item.fixturenames):
+        if (
+            item.module.__name__ in SLOW_MODULES
+            or item.originalname in SLOW_TESTS
+            or "synthetic_cases" in item.fixturenames
+        ):
             item.add_marker(pytest.mark.slow)
 
 

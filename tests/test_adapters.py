@@ -61,8 +61,19 @@ def directed_distances(x, y, spacing, connectivity=1):
     return ndimage.distance_transform_edt(~boundary(y), sampling=spacing)[boundary(x)]
 
 
-PAPER_TOOLS = ("Anima", "EvaluateSegmentation", "Google DeepMind", "MedPy", "Metrics Reloaded",
-               "MISeval", "MONAI", "Plastimatch", "pymia", "seg-metrics", "SimpleITK")
+PAPER_TOOLS = (
+    "Anima",
+    "EvaluateSegmentation",
+    "Google DeepMind",
+    "MedPy",
+    "Metrics Reloaded",
+    "MISeval",
+    "MONAI",
+    "Plastimatch",
+    "pymia",
+    "seg-metrics",
+    "SimpleITK",
+)
 """The eleven tools of the paper's tables, in their order (docs/study.md): a check of the
 registry, which owns the list; a tool added later may stand anywhere after them."""
 
@@ -120,21 +131,25 @@ def test_doubling_the_spacing(name):
 def test_miseval_ignores_the_voxel_size():
     require("miseval")
     a, b = shifted_boxes(3)
-    values = {s: invoke("miseval", a, b, (s, s, s), metrics=("HD",)).values["HD"]
-              for s in (0.5, 1.0, 3.0)}
+    values = {
+        s: invoke("miseval", a, b, (s, s, s), metrics=("HD",)).values["HD"] for s in (0.5, 1.0, 3.0)
+    }
     assert values == {0.5: 3.0, 1.0: 3.0, 3.0: 3.0}
 
 
 def test_metrics_reloaded_biou_ignores_the_voxel_size():
     require("metricsreloaded")
     a, b = uneven_pair()
-    values = [invoke("metricsreloaded", a, b, (s, s, s), metrics=("BIoU",)).values["BIoU"]
-              for s in (0.5, 2.0)]
+    values = [
+        invoke("metricsreloaded", a, b, (s, s, s), metrics=("BIoU",)).values["BIoU"]
+        for s in (0.5, 2.0)
+    ]
     assert values[0] == values[1]
 
 
 # Fingerprints of how each tool finds the boundary (docs/study.md), each checked against
 # scipy's erosion + EDT.
+
 
 def _fingerprints():
     a, b = uneven_pair()
@@ -160,8 +175,11 @@ def _fingerprints():
     ]
 
 
-@pytest.mark.parametrize(("name", "metric", "expected"), _fingerprints(),
-                         ids=lambda item: item if isinstance(item, str) else "")
+@pytest.mark.parametrize(
+    ("name", "metric", "expected"),
+    _fingerprints(),
+    ids=lambda item: item if isinstance(item, str) else "",
+)
 def test_fingerprint(name, metric, expected):
     require(name)
     a, b = uneven_pair()
@@ -184,10 +202,13 @@ def test_all_voxel_masd_tools_agree():
     assert found["simpleitk"] < 0.5  # far below the boundary-based MASD of ~1.2 mm
 
 
-@pytest.mark.parametrize(("first", "second", "metrics"), [
-    ("deepmind", "pymia", ("HD", "HD95", "NSD")),
-    ("metricsreloaded", "monai", ("HD", "HD95")),
-])
+@pytest.mark.parametrize(
+    ("first", "second", "metrics"),
+    [
+        ("deepmind", "pymia", ("HD", "HD95", "NSD")),
+        ("metricsreloaded", "monai", ("HD", "HD95")),
+    ],
+)
 def test_pairs_the_paper_calls_identical(first, second, metrics):
     require(first)
     require(second)
@@ -211,14 +232,15 @@ def test_fixed_percentile_tools_refuse_other_percentiles(name):
     a, b = uneven_pair()
     outcome = invoke(require(name), a, b, UNEVEN_SPACING, metrics=("HD95",), percentile=90)
     assert "95th percentile" in outcome.error
-    assert "HD95" in invoke(require(name), a, b, UNEVEN_SPACING, metrics=("HD95",),
-                            percentile=95).values
+    assert (
+        "HD95"
+        in invoke(require(name), a, b, UNEVEN_SPACING, metrics=("HD95",), percentile=95).values
+    )
 
 
 def test_evaluatesegmentation_runs_hd_and_hdp_separately():
     require("evaluatesegmentation")
     a, b = uneven_pair()
-    values = invoke("evaluatesegmentation", a, b, UNEVEN_SPACING,
-                    metrics=("HD", "HD95")).values
-    assert values["HD"] == pytest.approx(math.sqrt(2 ** 2 + 4 ** 2), abs=TOLERANCE)
+    values = invoke("evaluatesegmentation", a, b, UNEVEN_SPACING, metrics=("HD", "HD95")).values
+    assert values["HD"] == pytest.approx(math.sqrt(2**2 + 4**2), abs=TOLERANCE)
     assert values["HD95"] < values["HD"]

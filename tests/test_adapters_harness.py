@@ -76,6 +76,7 @@ def test_python_exception_becomes_error():
 
 def test_hanging_python_tool_times_out_and_the_next_call_runs():
     """The deadline interrupts a Python loop that swallows every Exception, then is gone."""
+
     def hangs(*_):
         while True:
             try:
@@ -89,8 +90,7 @@ def test_hanging_python_tool_times_out_and_the_next_call_runs():
     assert 0.3 <= outcome.seconds < 5
     assert signal.getsignal(signal.SIGALRM) is before
     assert signal.getitimer(signal.ITIMER_REAL) == (0.0, 0.0)
-    quick = invoke(FakePython(lambda *_: {"HD": 1.0, "DSC": 0.5}), *masks(), (1, 1, 1),
-                   timeout=0.3)
+    quick = invoke(FakePython(lambda *_: {"HD": 1.0, "DSC": 0.5}), *masks(), (1, 1, 1), timeout=0.3)
     time.sleep(0.5)  # past the old deadline: no alarm is left to fire
     assert quick.error is None and quick.values == {"HD": 1.0, "DSC": 0.5}
 
@@ -100,7 +100,8 @@ def test_a_deadline_never_cuts_an_import_half_way(tmp_path, monkeypatch):
     process (VTK's lazily imported helpers did, then crashed the job): the deadline waits for
     the import to finish, then stops the call."""
     (tmp_path / "slow_to_import.py").write_text(
-        "import time\nfor _ in range(30):\n    time.sleep(0.01)\nWHOLE = True\n")
+        "import time\nfor _ in range(30):\n    time.sleep(0.01)\nWHOLE = True\n"
+    )
     monkeypatch.syspath_prepend(str(tmp_path))
 
     def imports(*_):
@@ -127,8 +128,11 @@ def test_warnings_logging_and_prints_are_recorded():
 
     outcome = invoke(FakePython(chatty), *masks(), (1, 1, 1))
     assert outcome.error is None and outcome.values == {"HD": 1.0, "DSC": 0.5}
-    assert outcome.warnings == ["empty reference mask", "Note: prediction all 0",
-                                "WARNING: printed by the tool"]
+    assert outcome.warnings == [
+        "empty reference mask",
+        "Note: prediction all 0",
+        "WARNING: printed by the tool",
+    ]
 
 
 def test_metrics_are_filtered_to_what_the_tool_supports():
@@ -142,12 +146,15 @@ def test_metrics_are_filtered_to_what_the_tool_supports():
     assert seen == [("DSC",)] and outcome.values == {"DSC": 1.0}
 
 
-@pytest.mark.parametrize(("a_shape", "spacing", "message"), [
-    ((6, 6, 5), (1, 1, 1), "differ in shape"),
-    ((6, 6, 6), (1, 1), "has 2 entries"),
-    ((6, 6, 6), (1, 0, 1), "finite and positive"),
-    ((6, 6, 6), (1, float("nan"), 1), "finite and positive"),
-])
+@pytest.mark.parametrize(
+    ("a_shape", "spacing", "message"),
+    [
+        ((6, 6, 5), (1, 1, 1), "differ in shape"),
+        ((6, 6, 6), (1, 1), "has 2 entries"),
+        ((6, 6, 6), (1, 0, 1), "finite and positive"),
+        ((6, 6, 6), (1, float("nan"), 1), "finite and positive"),
+    ],
+)
 def test_bad_input_fails_early(a_shape, spacing, message):
     a = np.zeros(a_shape, dtype=bool)
     b = np.zeros((6, 6, 6), dtype=bool)
@@ -173,8 +180,10 @@ def test_program_timeout_becomes_error(tmp_path, monkeypatch):
 
 
 def test_program_crash_keeps_the_tools_message(tmp_path, monkeypatch):
-    monkeypatch.setenv("FAKE_METRIC_PROGRAM",
-                       script(tmp_path, 'echo "Segmentation fault: bad image" >&2; exit 139'))
+    monkeypatch.setenv(
+        "FAKE_METRIC_PROGRAM",
+        script(tmp_path, 'echo "Segmentation fault: bad image" >&2; exit 139'),
+    )
     outcome = invoke(FakeProgram(), *masks(), (1, 1, 1))
     assert "exited with code 139" in outcome.error and "bad image" in outcome.error
 
@@ -186,8 +195,10 @@ def test_program_unparseable_output_becomes_error(tmp_path, monkeypatch):
 
 
 def test_program_gets_files_and_stderr_warnings(tmp_path, monkeypatch):
-    body = ('test -s "$1" && test -s "$2" || exit 2\n'
-            'echo "Warning: spacing rounded" >&2\necho "HD = 2.5"')
+    body = (
+        'test -s "$1" && test -s "$2" || exit 2\n'
+        'echo "Warning: spacing rounded" >&2\necho "HD = 2.5"'
+    )
     monkeypatch.setenv("FAKE_METRIC_PROGRAM", script(tmp_path, body))
     outcome = invoke(FakeProgram(), *masks(), (1, 1, 1), metrics=("HD",))
     assert outcome.error is None and outcome.values == {"HD": 2.5}
@@ -234,10 +245,13 @@ class FakeXmlProgram(FakeProgram):
         return {"HD": float(root.find("hd").get("value"))}
 
 
-@pytest.mark.parametrize(("body", "expected"), [
-    ("exit 0", "fake-metric-program wrote no report.xml"),
-    ('echo "<metrics><hd" > "$1"', "unreadable report.xml"),
-])
+@pytest.mark.parametrize(
+    ("body", "expected"),
+    [
+        ("exit 0", "fake-metric-program wrote no report.xml"),
+        ('echo "<metrics><hd" > "$1"', "unreadable report.xml"),
+    ],
+)
 def test_missing_or_broken_xml_report_becomes_error(tmp_path, monkeypatch, body, expected):
     monkeypatch.setenv("FAKE_METRIC_PROGRAM", script(tmp_path, body))
     outcome = invoke(FakeXmlProgram(), *masks(), (1, 1, 1), metrics=("HD",))
@@ -245,7 +259,9 @@ def test_missing_or_broken_xml_report_becomes_error(tmp_path, monkeypatch, body,
 
 
 def test_xml_report_is_read(tmp_path, monkeypatch):
-    monkeypatch.setenv("FAKE_METRIC_PROGRAM",
-                       script(tmp_path, 'echo \'<metrics><hd value="1.25"/></metrics>\' > "$1"'))
+    monkeypatch.setenv(
+        "FAKE_METRIC_PROGRAM",
+        script(tmp_path, 'echo \'<metrics><hd value="1.25"/></metrics>\' > "$1"'),
+    )
     outcome = invoke(FakeXmlProgram(), *masks(), (1, 1, 1), metrics=("HD",))
     assert outcome.error is None and outcome.values == {"HD": 1.25}

@@ -17,8 +17,7 @@ from pathlib import Path
 import pytest
 
 REPO = Path(__file__).resolve().parents[1]
-PROJECT_PARTS = ("Snakefile", "config.yaml", "workflow", "adapters", "maskio", "reference",
-                 "study")
+PROJECT_PARTS = ("Snakefile", "config.yaml", "workflow", "adapters", "maskio", "reference", "study")
 
 THROWAWAY_MODULE = '''"""A throwaway tool: every distance 0."""
 
@@ -43,8 +42,7 @@ def project_with_a_new_tool(tmp_path_factory) -> Path:
     for part in PROJECT_PARTS:
         source = REPO / part
         if source.is_dir():
-            shutil.copytree(source, copy / part,
-                            ignore=shutil.ignore_patterns("__pycache__"))
+            shutil.copytree(source, copy / part, ignore=shutil.ignore_patterns("__pycache__"))
         else:
             shutil.copy2(source, copy / part)
     (copy / "adapters" / "throwaway.py").write_text(THROWAWAY_MODULE)
@@ -59,8 +57,14 @@ def project_with_a_new_tool(tmp_path_factory) -> Path:
 
 def run_in(project: Path, *command: str, cwd: Path | None = None) -> str:
     environment = {**os.environ, "PYTHONPATH": str(project)}
-    done = subprocess.run([sys.executable, *command], capture_output=True, text=True,
-                          cwd=cwd or project, env=environment, timeout=600)
+    done = subprocess.run(
+        [sys.executable, *command],
+        capture_output=True,
+        text=True,
+        cwd=cwd or project,
+        env=environment,
+        timeout=600,
+    )
     assert done.returncode == 0, done.stderr[-3000:]
     return done.stdout
 
@@ -72,11 +76,23 @@ def test_the_registry_lists_it(project_with_a_new_tool):
 
 def test_the_workflow_scores_probes_and_times_it(project_with_a_new_tool, tmp_path):
     project = project_with_a_new_tool
-    planned = run_in(project, "-m", "snakemake", "--dry-run", "--cores", "1",
-                     "--snakefile", str(project / "Snakefile"), "--directory", str(tmp_path),
-                     "--configfile", str(project / "workflow/presets/test.yaml"))
+    planned = run_in(
+        project,
+        "-m",
+        "snakemake",
+        "--dry-run",
+        "--cores",
+        "1",
+        "--snakefile",
+        str(project / "Snakefile"),
+        "--directory",
+        str(tmp_path),
+        "--configfile",
+        str(project / "workflow/presets/test.yaml"),
+    )
     outputs = set(re.findall(r"output: (\S+)", planned))
     assert "results/edge_cases/throwaway.json" in outputs
     assert "results/timing/throwaway.parquet" in outputs
-    assert any(re.fullmatch(r"results/scores/[^/]+/throwaway/[^/]+\.parquet", path)
-               for path in outputs), sorted(outputs)
+    assert any(
+        re.fullmatch(r"results/scores/[^/]+/throwaway/[^/]+\.parquet", path) for path in outputs
+    ), sorted(outputs)

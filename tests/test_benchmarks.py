@@ -26,9 +26,12 @@ def run_script(name: str, *arguments: str) -> str:
     recorded all of it in its --record file."""
     with tempfile.TemporaryDirectory() as folder:
         record = Path(folder) / "record.md"
-        finished = subprocess.run([sys.executable, str(BENCHMARKS / name), *arguments,
-                                   "--record", str(record)],
-                                  capture_output=True, text=True, timeout=300)
+        finished = subprocess.run(
+            [sys.executable, str(BENCHMARKS / name), *arguments, "--record", str(record)],
+            capture_output=True,
+            text=True,
+            timeout=300,
+        )
         assert finished.returncode == 0, finished.stderr[-3000:]
         printed, kept = finished.stdout, record.read_text()
     assert kept.startswith(f"# {name}\n") and "- command: `python " in kept
@@ -55,8 +58,13 @@ def crosscheck_run(tmp_path_factory):
 
 def test_crosscheck_prints_every_section(crosscheck_run):
     printed, _ = crosscheck_run
-    for heading in ("== Analytic spheres", "== Differences reference - pymeshmetrics",
-                    "== Summary of differences", "== Empty masks", "flagged:"):
+    for heading in (
+        "== Analytic spheres",
+        "== Differences reference - pymeshmetrics",
+        "== Summary of differences",
+        "== Empty masks",
+        "flagged:",
+    ):
         assert heading in printed
 
 
@@ -65,12 +73,14 @@ def test_crosscheck_compares_the_same_voxels(crosscheck_run):
     sources = {item["source"] for item in saved["comparisons"]}
     assert sources == {"analytic-mask", "analytic-surface", "synthetic"}
     for item in saved["comparisons"]:
-        assert set(item["reference"]) == set(item["meshmetrics"]) == {
-            "HD", "HD95", "MASD", "ASSD", "NSD", "BIoU", "DSC"}
+        assert (
+            set(item["reference"])
+            == set(item["meshmetrics"])
+            == {"HD", "HD95", "MASD", "ASSD", "NSD", "BIoU", "DSC"}
+        )
         if item["source"] != "analytic-surface":
             # DSC is a voxel count in both packages: any difference means different inputs.
-            assert item["reference"]["DSC"] == pytest.approx(item["meshmetrics"]["DSC"],
-                                                             abs=1e-12)
+            assert item["reference"]["DSC"] == pytest.approx(item["meshmetrics"]["DSC"], abs=1e-12)
 
 
 def test_crosscheck_surfaces_match_the_closed_form(crosscheck_run):
@@ -110,8 +120,13 @@ def test_crosscheck_empty_masks_reported(crosscheck_run):
 
 def test_reference_speed_quick_run_prints_targets():
     printed = run_script("reference_speed.py", "--quick")
-    for heading in ("== Median seconds per pair", "== Medians by category", "== Large pair",
-                    "== Analytic accuracy", "== Targets"):
+    for heading in (
+        "== Median seconds per pair",
+        "== Medians by category",
+        "== Large pair",
+        "== Analytic accuracy",
+        "== Targets",
+    ):
         assert heading in printed
     targets = printed.split("== Targets")[1]
     assert targets.count("MET]") == 3  # "[MET]" or "[NOT MET]", one per target
@@ -127,8 +142,10 @@ def test_study_projection_adds_exclusive_jobs_as_wall_time():
     import pandas as pd
 
     project = load_benchmark("study_speed").project
-    rules = pd.DataFrame({"sum": [10.0, 80.0, 20.0], "scale": [3.0, 2.0, 4.0]},
-                         index=["time_hd", "score_case", "voxelize_case"])
+    rules = pd.DataFrame(
+        {"sum": [10.0, 80.0, 20.0], "scale": [3.0, 2.0, 4.0]},
+        index=["time_hd", "score_case", "voxelize_case"],
+    )
     # 100 packed job-seconds filled 60 - 10 = 50 s on 2 cores: efficiency 1.
     projected = project(rules, wall=60.0, cores=2, exclusive={"time_hd"})
     assert projected["efficiency"] == pytest.approx(1.0)
@@ -162,15 +179,20 @@ def test_scan_scoring_projection_scales_each_tools_calls_by_its_measured_ratio()
     import pandas as pd
 
     extra = load_benchmark("study_speed").scan_scoring_extra
-    checked = pd.DataFrame([
-        ("medpy", "1x1x1", "Glottis", "cropped", 0.1), ("medpy", "1x1x1", "Glottis", "scan", 2.0),
-        ("medpy", "1x1x1", "Glottis (B empty)", "scan", 50.0),
-        ("medpy", "1x1x1", "Glottis (B empty)", "cropped", 0.1),
-    ], columns=["tool", "spacing", "oar", "grid", "seconds"])
-    scores = pd.DataFrame([("medpy", "c1", oar, "1x1x1", 0.5, "ok") for oar in "ab"] +
-                          [("pymia", "c1", "a", "1x1x1", 9.0, "ok"),
-                           ("medpy", "c1", "a", "0.5x0.5x2", 7.0, "ok")],
-                          columns=["tool", "case", "oar", "spacing", "seconds", "status"])
+    checked = pd.DataFrame(
+        [
+            ("medpy", "1x1x1", "Glottis", "cropped", 0.1),
+            ("medpy", "1x1x1", "Glottis", "scan", 2.0),
+            ("medpy", "1x1x1", "Glottis (B empty)", "scan", 50.0),
+            ("medpy", "1x1x1", "Glottis (B empty)", "cropped", 0.1),
+        ],
+        columns=["tool", "spacing", "oar", "grid", "seconds"],
+    )
+    scores = pd.DataFrame(
+        [("medpy", "c1", oar, "1x1x1", 0.5, "ok") for oar in "ab"]
+        + [("pymia", "c1", "a", "1x1x1", 9.0, "ok"), ("medpy", "c1", "a", "0.5x0.5x2", 7.0, "ok")],
+        columns=["tool", "case", "oar", "spacing", "seconds", "status"],
+    )
     seconds, unchecked = extra(scores, checked)
     assert seconds == pytest.approx(1.0 * (20 - 1))
     assert unchecked == ["0.5x0.5x2"]
@@ -187,8 +209,20 @@ def test_timed_pairs_follow_the_timing_keys():
 
 def test_scan_grid_benchmark_prints_time_and_memory_per_tool():
     """The scan-grid benchmark end to end, kept small: one OAR at 4 mm, two implementations."""
-    printed = run_script("scan_grid.py", "--oars", "Cochlea_L", "--spacing", "4", "4", "4",
-                         "--repeats", "1", "--tools", "deepmind", "reference")
+    printed = run_script(
+        "scan_grid.py",
+        "--oars",
+        "Cochlea_L",
+        "--spacing",
+        "4",
+        "4",
+        "4",
+        "--repeats",
+        "1",
+        "--tools",
+        "deepmind",
+        "reference",
+    )
     header, table = printed.split("\n", 1)
     assert "1 pairs (Cochlea_L) at 4x4x4 mm" in header and "scan grid ['76x76x71']" in header
     rows = {line.split()[0]: line.split()[1:] for line in table.splitlines()[2:]}

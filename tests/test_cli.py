@@ -24,21 +24,25 @@ COMMANDS = {
 
 def run(command: str, *arguments) -> subprocess.CompletedProcess:
     head, tail = COMMANDS[command]
-    return subprocess.run([sys.executable, *head, *map(str, arguments), *tail],
-                          capture_output=True, text=True, timeout=300)
+    return subprocess.run(
+        [sys.executable, *head, *map(str, arguments), *tail],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
 
 
 def box(shape=(16, 14, 8), shift=0, value=1) -> np.ndarray:
     mask = np.zeros(shape, dtype=np.uint8)
-    mask[3 + shift:10 + shift, 3:10, 2:6] = value
+    mask[3 + shift : 10 + shift, 3:10, 2:6] = value
     return mask
 
 
 def write_image(path, array, spacing=SPACING, origin=(0.0, 0.0, 0.0), direction=None):
     """Any image (labels, other grids) in the project's axis convention."""
     image = sitk.GetImageFromArray(np.ascontiguousarray(array.T))
-    image.SetSpacing(spacing[:array.ndim])
-    image.SetOrigin(origin[:array.ndim])
+    image.SetSpacing(spacing[: array.ndim])
+    image.SetOrigin(origin[: array.ndim])
     if direction is not None:
         image.SetDirection(direction)
     sitk.WriteImage(image, str(path))
@@ -73,15 +77,27 @@ def bad_b(kind: str, folder):
     if kind == "labels":
         return write_image(path, box(value=3)), "b.nii.gz: mask is not binary (it holds [3]"
     if kind == "fractional":
-        return (write_image(path, box().astype(np.float32) * 0.5),
-                "b.nii.gz: mask holds fractional values ([0.5]")
+        return (
+            write_image(path, box().astype(np.float32) * 0.5),
+            "b.nii.gz: mask holds fractional values ([0.5]",
+        )
     if kind == "2D":
         return write_image(path, box()[:, :, 3]), "b.nii.gz is 2D"
     raise ValueError(kind)
 
 
-BAD_FILES = ["missing", "not an image", "folder", "shape", "spacing", "origin", "direction",
-             "labels", "fractional", "2D"]
+BAD_FILES = [
+    "missing",
+    "not an image",
+    "folder",
+    "shape",
+    "spacing",
+    "origin",
+    "direction",
+    "labels",
+    "fractional",
+    "2D",
+]
 
 
 def assert_user_error(done: subprocess.CompletedProcess, *expected: str) -> None:
@@ -110,13 +126,16 @@ def test_a_label_that_does_not_occur_is_named(command, tmp_path):
 
 
 @pytest.mark.parametrize("command", sorted(COMMANDS))
-@pytest.mark.parametrize("arguments, message", [
-    (["--percentile", "0"], "argument --percentile: 0 is not in (0, 100]"),
-    (["--percentile", "101"], "argument --percentile: 101 is not in (0, 100]"),
-    (["--tau", "-1"], "argument --tau: -1 is not positive"),
-    (["--tau", "nan"], "argument --tau: 'nan' is not a finite number"),
-    (["--label", "0"], "argument --label: '0' is not a label number"),
-])
+@pytest.mark.parametrize(
+    "arguments, message",
+    [
+        (["--percentile", "0"], "argument --percentile: 0 is not in (0, 100]"),
+        (["--percentile", "101"], "argument --percentile: 101 is not in (0, 100]"),
+        (["--tau", "-1"], "argument --tau: -1 is not positive"),
+        (["--tau", "nan"], "argument --tau: 'nan' is not a finite number"),
+        (["--label", "0"], "argument --label: '0' is not a label number"),
+    ],
+)
 def test_bad_arguments_are_named(command, arguments, message, good_a):
     assert_user_error(run(command, good_a, good_a, *arguments), message)
 
@@ -161,29 +180,44 @@ def test_the_reference_prints_what_the_library_computes(tmp_path):
 
 
 def test_hanseg_listing_errors_are_named(tmp_path):
-    done = subprocess.run([sys.executable, "-m", "study.dataset.realdata", "hanseg",
-                           tmp_path / "obs1", tmp_path / "obs2", tmp_path / "pairs.csv"],
-                          capture_output=True, text=True)
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "study.dataset.realdata",
+            "hanseg",
+            tmp_path / "obs1",
+            tmp_path / "obs2",
+            tmp_path / "pairs.csv",
+        ],
+        capture_output=True,
+        text=True,
+    )
     assert_user_error(done, "obs1: observer folder not found")
 
 
 def test_the_tool_list_names_every_registered_tool():
     from adapters import REGISTRY
 
-    done = subprocess.run([sys.executable, "-m", "adapters", "list"], capture_output=True,
-                          text=True)
+    done = subprocess.run(
+        [sys.executable, "-m", "adapters", "list"], capture_output=True, text=True
+    )
     assert done.returncode == 0, done.stderr
     rows = {line.split()[0]: line for line in done.stdout.splitlines()}
     assert set(rows) == set(REGISTRY)
     assert all(("version" in row) != ("unavailable:" in row) for row in rows.values())
 
 
-@pytest.mark.parametrize("arguments, message", [
-    (["probe", "--out", "x", "--tools", "nosuchtool"], "invalid choice: 'nosuchtool'"),
-    (["timing", "--out", "x", "--pairs", "missing.csv"], "error: missing.csv: pairs file not"),
-    (["timing", "--out", "x", "--pairs", "p.csv", "--repeats", "0"], "'0' is not a whole"),
-])
+@pytest.mark.parametrize(
+    "arguments, message",
+    [
+        (["probe", "--out", "x", "--tools", "nosuchtool"], "invalid choice: 'nosuchtool'"),
+        (["timing", "--out", "x", "--pairs", "missing.csv"], "error: missing.csv: pairs file not"),
+        (["timing", "--out", "x", "--pairs", "p.csv", "--repeats", "0"], "'0' is not a whole"),
+    ],
+)
 def test_study_commands_name_bad_arguments(arguments, message, tmp_path):
-    done = subprocess.run([sys.executable, "-m", "study", *arguments], capture_output=True,
-                          text=True, cwd=tmp_path)
+    done = subprocess.run(
+        [sys.executable, "-m", "study", *arguments], capture_output=True, text=True, cwd=tmp_path
+    )
     assert_user_error(done, message)

@@ -80,8 +80,10 @@ def test_compare_lists_unavailable_tools(tmp_path, monkeypatch, capsys, fake_ref
     monkeypatch.setenv("PATH", "/nonexistent")
     monkeypatch.setattr("adapters.base.BUILT_TOOLS_DIR", tmp_path / "no-tools-built")
     path_a, path_b = labelled_pair(tmp_path)
-    assert main(["compare", str(path_a), str(path_b), "--label", "2",
-                 "--tools", "simpleitk", "anima"]) == 0
+    assert (
+        main(["compare", str(path_a), str(path_b), "--label", "2", "--tools", "simpleitk", "anima"])
+        == 0
+    )
     printed = capsys.readouterr().out
     assert "SimpleITK" in printed and "anima: unavailable" in printed
     with pytest.raises(SystemExit) as stopped:

@@ -18,12 +18,21 @@ ROOT = Path(__file__).resolve().parent.parent
 
 def test_default_config_matches_documented_keys():
     config = load_config(ROOT / "config.yaml")
-    assert config["dataset"] == {"name": "synthetic", "source": "synthetic", "manifest": None,
-                                 "cases": 3, "seed": 20240215, "oars": "all"}
+    assert config["dataset"] == {
+        "name": "synthetic",
+        "source": "synthetic",
+        "manifest": None,
+        "cases": 3,
+        "seed": 20240215,
+        "oars": "all",
+    }
     assert config["voxel_sizes"] == [[1, 1, 1], [2, 2, 2], [0.5, 0.5, 2]]
     assert config["field_of_view"]["policy"] == "union_bbox"
-    assert config["metrics"] == {"percentile": 95, "tau_mm": 2.0,
-                                 "scored": ["HD", "HD95", "MASD", "ASSD", "NSD", "BIoU"]}
+    assert config["metrics"] == {
+        "percentile": 95,
+        "tau_mm": 2.0,
+        "scored": ["HD", "HD95", "MASD", "ASSD", "NSD", "BIoU"],
+    }
     assert config["tools"] == list(STUDY_TOOLS)  # tools: all
 
 
@@ -66,44 +75,51 @@ def test_timing_runs_on_scan_sized_masks_of_its_cases_by_default():
     assert not set(layout.timing_pairs()) & set(layout.voxelize_targets())
 
 
-@pytest.mark.parametrize("fov, timing, grid, masks", [
-    ("union_bbox", {"grid": "scoring", "cases": None}, "union_bbox", "results/masks/synthetic"),
-    ("scan", {"grid": "scan", "cases": None}, "scan", "results/masks/synthetic"),
-    ("scan", {"grid": "scoring", "cases": 5}, "scan", "results/masks/synthetic"),
-])
+@pytest.mark.parametrize(
+    "fov, timing, grid, masks",
+    [
+        ("union_bbox", {"grid": "scoring", "cases": None}, "union_bbox", "results/masks/synthetic"),
+        ("scan", {"grid": "scan", "cases": None}, "scan", "results/masks/synthetic"),
+        ("scan", {"grid": "scoring", "cases": 5}, "scan", "results/masks/synthetic"),
+    ],
+)
 def test_timing_reuses_the_scored_masks_when_they_are_on_its_grid(fov, timing, grid, masks):
-    layout = Layout(load_config({"dataset": {"cases": 2}, "field_of_view": {"policy": fov},
-                                 "timing": timing}))
+    layout = Layout(
+        load_config({"dataset": {"cases": 2}, "field_of_view": {"policy": fov}, "timing": timing})
+    )
     assert layout.timed_grid == grid and layout.timed_cases == ["case_01", "case_02"]
     assert layout.timing_pairs() == [f"{masks}/1x1x1/case_0{n}/pairs.csv" for n in (1, 2)]
     assert set(layout.timing_pairs()) <= set(layout.voxelize_targets())
 
 
-@pytest.mark.parametrize("overrides, key", [
-    ({"voxel_sizes": [[1, 1, 0]]}, "voxel_sizes[0][2]"),
-    ({"voxel_sizes": [[1, -1, 1]]}, "voxel_sizes[0][1]"),
-    ({"voxel_sizes": [[1, 1, math.nan]]}, "voxel_sizes[0]"),
-    ({"voxel_sizes": [[1, 1]]}, "voxel_sizes[0]"),
-    ({"voxel_sizes": [[1, 1, 1], [1, 1, 1]]}, "voxel_sizes"),
-    ({"dataset": {"oars": ["Parotid_L", "Spleen"]}}, "dataset.oars"),
-    ({"dataset": {"cases": 0}}, "dataset.cases"),
-    ({"dataset": {"source": "zenodo"}}, "dataset.source"),
-    ({"dataset": {"source": "manifest"}}, "dataset.manifest"),
-    ({"field_of_view": {"policy": "fixed"}}, "field_of_view.size_mm"),
-    ({"field_of_view": {"policy": "union_bbox", "margin_mm": -1}}, "field_of_view.margin_mm"),
-    ({"metrics": {"percentile": 120}}, "metrics.percentile"),
-    ({"metrics": {"tau_mm": math.nan}}, "metrics.tau_mm"),
-    ({"metrics": {"scored": ["HD", "Dice"]}}, "metrics.scored[1]"),
-    ({"timing": {"voxel_size": [3, 3, 3]}}, "timing.voxel_size"),
-    ({"timing": {"grid": "cropped"}}, "timing.grid"),
-    ({"timing": {"cases": 0}}, "timing.cases"),
-    ({"grid_check": {"voxel_sizes": [[3, 3, 3]]}}, "grid_check.voxel_sizes"),
-    ({"grid_check": {"voxel_sizes": []}}, "grid_check.voxel_sizes"),
-    ({"field_of_view": {"scan_mm": [300, 300]}}, "field_of_view.scan_mm"),
-    ({"field_of_view": {"scan_mm": [300, 300, math.inf]}}, "field_of_view.scan_mm"),
-    ({"reference": {"meshings": ["marching_cubes"]}}, "reference.meshings"),
-    ({"voxel_size": [[1, 1, 1]]}, "voxel_size"),
-])
+@pytest.mark.parametrize(
+    "overrides, key",
+    [
+        ({"voxel_sizes": [[1, 1, 0]]}, "voxel_sizes[0][2]"),
+        ({"voxel_sizes": [[1, -1, 1]]}, "voxel_sizes[0][1]"),
+        ({"voxel_sizes": [[1, 1, math.nan]]}, "voxel_sizes[0]"),
+        ({"voxel_sizes": [[1, 1]]}, "voxel_sizes[0]"),
+        ({"voxel_sizes": [[1, 1, 1], [1, 1, 1]]}, "voxel_sizes"),
+        ({"dataset": {"oars": ["Parotid_L", "Spleen"]}}, "dataset.oars"),
+        ({"dataset": {"cases": 0}}, "dataset.cases"),
+        ({"dataset": {"source": "zenodo"}}, "dataset.source"),
+        ({"dataset": {"source": "manifest"}}, "dataset.manifest"),
+        ({"field_of_view": {"policy": "fixed"}}, "field_of_view.size_mm"),
+        ({"field_of_view": {"policy": "union_bbox", "margin_mm": -1}}, "field_of_view.margin_mm"),
+        ({"metrics": {"percentile": 120}}, "metrics.percentile"),
+        ({"metrics": {"tau_mm": math.nan}}, "metrics.tau_mm"),
+        ({"metrics": {"scored": ["HD", "Dice"]}}, "metrics.scored[1]"),
+        ({"timing": {"voxel_size": [3, 3, 3]}}, "timing.voxel_size"),
+        ({"timing": {"grid": "cropped"}}, "timing.grid"),
+        ({"timing": {"cases": 0}}, "timing.cases"),
+        ({"grid_check": {"voxel_sizes": [[3, 3, 3]]}}, "grid_check.voxel_sizes"),
+        ({"grid_check": {"voxel_sizes": []}}, "grid_check.voxel_sizes"),
+        ({"field_of_view": {"scan_mm": [300, 300]}}, "field_of_view.scan_mm"),
+        ({"field_of_view": {"scan_mm": [300, 300, math.inf]}}, "field_of_view.scan_mm"),
+        ({"reference": {"meshings": ["marching_cubes"]}}, "reference.meshings"),
+        ({"voxel_size": [[1, 1, 1]]}, "voxel_size"),
+    ],
+)
 def test_bad_values_name_the_key(overrides, key):
     with pytest.raises(ConfigError) as error:
         load_config(overrides)

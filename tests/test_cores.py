@@ -24,14 +24,20 @@ print(json.dumps({"claimed": sorted(claimed) if claimed else None,
 sys.stdin.read()
 """
 
-pytestmark = pytest.mark.skipif(not hasattr(os, "sched_setaffinity"),
-                                reason="CPU affinity is a Linux feature")
+pytestmark = pytest.mark.skipif(
+    not hasattr(os, "sched_setaffinity"), reason="CPU affinity is a Linux feature"
+)
 
 
 def start_claim(count: int, tmp_path: Path) -> tuple[subprocess.Popen, dict]:
-    child = subprocess.Popen([sys.executable, "-c", CLAIM, str(count)], cwd=REPO,
-                             env={**os.environ, "TMPDIR": str(tmp_path)},
-                             stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    child = subprocess.Popen(
+        [sys.executable, "-c", CLAIM, str(count)],
+        cwd=REPO,
+        env={**os.environ, "TMPDIR": str(tmp_path)},
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
     return child, json.loads(child.stdout.readline())
 
 

@@ -15,11 +15,20 @@ from study.records import EDGE_CASES, EDGE_OUTPUTS
 from study.scoring.edge_cases import classify, probe
 
 
-@pytest.mark.parametrize(("value", "output"), [
-    (2.5, "number"), (0.0, "0"), (1.0, "1"), (math.nan, "nan"), (math.inf, "inf"),
-    (-math.inf, "-inf"), (3.4028234663852886e38, "float_max"),
-    (1.7014117331926443e38, "float_max"), (1.7976931348623157e308, "float_max"),
-])
+@pytest.mark.parametrize(
+    ("value", "output"),
+    [
+        (2.5, "number"),
+        (0.0, "0"),
+        (1.0, "1"),
+        (math.nan, "nan"),
+        (math.inf, "inf"),
+        (-math.inf, "-inf"),
+        (3.4028234663852886e38, "float_max"),
+        (1.7014117331926443e38, "float_max"),
+        (1.7976931348623157e308, "float_max"),
+    ],
+)
 def test_classify(value, output):
     assert classify(value) == output
 

@@ -25,8 +25,13 @@ def assert_written(tmp_path, stem):
 
 
 def test_figure_4(tmp_path, scores):
-    figures.figure_4(st.deltas(scores), tmp_path / "f4.png", tmp_path / "f4.pdf",
-                     spacings=list(SPACINGS), footer="Dataset synthetic.")
+    figures.figure_4(
+        st.deltas(scores),
+        tmp_path / "f4.png",
+        tmp_path / "f4.pdf",
+        spacings=list(SPACINGS),
+        footer="Dataset synthetic.",
+    )
     assert_written(tmp_path, "f4")
 
 
@@ -37,6 +42,7 @@ def test_figure_4_uses_symlog_with_unit_linear_band(scores, monkeypatch):
     def spy(axis, delta, tools):
         original(axis, delta, tools)
         axes_seen.append(axis)
+
     monkeypatch.setattr(figures, "_box_panel", spy)
     monkeypatch.setattr(figures, "save", lambda *a, **k: None)
     figures.figure_4(st.deltas(scores), "unused.png")
@@ -57,8 +63,20 @@ def test_figure_a3_a4_a5(tmp_path, scores):
 
 
 def test_one_colour_per_tool_independent_of_the_other_tools():
-    keys = ["anima", "deepmind", "evaluatesegmentation", "medpy", "metricsreloaded",
-            "miseval", "monai", "plastimatch", "pymia", "segmetrics", "simpleitk", "reference"]
+    keys = [
+        "anima",
+        "deepmind",
+        "evaluatesegmentation",
+        "medpy",
+        "metricsreloaded",
+        "miseval",
+        "monai",
+        "plastimatch",
+        "pymia",
+        "segmetrics",
+        "simpleitk",
+        "reference",
+    ]
     colours = [figures.tool_colour(k) for k in keys]
     assert len({str(c) for c in colours}) == len(keys)
     # A tool outside the study list never takes a study tool's colour.
@@ -69,8 +87,12 @@ def test_significance_classes():
     row = {"status": "tested", "p_corrected": 0.004}
     assert figures.SIGNIFICANCE_CLASSES[figures.significance_class(row)] == "p < 0.01"
     assert figures.significance_class({"status": "untestable", "p_corrected": float("nan")}) == 0
-    assert figures.SIGNIFICANCE_CLASSES[
-        figures.significance_class({"status": "tested", "p_corrected": 0.2})] == "not significant"
+    assert (
+        figures.SIGNIFICANCE_CLASSES[
+            figures.significance_class({"status": "tested", "p_corrected": 0.2})
+        ]
+        == "not significant"
+    )
 
 
 def test_empty_inputs_fail_clearly(tmp_path, scores):

@@ -14,10 +14,12 @@ from study.analysis import statistics as st
 @pytest.fixture(scope="module")
 def sections() -> dict[str, findings.Section]:
     scores, config = make_scores(), make_config()
-    wilcoxon = st.wilcoxon_table(scores, st.implementations(TOOLS), list(SPACINGS),
-                                 st.bonferroni_factor_from_config(config))
-    built = findings.build_findings(findings.AnalysisInputs(scores, wilcoxon, config,
-                                                            make_timing()))
+    wilcoxon = st.wilcoxon_table(
+        scores, st.implementations(TOOLS), list(SPACINGS), st.bonferroni_factor_from_config(config)
+    )
+    built = findings.build_findings(
+        findings.AnalysisInputs(scores, wilcoxon, config, make_timing())
+    )
     return {section.title.split(" (")[0]: section for section in built}
 
 
@@ -61,8 +63,10 @@ def test_paper_comparison_checks_the_data(sections):
     text = text_of(sections["Compared with the paper"])
     assert "largest |mean ΔHD| is MISeval" in text and "— agrees" in text
     assert "Metrics Reloaded = MONAI for HD, HD95. Here: indistinguishable in 6 of 6" in text
-    assert ("Here, on scan-sized grids of 301 × 301 × 281 voxels: fastest Google DeepMind, "
-            "MONAI, slowest MedPy (of the paper's slowest, MedPy were timed) — agrees") in text
+    assert (
+        "Here, on scan-sized grids of 301 × 301 × 281 voxels: fastest Google DeepMind, "
+        "MONAI, slowest MedPy (of the paper's slowest, MedPy were timed) — agrees"
+    ) in text
     assert "24 mask pairs here against 1,561" in text
 
 
@@ -84,14 +88,25 @@ def test_renderings(sections):
 
 def test_rejects_a_table_without_scores_columns():
     with pytest.raises(ValueError, match="lacks columns"):
-        findings.build_findings(findings.AnalysisInputs(pd.DataFrame({"x": [1]}),
-                                                        pd.DataFrame(), make_config()))
+        findings.build_findings(
+            findings.AnalysisInputs(pd.DataFrame({"x": [1]}), pd.DataFrame(), make_config())
+        )
 
 
 def test_non_significant_pairs_are_listed_when_the_test_has_power():
-    row = {"spacing": "1x1x1", "metric": "HD", "tool_a": "medpy", "tool_b": "monai",
-           "n_common": 30, "statistic": 200.0, "p_value": 0.01, "p_corrected": 1.0,
-           "factor": 100, "significant": False, "status": "tested"}
+    row = {
+        "spacing": "1x1x1",
+        "metric": "HD",
+        "tool_a": "medpy",
+        "tool_b": "monai",
+        "n_common": 30,
+        "statistic": 200.0,
+        "p_value": 0.01,
+        "p_corrected": 1.0,
+        "factor": 100,
+        "significant": False,
+        "status": "tested",
+    }
     section = findings.indistinguishable_section(pd.DataFrame([row]), ["1x1x1"])
     medpy, monai = st.tool_label("medpy"), st.tool_label("monai")
     expected = f"Not significantly different (p × 100 ≥ 0.05) — {medpy} and {monai}: HD at"
@@ -104,25 +119,32 @@ def anisotropy_summary(errors: dict[str, tuple[float, float]]) -> pd.DataFrame:
     rows = []
     for tool, (aniso, iso) in errors.items():
         for metric in ("HD95", "MASD", "ASSD"):
-            rows += [{"tool": tool, "metric": metric, "spacing": "2x2x2", "mean": 50.0},
-                     {"tool": tool, "metric": metric, "spacing": "1x1x1", "mean": iso},
-                     {"tool": tool, "metric": metric, "spacing": "0.5x0.5x2", "mean": -aniso}]
+            rows += [
+                {"tool": tool, "metric": metric, "spacing": "2x2x2", "mean": 50.0},
+                {"tool": tool, "metric": metric, "spacing": "1x1x1", "mean": iso},
+                {"tool": tool, "metric": metric, "spacing": "0.5x0.5x2", "mean": -aniso},
+            ]
     return pd.DataFrame(rows)
 
 
 def anisotropy_text(errors: dict[str, tuple[float, float]]) -> str:
-    return claims.check_anisotropy(anisotropy_summary(errors), None, None,
-                                     ["2x2x2", "1x1x1", "0.5x0.5x2"])
+    return claims.check_anisotropy(
+        anisotropy_summary(errors), None, None, ["2x2x2", "1x1x1", "0.5x0.5x2"]
+    )
 
 
-@pytest.mark.parametrize("others, deepmind, verdict", [
-    (1.5, 0.9, "agrees"),     # the others degrade, DeepMind does not
-    (0.83, 0.80, "differs"),  # nobody degrades, even though DeepMind's ratio is lower
-    (1.5, 1.4, "differs"),    # everybody degrades
-])
+@pytest.mark.parametrize(
+    "others, deepmind, verdict",
+    [
+        (1.5, 0.9, "agrees"),  # the others degrade, DeepMind does not
+        (0.83, 0.80, "differs"),  # nobody degrades, even though DeepMind's ratio is lower
+        (1.5, 1.4, "differs"),  # everybody degrades
+    ],
+)
 def test_anisotropy_claim_needs_both_halves(others, deepmind, verdict):
-    text = anisotropy_text({"deepmind": (deepmind, 1.0), "medpy": (others, 1.0),
-                            "monai": (others, 1.0)})
+    text = anisotropy_text(
+        {"deepmind": (deepmind, 1.0), "medpy": (others, 1.0), "monai": (others, 1.0)}
+    )
     assert text.endswith(f"— {verdict}.")
 
 
@@ -131,18 +153,33 @@ def test_anisotropy_degradation_needs_a_margin_beyond_the_ratio():
     assert not claims.degrades(0.005, 0.001)
     assert claims.degrades(0.2, 0.1) and not claims.degrades(0.115, 0.1)
     assert claims.degrades(0.02, 0.0) and not claims.degrades(0.0, 0.0)
-    text = anisotropy_text({"deepmind": (0.0, 0.0), "medpy": (0.005, 0.001),
-                            "monai": (0.005, 0.001)})
+    text = anisotropy_text(
+        {"deepmind": (0.0, 0.0), "medpy": (0.005, 0.001), "monai": (0.005, 0.001)}
+    )
     assert "0 of 2 point-based tools degrade (none) — differs." in text
 
 
 def test_anisotropy_counts_point_based_tools_only_and_needs_a_majority():
     # pymia shares DeepMind's boundary weighting: its degradation is not a point-based one.
-    text = anisotropy_text({"deepmind": (0.1, 0.1), "pymia": (3.0, 0.1),
-                            "medpy": (1.5, 1.0), "monai": (0.9, 1.0), "simpleitk": (0.9, 1.0)})
+    text = anisotropy_text(
+        {
+            "deepmind": (0.1, 0.1),
+            "pymia": (3.0, 0.1),
+            "medpy": (1.5, 1.0),
+            "monai": (0.9, 1.0),
+            "simpleitk": (0.9, 1.0),
+        }
+    )
     assert f"1 of 3 point-based tools degrade ({st.tool_label('medpy')}) — differs." in text
-    text = anisotropy_text({"deepmind": (0.1, 0.1), "pymia": (0.1, 0.1),
-                            "medpy": (1.5, 1.0), "monai": (1.5, 1.0), "simpleitk": (0.9, 1.0)})
+    text = anisotropy_text(
+        {
+            "deepmind": (0.1, 0.1),
+            "pymia": (0.1, 0.1),
+            "medpy": (1.5, 1.0),
+            "monai": (1.5, 1.0),
+            "simpleitk": (0.9, 1.0),
+        }
+    )
     assert "2 of 3 point-based tools degrade" in text and text.endswith("— agrees.")
     # Compared with the finest isotropic grid (1 mm), not the first one listed (2 mm).
     assert "against (1, 1, 1) mm" in text and "Google DeepMind 0.10 vs 0.10 mm" in text
@@ -153,8 +190,10 @@ def test_fastest_check_follows_the_timing():
     timing = make_timing()
     timing.loc[timing["tool"] == "medpy", "seconds"] = 0.001
     sentence = claims.check_fastest(None, None, timing, None)
-    assert sentence.endswith("fastest Google DeepMind, MedPy, slowest MONAI (of the paper's "
-                             "slowest, MedPy were timed) — differs.")
+    assert sentence.endswith(
+        "fastest Google DeepMind, MedPy, slowest MONAI (of the paper's "
+        "slowest, MedPy were timed) — differs."
+    )
 
 
 def test_fastest_check_names_cropped_grids_with_their_size_range():

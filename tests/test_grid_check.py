@@ -35,8 +35,9 @@ def checked_masks(tmp_path_factory):
     root = tmp_path_factory.mktemp("grid_check")
     manifest = write_case(root / "data", 1, 7, OARS)
     out_dirs = {grid: [root / grid / str(n) for n in range(len(SPACINGS))] for grid in GRIDS}
-    written = prepare_masks(manifest, SPACINGS, out_dirs, per_category=1, margin_mm=5.0,
-                            scan_mm=(200.0, 200.0, 200.0))
+    written = prepare_masks(
+        manifest, SPACINGS, out_dirs, per_category=1, margin_mm=5.0, scan_mm=(200.0, 200.0, 200.0)
+    )
     assert written == [folder / "pairs.csv" for grid in GRIDS for folder in out_dirs[grid]]
     return {grid: [folder / "pairs.csv" for folder in out_dirs[grid]] for grid in GRIDS}
 
@@ -50,11 +51,13 @@ def test_check_oars_takes_the_first_of_each_category(tmp_path):
 def test_masks_of_both_grids_hold_the_same_voxels(checked_masks):
     """Per voxel size: the same pairs (and the B-empty one) on each grid, with the same number
     of foreground voxels; the scan grid is the larger."""
-    for cropped_csv, scan_csv in zip(checked_masks["cropped"], checked_masks["scan"],
-                                     strict=True):
+    for cropped_csv, scan_csv in zip(checked_masks["cropped"], checked_masks["scan"], strict=True):
         cropped, scan = read_pairs([cropped_csv]), read_pairs([scan_csv])
-        assert list(cropped["oar"]) == list(scan["oar"]) == [
-            "Cochlea_L", "Glottis", "A_Carotid_L", f"Cochlea_L{EMPTY_SUFFIX}"]
+        assert (
+            list(cropped["oar"])
+            == list(scan["oar"])
+            == ["Cochlea_L", "Glottis", "A_Carotid_L", f"Cochlea_L{EMPTY_SUFFIX}"]
+        )
         for crop_row, scan_row in zip(cropped.itertuples(), scan.itertuples(), strict=True):
             for column in ("path_a", "path_b"):
                 small, _, _ = read_mask(getattr(crop_row, column))
@@ -66,8 +69,15 @@ def test_masks_of_both_grids_hold_the_same_voxels(checked_masks):
 def test_the_reference_gives_the_same_scores_on_both_grids(checked_masks):
     """The reference crops to the masks itself: moving them into a scan-sized grid changes
     no score, at every voxel size, on every pair, the empty one included."""
-    rows = score_on_grids("reference", checked_masks, dataset="t", percentile=95, tau=2.0,
-                          timeout=600, read_mask=read_mask)
+    rows = score_on_grids(
+        "reference",
+        checked_masks,
+        dataset="t",
+        percentile=95,
+        tau=2.0,
+        timeout=600,
+        read_mask=read_mask,
+    )
     assert tuple(rows.columns) == GRID_CHECK_COLUMNS
     differences = grid_differences(rows)
     assert len(differences) == 2 * 4 * 7  # voxel sizes x pairs x metrics, each on both grids
@@ -82,34 +92,63 @@ def planted(values: dict[str, tuple]) -> pd.DataFrame:
     rows = []
     for metric, pair in values.items():
         for grid, value in zip(GRIDS, pair, strict=True):
-            status = "error" if value is None else (
-                "ok" if math.isfinite(value) else ("nan" if math.isnan(value) else "inf"))
-            rows.append({"tool": "miseval", "spacing": "1x1x1", "oar": "Cochlea_L",
-                         "category": "small", "metric": metric, "grid": grid,
-                         "value": np.nan if value is None else value, "status": status})
+            status = (
+                "error"
+                if value is None
+                else ("ok" if math.isfinite(value) else ("nan" if math.isnan(value) else "inf"))
+            )
+            rows.append(
+                {
+                    "tool": "miseval",
+                    "spacing": "1x1x1",
+                    "oar": "Cochlea_L",
+                    "category": "small",
+                    "metric": metric,
+                    "grid": grid,
+                    "value": np.nan if value is None else value,
+                    "status": status,
+                }
+            )
     return pd.DataFrame(rows)
 
 
 def test_differences_count_changes_not_rounding():
-    rows = planted({"HD": (3.0, 3.0 + 1e-4), "HD95": (math.inf, math.inf),
-                    "NSD": (math.nan, math.nan), "MASD": (1.0, 1.5), "ASSD": (2.0, None),
-                    "BIoU": (math.inf, 40.0)})
+    rows = planted(
+        {
+            "HD": (3.0, 3.0 + 1e-4),
+            "HD95": (math.inf, math.inf),
+            "NSD": (math.nan, math.nan),
+            "MASD": (1.0, 1.5),
+            "ASSD": (2.0, None),
+            "BIoU": (math.inf, 40.0),
+        }
+    )
     changed = grid_differences(rows).set_index("metric")["changed"]
     assert not changed[["HD", "HD95", "NSD"]].any() and changed[["MASD", "ASSD", "BIoU"]].all()
     summary = changed_scores(grid_differences(rows)).set_index("metric")
     assert summary.loc["MASD", "max_abs_difference"] == 0.5
-    assert summary.loc["ASSD", "example"] == "Cochlea_L at (1, 1, 1) mm: 2 (cropped) vs error " \
-                                             "(scan-sized)"
+    assert (
+        summary.loc["ASSD", "example"] == "Cochlea_L at (1, 1, 1) mm: 2 (cropped) vs error "
+        "(scan-sized)"
+    )
     assert math.isnan(summary.loc["BIoU", "max_abs_difference"])
 
 
 def test_findings_name_the_tools_whose_scores_depend_on_the_grid():
-    rows = pd.concat([planted({"HD": (3.0, 3.0)}).assign(tool="deepmind"),
-                      planted({"HD": (140.0, 512.5), "DSC": (0.5, 0.5)})])
+    rows = pd.concat(
+        [
+            planted({"HD": (3.0, 3.0)}).assign(tool="deepmind"),
+            planted({"HD": (140.0, 512.5), "DSC": (0.5, 0.5)}),
+        ]
+    )
     section = findings.grid_section(rows)
     text = " ".join(section.lines)
-    assert ("The same (|d| ≤ 0.001) on every pair and metric: Google DeepMind; the largest |d| "
-            "among the scores that stayed the same is 0.") in text
-    assert ("**MISeval HD depends on the grid**: changed on 1 of 1 pairs, largest |d| 372.5; "
-            "e.g. Cochlea_L at (1, 1, 1) mm: 140 (cropped) vs 512.5 (scan-sized).") in text
+    assert (
+        "The same (|d| ≤ 0.001) on every pair and metric: Google DeepMind; the largest |d| "
+        "among the scores that stayed the same is 0."
+    ) in text
+    assert (
+        "**MISeval HD depends on the grid**: changed on 1 of 1 pairs, largest |d| 372.5; "
+        "e.g. Cochlea_L at (1, 1, 1) mm: 140 (cropped) vs 512.5 (scan-sized)."
+    ) in text
     assert findings.grid_section(None) is None

@@ -31,8 +31,12 @@ PACKAGES = ("maskio", "reference", "adapters", "study")
 
 def layer_of(module: str) -> int | None:
     """Index in LAYERS of a dotted module name, by its longest listed prefix (None: none)."""
-    matches = [(len(name), index) for index, layer in enumerate(LAYERS) for name in layer
-               if module == name or module.startswith(name + ".")]
+    matches = [
+        (len(name), index)
+        for index, layer in enumerate(LAYERS)
+        for name in layer
+        if module == name or module.startswith(name + ".")
+    ]
     return max(matches)[1] if matches else None
 
 
@@ -61,8 +65,11 @@ def upward_imports(root: Path = REPO) -> dict[str, list[str]]:
             name = module_name(path, root)
             own = layer_of(name)
             assert own is not None, f"{name} is in no layer of LAYERS: add it"
-            above = sorted(imported for imported in imported_modules(path)
-                           if (layer := layer_of(imported)) is not None and layer > own)
+            above = sorted(
+                imported
+                for imported in imported_modules(path)
+                if (layer := layer_of(imported)) is not None and layer > own
+            )
             if above:
                 wrong[name] = above
     return wrong
@@ -72,11 +79,14 @@ def test_imports_point_down_the_layers():
     assert not upward_imports(), f"imports against LAYERS (lowest first): {upward_imports()}"
 
 
-@pytest.mark.parametrize("late, imported", [
-    ("reference/late.py", "from study.dataset import meshes"),
-    ("study/dataset/late.py", "from study.analysis.statistics import deltas"),
-    ("study/scoring/late.py", "import study.workflow.layout"),
-])
+@pytest.mark.parametrize(
+    "late, imported",
+    [
+        ("reference/late.py", "from study.dataset import meshes"),
+        ("study/dataset/late.py", "from study.analysis.statistics import deltas"),
+        ("study/scoring/late.py", "import study.workflow.layout"),
+    ],
+)
 def test_the_checker_sees_an_upward_import(tmp_path, late, imported):
     for package in PACKAGES:
         (tmp_path / package).mkdir()
@@ -98,7 +108,6 @@ def test_the_reference_and_the_adapters_run_without_the_study():
         "print(compute_metrics(a, b, (1, 1, 1), metrics=['HD'])['HD'],"
         " invoke('simpleitk', a, b, (1, 1, 1), metrics=['HD']).values['HD'])\n"
     )
-    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                          cwd=REPO)
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=REPO)
     assert done.returncode == 0, done.stderr
     assert [float(v) for v in done.stdout.split()] == [1.0, 1.0]

@@ -71,15 +71,22 @@ def study_dir(tmp_path_factory) -> Path:
     root = tmp_path_factory.mktemp("study")
     write_results(root)
     config = make_config()
-    config["reference"] = {"meshings": ["discrete_marching_cubes", "marching_cubes",
-                                        "surface_nets"]}
+    config["reference"] = {
+        "meshings": ["discrete_marching_cubes", "marching_cubes", "surface_nets"]
+    }
     # Completed as the workflow completes it (the planted Snakefile does not load the schema).
     (root / "config.yaml").write_text(yaml.safe_dump(load_config(config)))
-    (root / "Snakefile").write_text(MINI_SNAKEFILE.format(
-        rules=REPO / "workflow" / "rules" / "analysis.smk"))
+    (root / "Snakefile").write_text(
+        MINI_SNAKEFILE.format(rules=REPO / "workflow" / "rules" / "analysis.smk")
+    )
     for args in (["--cores", "2"], ["--report", "results/report.html"]):
-        run = subprocess.run([sys.executable, "-m", "snakemake", *args], cwd=root,
-                             capture_output=True, text=True, timeout=600)
+        run = subprocess.run(
+            [sys.executable, "-m", "snakemake", *args],
+            cwd=root,
+            capture_output=True,
+            text=True,
+            timeout=600,
+        )
         assert run.returncode == 0, run.stderr[-3000:]
     return root
 
@@ -110,8 +117,15 @@ def test_wilcoxon_file_uses_the_configured_factor(study_dir):
 
 def test_report_holds_every_item_with_captions(study_dir):
     page = (study_dir / "results" / "report.html").read_text()
-    for name in ("table_a1.html", "table_a3.html", "table_wilcoxon.html", "figure_4.png",
-                 "figure_a4.png", "figure_a5.png", "findings.html"):
+    for name in (
+        "table_a1.html",
+        "table_a3.html",
+        "table_wilcoxon.html",
+        "figure_4.png",
+        "figure_a4.png",
+        "figure_a5.png",
+        "findings.html",
+    ):
         assert name in page
     assert "Bonferroni factor\\n<strong>378</strong>" in page
     assert "Dataset <strong>synthetic</strong>" in page
@@ -123,10 +137,18 @@ def test_notebook_regenerates_the_figures(study_dir, monkeypatch):
     monkeypatch.setenv("SEGMETRICS_CONFIG", str(study_dir / "config.yaml"))
     monkeypatch.setenv("SEGMETRICS_FIGURES", str(output))
     notebook = nbformat.read(REPO / "notebooks" / "figures.ipynb", as_version=4)
-    NotebookClient(notebook, timeout=300, kernel_name="python3",
-                   resources={"metadata": {"path": str(REPO / "notebooks")}}).execute()
+    NotebookClient(
+        notebook,
+        timeout=300,
+        kernel_name="python3",
+        resources={"metadata": {"path": str(REPO / "notebooks")}},
+    ).execute()
     for stem in ("figure_4", "figure_a3", "figure_a4", "figure_a5"):
         assert (output / f"{stem}.png").stat().st_size > 10_000
-    printed = "".join(o.get("text", "") for c in notebook.cells if c.cell_type == "code"
-                      for o in c.get("outputs", []))
+    printed = "".join(
+        o.get("text", "")
+        for c in notebook.cells
+        if c.cell_type == "code"
+        for o in c.get("outputs", [])
+    )
     assert "Bonferroni factor: 378" in printed

@@ -28,10 +28,11 @@ def anisotropic_pair() -> tuple[np.ndarray, np.ndarray]:
     """A ball and an offset ellipsoid on the (0.5, 0.5, 2) mm grid: curved boundaries, whose
     voxelization differs along the 2 mm axis from the 0.5 mm ones, and no symmetry that would
     survive swapping the x and z axes."""
-    x, y, z = np.meshgrid(*(np.arange(n) * s for n, s in zip((60, 60, 16), SPACING,
-                                                                 strict=True)), indexing="ij")
-    a = (x - 14) ** 2 + (y - 15) ** 2 + (z - 15) ** 2 < 10 ** 2
-    b = (x - 16) ** 2 / 1.2 + (y - 14) ** 2 + (z - 16) ** 2 < 9 ** 2
+    x, y, z = np.meshgrid(
+        *(np.arange(n) * s for n, s in zip((60, 60, 16), SPACING, strict=True)), indexing="ij"
+    )
+    a = (x - 14) ** 2 + (y - 15) ** 2 + (z - 15) ** 2 < 10**2
+    b = (x - 16) ** 2 / 1.2 + (y - 14) ** 2 + (z - 16) ** 2 < 9**2
     return a, b
 
 
@@ -40,8 +41,10 @@ def study_files(tmp_path_factory):
     """The pair as the voxelizer writes it, and the arrays read back as scoring reads them."""
     folder = tmp_path_factory.mktemp("orientation")
     a, b = anisotropic_pair()
-    paths = (write_mask(folder / "a.nii.gz", a, SPACING, (10.0, -4.0, 30.0)),
-             write_mask(folder / "b.nii.gz", b, SPACING, (10.0, -4.0, 30.0)))
+    paths = (
+        write_mask(folder / "a.nii.gz", a, SPACING, (10.0, -4.0, 30.0)),
+        write_mask(folder / "b.nii.gz", b, SPACING, (10.0, -4.0, 30.0)),
+    )
     (mask_a, spacing, _), (mask_b, _, _) = (read_mask(path) for path in paths)
     return paths, mask_a, mask_b, spacing
 
@@ -59,35 +62,50 @@ def simpleitk_direct(path_a, path_b) -> dict[str, float]:
 
     distances = sitk.HausdorffDistanceImageFilter()
     distances.Execute(sitk.ReadImage(str(path_a)), sitk.ReadImage(str(path_b)))
-    return {"HD": distances.GetHausdorffDistance(),
-            "MASD": distances.GetAverageHausdorffDistance()}
+    return {"HD": distances.GetHausdorffDistance(), "MASD": distances.GetAverageHausdorffDistance()}
 
 
 def plastimatch_direct(path_a, path_b) -> dict[str, float]:
     """`plastimatch dice --hausdorff a b`, its "(boundary)" lines read by hand."""
     binary = REGISTRY["plastimatch"].find_binary()
-    said = subprocess.run([binary, "dice", "--hausdorff", str(path_a), str(path_b)],
-                          capture_output=True, text=True, check=True, timeout=120).stdout
-    lines = {"HD": "Hausdorff distance (boundary)",
-             "HD95": "Percent (0.95) Hausdorff distance (boundary)",
-             "MASD": "Avg average Hausdorff distance (boundary)"}
-    return {key: float(re.search(rf"^{re.escape(line)}\s*[:=]\s*(\S+)", said, re.M).group(1))
-            for key, line in lines.items()}
+    said = subprocess.run(
+        [binary, "dice", "--hausdorff", str(path_a), str(path_b)],
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=120,
+    ).stdout
+    lines = {
+        "HD": "Hausdorff distance (boundary)",
+        "HD95": "Percent (0.95) Hausdorff distance (boundary)",
+        "MASD": "Avg average Hausdorff distance (boundary)",
+    }
+    return {
+        key: float(re.search(rf"^{re.escape(line)}\s*[:=]\s*(\S+)", said, re.M).group(1))
+        for key, line in lines.items()
+    }
 
 
 def _run_program(name: str, arguments: list[str]) -> str:
     binary = REGISTRY[name].find_binary()
-    return subprocess.run([binary, *arguments], capture_output=True, text=True, check=True,
-                          timeout=120).stdout
+    return subprocess.run(
+        [binary, *arguments], capture_output=True, text=True, check=True, timeout=120
+    ).stdout
 
 
 def anima_direct(path_a, path_b) -> dict[str, float]:
     """`animaSegPerfAnalyzer -r a -i b -o base -d -s -X`, `base_global.xml` read by hand."""
-    names = {"HD": "HausdorffDistance", "MASD": "ContourMeanDistance",
-             "ASSD": "SurfaceDistance", "DSC": "Dice"}
+    names = {
+        "HD": "HausdorffDistance",
+        "MASD": "ContourMeanDistance",
+        "ASSD": "SurfaceDistance",
+        "DSC": "Dice",
+    }
     with tempfile.TemporaryDirectory() as folder:
-        _run_program("anima", ["-r", str(path_a), "-i", str(path_b), "-o",
-                               f"{folder}/direct", "-d", "-s", "-X"])
+        _run_program(
+            "anima",
+            ["-r", str(path_a), "-i", str(path_b), "-o", f"{folder}/direct", "-d", "-s", "-X"],
+        )
         root = ElementTree.parse(Path(folder) / "direct_global.xml").getroot()
     measured = {node.get("name"): float(node.text) for node in root.iter("measure")}
     return {key: measured[name] for key, name in names.items()}
@@ -97,11 +115,15 @@ def evaluatesegmentation_direct(path_a, path_b) -> dict[str, float]:
     """`EvaluateSegmentation a b -use HDRFDST,AVGDIST,DICE -unit millimeter`, its printed
     summary lines read by hand. HDp is left out: the program draws a random sample for it,
     seeded by the clock (docs/tools.md)."""
-    said = _run_program("evaluatesegmentation", [str(path_a), str(path_b), "-use",
-                                                 "HDRFDST,AVGDIST,DICE", "-unit", "millimeter"])
+    said = _run_program(
+        "evaluatesegmentation",
+        [str(path_a), str(path_b), "-use", "HDRFDST,AVGDIST,DICE", "-unit", "millimeter"],
+    )
     symbols = {"HD": "HDRFDST", "MASD": "AVGDIST", "DSC": "DICE"}
-    return {key: float(re.search(rf"^{symbol}\s*=\s*(\S+)", said, re.M).group(1))
-            for key, symbol in symbols.items()}
+    return {
+        key: float(re.search(rf"^{symbol}\s*=\s*(\S+)", said, re.M).group(1))
+        for key, symbol in symbols.items()
+    }
 
 
 def metricsreloaded_direct(path_a, path_b) -> dict[str, float]:
@@ -109,17 +131,31 @@ def metricsreloaded_direct(path_a, path_b) -> dict[str, float]:
     from MetricsReloaded.metrics.pairwise_measures import BinaryPairwiseMeasures
 
     (ref, spacing, _), (pred, _, _) = read_mask(path_a), read_mask(path_b)
-    names = {"HD": "hd", "HD95": "hd_perc", "MASD": "masd", "ASSD": "assd", "NSD": "nsd",
-             "DSC": "dsc"}
+    names = {
+        "HD": "hd",
+        "HD95": "hd_perc",
+        "MASD": "masd",
+        "ASSD": "assd",
+        "NSD": "nsd",
+        "DSC": "dsc",
+    }
     measured = BinaryPairwiseMeasures(
-        pred.astype(np.uint8), ref.astype(np.uint8), measures=list(names.values()),
-        pixdim=list(spacing), dict_args={"hd_perc": 95, "nsd": 2.0}).to_dict_meas()
+        pred.astype(np.uint8),
+        ref.astype(np.uint8),
+        measures=list(names.values()),
+        pixdim=list(spacing),
+        dict_args={"hd_perc": 95, "nsd": 2.0},
+    ).to_dict_meas()
     return {key: float(measured[name]) for key, name in names.items()}
 
 
-DIRECT_CALLS = {"simpleitk": simpleitk_direct, "plastimatch": plastimatch_direct,
-                "anima": anima_direct, "evaluatesegmentation": evaluatesegmentation_direct,
-                "metricsreloaded": metricsreloaded_direct}
+DIRECT_CALLS = {
+    "simpleitk": simpleitk_direct,
+    "plastimatch": plastimatch_direct,
+    "anima": anima_direct,
+    "evaluatesegmentation": evaluatesegmentation_direct,
+    "metricsreloaded": metricsreloaded_direct,
+}
 """Each tool called the way the study called it (docs/tools.md), on the study's own files."""
 
 
@@ -132,8 +168,9 @@ def test_adapter_equals_a_direct_call_on_the_study_files(name, study_files):
     assert through_adapter == pytest.approx(direct, rel=1e-9, abs=1e-9)
 
 
-PROGRAM_TOOLS = sorted(name for name, adapter in REGISTRY.items()
-                       if isinstance(adapter, ProgramAdapter))
+PROGRAM_TOOLS = sorted(
+    name for name, adapter in REGISTRY.items() if isinstance(adapter, ProgramAdapter)
+)
 
 
 @pytest.mark.parametrize("name", PROGRAM_TOOLS)

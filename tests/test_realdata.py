@@ -100,9 +100,18 @@ def test_label_maps(tmp_path):
         read_mask(tmp_path / "user/labels.nrrd")
     with pytest.raises(ValueError, match="labels.nrrd: label 4 does not occur"):
         read_mask(tmp_path / "user/labels.nrrd", label=4)
-    pd.DataFrame([{"case": "p1", "oar": "Parotid_L", "path_a": "labels.nrrd",
-                   "path_b": "labels.nrrd", "label_a": "3", "label_b": "5"}]
-                 ).to_csv(tmp_path / "user/pairs.csv", index=False)
+    pd.DataFrame(
+        [
+            {
+                "case": "p1",
+                "oar": "Parotid_L",
+                "path_a": "labels.nrrd",
+                "path_b": "labels.nrrd",
+                "label_a": "3",
+                "label_b": "5",
+            }
+        ]
+    ).to_csv(tmp_path / "user/pairs.csv", index=False)
     out = tmp_path / "out"
     mesh_user_case(tmp_path / "user/pairs.csv", "p1", out)
     table = read_manifest(out / "manifest.csv").set_index("observer")
@@ -134,13 +143,16 @@ def test_grids_that_differ_are_refused(pair_folder):
         mesh_user_case(write_pairs(pair_folder), "c1", pair_folder.parent / "out")
 
 
-@pytest.mark.parametrize("columns, message", [
-    ({"oar": "Spleen"}, r"pairs.csv, line 2: unknown OAR name 'Spleen'"),
-    ({"path_b": "missing.nii.gz"}, r"pairs.csv, line 2: mask file 'missing.nii.gz' not found"),
-    ({"path_a": "", "path_b": ""}, "both path_a and path_b are empty"),
-    ({"label_a": "x"}, "label_a must be a whole number"),
-    ({"category": "huge"}, "category 'huge' is not one of"),
-])
+@pytest.mark.parametrize(
+    "columns, message",
+    [
+        ({"oar": "Spleen"}, r"pairs.csv, line 2: unknown OAR name 'Spleen'"),
+        ({"path_b": "missing.nii.gz"}, r"pairs.csv, line 2: mask file 'missing.nii.gz' not found"),
+        ({"path_a": "", "path_b": ""}, "both path_a and path_b are empty"),
+        ({"label_a": "x"}, "label_a must be a whole number"),
+        ({"category": "huge"}, "category 'huge' is not one of"),
+    ],
+)
 def test_bad_manifest_rows(pair_folder, columns, message):
     with pytest.raises(InputError, match=message):
         read_pair_manifest(write_pairs(pair_folder, **columns))

@@ -32,8 +32,7 @@ def replay(monkeypatch, name: str, recordings: dict[str, str]) -> list[list[str]
             shutil.copy(RECORDED / recordings["anima"], f"{base}_global.xml")
         else:
             request = arguments[arguments.index("-use") + 1]
-            shutil.copy(RECORDED / recordings[request],
-                        arguments[arguments.index("-xml") + 1])
+            shutil.copy(RECORDED / recordings[request], arguments[arguments.index("-xml") + 1])
         return ""
 
     monkeypatch.setattr(REGISTRY[name], "run", run)
@@ -41,8 +40,15 @@ def replay(monkeypatch, name: str, recordings: dict[str, str]) -> list[list[str]
 
 
 def read(name: str, metrics, tmp_path) -> dict[str, float]:
-    return REGISTRY[name]._run_on_files(tmp_path / "a.nii.gz", tmp_path / "b.nii.gz",
-                                        str(tmp_path), tuple(metrics), 95, 2.0, timeout=10)
+    return REGISTRY[name]._run_on_files(
+        tmp_path / "a.nii.gz",
+        tmp_path / "b.nii.gz",
+        str(tmp_path),
+        tuple(metrics),
+        95,
+        2.0,
+        timeout=10,
+    )
 
 
 def test_anima_measures_map_to_the_study_metrics(monkeypatch, tmp_path):
@@ -59,19 +65,28 @@ def test_anima_on_an_empty_mask_reports_nan(monkeypatch, tmp_path):
 
 
 def test_evaluatesegmentation_runs_the_percentile_apart(monkeypatch, tmp_path):
-    calls = replay(monkeypatch, "evaluatesegmentation", {
-        "HDRFDST,AVGDIST,DICE": "evaluatesegmentation_pair.xml",
-        "HDRFDST@0.95@": "evaluatesegmentation_percentile.xml"})
+    calls = replay(
+        monkeypatch,
+        "evaluatesegmentation",
+        {
+            "HDRFDST,AVGDIST,DICE": "evaluatesegmentation_pair.xml",
+            "HDRFDST@0.95@": "evaluatesegmentation_percentile.xml",
+        },
+    )
     values = read("evaluatesegmentation", ("HD", "HD95", "MASD", "DSC"), tmp_path)
     assert values == {"HD": 3.201562, "HD95": 3.041381, "MASD": 0.278077, "DSC": 0.78979}
-    assert [call[call.index("-use") + 1] for call in calls] == ["HDRFDST,AVGDIST,DICE",
-                                                                 "HDRFDST@0.95@"]
+    assert [call[call.index("-use") + 1] for call in calls] == [
+        "HDRFDST,AVGDIST,DICE",
+        "HDRFDST@0.95@",
+    ]
     assert all(call[call.index("-unit") + 1] == "millimeter" for call in calls)
 
 
-def test_evaluatesegmentation_on_an_empty_mask_is_an_error_with_its_message(monkeypatch,
-                                                                             tmp_path):
-    replay(monkeypatch, "evaluatesegmentation",
-           {"HDRFDST,AVGDIST,DICE": "evaluatesegmentation_a_empty.xml"})
+def test_evaluatesegmentation_on_an_empty_mask_is_an_error_with_its_message(monkeypatch, tmp_path):
+    replay(
+        monkeypatch,
+        "evaluatesegmentation",
+        {"HDRFDST,AVGDIST,DICE": "evaluatesegmentation_a_empty.xml"},
+    )
     with pytest.raises(ToolError, match="reported no metrics: Fixed image is empty!"):
         read("evaluatesegmentation", ("HD", "MASD", "DSC"), tmp_path)

@@ -27,8 +27,16 @@ def pairs_table(n: int = 3) -> tuple[pd.DataFrame, dict]:
     for i in range(n):
         a, b = box_pair(1 + i)
         store[f"a{i}"], store[f"b{i}"] = (a, (1.0, 1.0, 2.0), None), (b, (1.0, 1.0, 2.0), None)
-        rows.append({"case": "case_01", "oar": f"OAR{i}", "category": "small",
-                     "spacing": "1x1x2", "path_a": f"a{i}", "path_b": f"b{i}"})
+        rows.append(
+            {
+                "case": "case_01",
+                "oar": f"OAR{i}",
+                "category": "small",
+                "spacing": "1x1x2",
+                "path_a": f"a{i}",
+                "path_b": f"b{i}",
+            }
+        )
     return pd.DataFrame(rows), store
 
 
@@ -87,15 +95,24 @@ class FakeProgram(ProgramAdapter):
 @pytest.fixture
 def registered(monkeypatch):
     """Put fake tools into the registry for the duration of a test."""
+
     def register(adapter):
         monkeypatch.setitem(scoring.REGISTRY, adapter.name, adapter)
         return adapter.name
+
     return register
 
 
 def score(tool, pairs, store, timeout=30.0):
-    return scoring.score_pairs(tool, pairs, dataset="unit", percentile=95, tau=2.0,
-                               timeout=timeout, read_mask=store.__getitem__)
+    return scoring.score_pairs(
+        tool,
+        pairs,
+        dataset="unit",
+        percentile=95,
+        tau=2.0,
+        timeout=timeout,
+        read_mask=store.__getitem__,
+    )
 
 
 def test_rows_follow_the_schema_and_carry_values(registered):

@@ -13,8 +13,9 @@ def pinned(lines) -> list[str]:
 
 def test_conda_environment_pins_what_requirements_pin():
     environment = yaml.safe_load((REPO / "workflow/envs/study.yaml").read_text())
-    pip_section = next(item["pip"] for item in environment["dependencies"]
-                       if isinstance(item, dict))
+    pip_section = next(
+        item["pip"] for item in environment["dependencies"] if isinstance(item, dict)
+    )
     assert pip_section == pinned((REPO / "requirements.txt").read_text().splitlines())
     assert "python=3.11" in environment["dependencies"]
 

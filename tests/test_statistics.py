@@ -19,8 +19,19 @@ def scores() -> pd.DataFrame:
 
 
 def test_bonferroni_factor_of_the_paper_configuration():
-    paper_tools = ["anima", "deepmind", "evaluatesegmentation", "medpy", "metricsreloaded",
-                   "miseval", "monai", "plastimatch", "pymia", "segmetrics", "simpleitk"]
+    paper_tools = [
+        "anima",
+        "deepmind",
+        "evaluatesegmentation",
+        "medpy",
+        "metricsreloaded",
+        "miseval",
+        "monai",
+        "plastimatch",
+        "pymia",
+        "segmetrics",
+        "simpleitk",
+    ]
     config = {"voxel_sizes": [[1, 1, 1], [2, 2, 2], [0.5, 0.5, 2]], "tools": paper_tools}
     assert st.bonferroni_factor_from_config(config) == 1188
 
@@ -60,7 +71,8 @@ def test_constant_offset_is_recovered_in_display_units(scores):
 def test_nonfinite_and_failed_rows_are_counted_not_dropped(scores):
     delta = st.deltas(scores, ["medpy", "miseval", "anima"])
     summary = st.summarize_deltas(delta, ["metric", "spacing", "tool"]).set_index(
-        ["metric", "spacing", "tool"])
+        ["metric", "spacing", "tool"]
+    )
     medpy = summary.loc[("HD95", "1x1x1", "medpy")]
     assert medpy["n_nonfinite"] == 2 and medpy["n"] == 24 and medpy["n_finite"] == 22
     assert summary.loc[("HD", "2x2x2", "miseval"), "n_failed"] == 2
@@ -100,8 +112,9 @@ def test_deltas_rejects_a_table_without_required_columns(scores):
 def test_wilcoxon_p_value_matches_scipy_directly(scores):
     factor = st.bonferroni_factor_from_config(make_config())
     table = st.wilcoxon_table(scores, st.implementations(TOOLS), ["1x1x1"], factor)
-    row = table.loc[(table["metric"] == "HD") & (table["tool_a"] == "medpy")
-                    & (table["tool_b"] == "reference")].iloc[0]
+    row = table.loc[
+        (table["metric"] == "HD") & (table["tool_a"] == "medpy") & (table["tool_b"] == "reference")
+    ].iloc[0]
     pick = (scores["metric"] == "HD") & (scores["spacing"] == "1x1x1")
     medpy = scores.loc[pick & (scores["tool"] == "medpy")].set_index(["case", "oar"])["value"]
     ref = scores.loc[pick & (scores["tool"] == "reference")].set_index(["case", "oar"])["value"]
@@ -130,7 +143,8 @@ def test_smallest_attainable_p():
 
 
 def test_tool_order_puts_unknown_tools_before_the_reference():
-    order = st.ordered_tools(["reference", "zzz_new_tool", "monai", "anima",
-                              "reference-surface-nets"])
+    order = st.ordered_tools(
+        ["reference", "zzz_new_tool", "monai", "anima", "reference-surface-nets"]
+    )
     assert order == ["anima", "monai", "zzz_new_tool", "reference", "reference-surface-nets"]
     assert st.tool_label("zzz_new_tool") == "zzz_new_tool"

@@ -20,8 +20,12 @@ from study.oars import OARS, category_of_volume
 
 # Observer agreement (median DSC over OARs and cases, masks at 0.5 mm) the study calls
 # clinical: small organs about 0.5-0.8, large ones about 0.8-0.95.
-AGREEMENT_RANGE = {"small": (0.5, 0.85), "midsize": (0.6, 0.92), "large": (0.78, 0.96),
-                   "tubular": (0.5, 0.9)}
+AGREEMENT_RANGE = {
+    "small": (0.5, 0.85),
+    "midsize": (0.6, 0.92),
+    "large": (0.78, 0.96),
+    "tubular": (0.5, 0.9),
+}
 
 
 def points_of(mesh) -> np.ndarray:
@@ -51,19 +55,28 @@ def test_every_oar_has_two_closed_outward_meshes(synthetic_cases):
 
 
 def test_median_volumes_fall_in_their_category(synthetic_cases):
-    volumes = {name: np.median([mesh_volume(organs[name][obs])
-                                for organs in synthetic_cases.values() for obs in "AB"])
-               for name in OARS}
-    wrong = {name: round(v) for name, v in volumes.items()
-             if OARS[name] != "tubular" and category_of_volume(v) != OARS[name]}
+    volumes = {
+        name: np.median(
+            [mesh_volume(organs[name][obs]) for organs in synthetic_cases.values() for obs in "AB"]
+        )
+        for name in OARS
+    }
+    wrong = {
+        name: round(v)
+        for name, v in volumes.items()
+        if OARS[name] != "tubular" and category_of_volume(v) != OARS[name]
+    }
     assert not wrong
     # Carotids over the head-and-neck extent: about 2-5 cm^3.
     assert all(1.5e3 < volumes[name] < 6e3 for name in ("A_Carotid_L", "A_Carotid_R"))
 
 
 def test_observer_agreement_is_clinical(synthetic_cases):
-    rows = [{"category": OARS[name], "dsc": dsc(pair)}
-            for organs in synthetic_cases.values() for name, pair in organs.items()]
+    rows = [
+        {"category": OARS[name], "dsc": dsc(pair)}
+        for organs in synthetic_cases.values()
+        for name, pair in organs.items()
+    ]
     medians = pd.DataFrame(rows).groupby("category")["dsc"].median()
     for category, (low, high) in AGREEMENT_RANGE.items():
         assert low <= medians[category] <= high, (category, medians[category])
@@ -84,9 +97,16 @@ def test_paired_organs_are_mirrored(synthetic_cases):
     # Sizes match between sides: observers' noise aside (median over cases and observers).
     for left in [n for n in OARS if n.endswith(("_L", "AL", "PL"))]:
         right = left[:-1] + "R"
-        volumes = {side: np.median([mesh_volume(organs[side][obs])
-                                    for organs in synthetic_cases.values() for obs in "AB"])
-                   for side in (left, right)}
+        volumes = {
+            side: np.median(
+                [
+                    mesh_volume(organs[side][obs])
+                    for organs in synthetic_cases.values()
+                    for obs in "AB"
+                ]
+            )
+            for side in (left, right)
+        }
         assert 0.6 < volumes[left] / volumes[right] < 1.6, left
 
 
@@ -138,11 +158,12 @@ def test_deterministic_and_seed_dependent():
     other = generate_case(2, 12, names)
     for name in names:
         for observer in "AB":
-            assert np.array_equal(points_of(first[name][observer]),
-                                  points_of(again[name][observer]))
-        assert not np.array_equal(points_of(first[name]["A"]).shape,
-                                  points_of(other[name]["A"]).shape) or \
-            not np.allclose(points_of(first[name]["A"]), points_of(other[name]["A"]))
+            assert np.array_equal(
+                points_of(first[name][observer]), points_of(again[name][observer])
+            )
+        assert not np.array_equal(
+            points_of(first[name]["A"]).shape, points_of(other[name]["A"]).shape
+        ) or not np.allclose(points_of(first[name]["A"]), points_of(other[name]["A"]))
 
 
 def test_selection_does_not_change_an_organ():
@@ -163,8 +184,7 @@ def test_write_case_and_folder_ownership(tmp_path):
     table = read_manifest(manifest_path)
     assert list(table["observer"]) == ["A", "B"] and set(table["category"]) == {"small"}
     for row in table.itertuples():
-        assert row.path and np.isclose(row.volume_mm3, mesh_volume(read_mesh(row.file)),
-                                       rtol=1e-3)
+        assert row.path and np.isclose(row.volume_mm3, mesh_volume(read_mesh(row.file)), rtol=1e-3)
     # A rerun into its own folder is fine, and writes the same meshes again.
     rerun = read_manifest(write_case(folder, 1, 5, ["Cochlea_L"]))
     pd.testing.assert_frame_equal(rerun, table)

@@ -31,7 +31,8 @@ def test_table_a1_cell_matches_plain_pandas(scores):
     by_row = table.display.set_index(["Δ metric", "Tool"])
     shown = by_row.loc[("ΔMASD (mm)", st.tool_label("medpy"))]
     assert shown["(2, 2, 2) mm: mean ± SD"] == (
-        f"{tables.format_number(diff.mean())} ± {tables.format_number(diff.std())}")
+        f"{tables.format_number(diff.mean())} ± {tables.format_number(diff.std())}"
+    )
 
 
 def test_table_a1_shows_excluded_counts_and_percentage_points(scores):
@@ -54,8 +55,9 @@ def test_table_a2_is_stratified_by_category(scores):
     # miseval HD doubles the reference at 2 mm and 0.5x0.5x2 (2 of its large rows failed at
     # 2 mm are in categories chosen by order, so recompute rather than assume).
     pick = (scores["metric"] == "HD") & (scores["category"] == "large")
-    keyed = scores.loc[pick].pivot_table(index=["case", "oar", "spacing"], columns="tool",
-                                         values="value", dropna=False)
+    keyed = scores.loc[pick].pivot_table(
+        index=["case", "oar", "spacing"], columns="tool", values="value", dropna=False
+    )
     diff = (keyed["miseval"] - keyed["reference"]).dropna()
     assert row["n_finite"] == len(diff) and row["mean"] == pytest.approx(diff.mean())
 
@@ -93,8 +95,14 @@ def test_table_a3_layout_and_symbols():
 
 
 def test_table_a3_says_when_a_tool_is_not_installed():
-    missing = {"tool": "anima", "label": "Anima", "version": None, "status": "unavailable",
-               "reason": "program 'animaSegPerfAnalyzer' not found", "records": []}
+    missing = {
+        "tool": "anima",
+        "label": "Anima",
+        "version": None,
+        "status": "unavailable",
+        "reason": "program 'animaSegPerfAnalyzer' not found",
+        "records": [],
+    }
     display = tables.table_a3([*edge_case_documents(), missing]).display.set_index("Tool")
     assert display.loc[st.tool_label("anima"), "Version"] == "not installed"
 
@@ -145,20 +153,30 @@ def test_analysis_plan_of_the_default_configuration():
     assert not any("table_a4" in t for t in AnalysisPlan(config).targets())
 
 
-@pytest.mark.parametrize("overrides, caption", [
-    ({}, "scan-sized grids (300 × 300 × 280 mm around each case's organs)"),
-    ({"timing": {"grid": "scoring"}}, "cropped grids (each pair's box plus 5 mm)"),
-    ({"timing": {"grid": "scoring"}, "field_of_view": {"policy": "scan", "scan_mm": [250] * 3}},
-     "scan-sized grids (250 × 250 × 250 mm around each case's organs)"),
-])
+@pytest.mark.parametrize(
+    "overrides, caption",
+    [
+        ({}, "scan-sized grids (300 × 300 × 280 mm around each case's organs)"),
+        ({"timing": {"grid": "scoring"}}, "cropped grids (each pair's box plus 5 mm)"),
+        (
+            {
+                "timing": {"grid": "scoring"},
+                "field_of_view": {"policy": "scan", "scan_mm": [250] * 3},
+            },
+            "scan-sized grids (250 × 250 × 250 mm around each case's organs)",
+        ),
+    ],
+)
 def test_figure_a5_caption_names_the_timed_grid(overrides, caption):
     from study.workflow.analysis_plan import AnalysisPlan
     from study.workflow.config import load_config
+
     assert AnalysisPlan(load_config(overrides)).params["timing_grid"] == caption
 
 
 def test_unavailable_tools_are_named_in_the_notes(scores):
     notes = " ".join(tables.table_a1(scores).notes)
-    assert "Not available here (no scores): Anima (program 'animaSegPerfAnalyzer' not found)" \
-        in notes
+    assert (
+        "Not available here (no scores): Anima (program 'animaSegPerfAnalyzer' not found)" in notes
+    )
     assert "anima" not in set(tables.table_a1(scores).numeric["tool"])

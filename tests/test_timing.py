@@ -26,15 +26,23 @@ def write_pair(folder, spacing=(2.0, 1.0, 1.0)):
         path = folder / f"Cochlea_L__{name}.nii.gz"
         sitk.WriteImage(image, str(path))
         paths.append(path.name)
-    return {"case": "case_01", "oar": "Cochlea_L", "category": "small", "spacing": "2x1x1",
-            "path_a": paths[0], "path_b": paths[1], "volume_a_mm3": 250.0,
-            "volume_b_mm3": 250.0}
+    return {
+        "case": "case_01",
+        "oar": "Cochlea_L",
+        "category": "small",
+        "spacing": "2x1x1",
+        "path_a": paths[0],
+        "path_b": paths[1],
+        "volume_a_mm3": 250.0,
+        "volume_b_mm3": 250.0,
+    }
 
 
 def test_time_hd_rows(tmp_path):
     pair = write_pair(tmp_path)
-    table = time_hd(REGISTRY["simpleitk"], [pair], repeats=3, base=tmp_path, dataset="tiny",
-                    grid="scan")
+    table = time_hd(
+        REGISTRY["simpleitk"], [pair], repeats=3, base=tmp_path, dataset="tiny", grid="scan"
+    )
     assert tuple(table.columns) == TIMING_COLUMNS
     # What was timed: the grid it was told, the shape it read (write_pair's 12^3 masks).
     assert set(table["grid"]) == {"scan"} and set(table["shape"]) == {"12x12x12"}
@@ -78,8 +86,25 @@ def test_timing_command(tmp_path):
     pairs = tmp_path / "pairs.csv"
     pd.DataFrame([write_pair(tmp_path)]).to_csv(pairs, index=False)
     out = tmp_path / "timing"
-    assert main(["timing", "--pairs", str(pairs), "--repeats", "2", "--tools", "simpleitk",
-                 "miseval", "--grid", "union_bbox", "--out", str(out)]) == 0
+    assert (
+        main(
+            [
+                "timing",
+                "--pairs",
+                str(pairs),
+                "--repeats",
+                "2",
+                "--tools",
+                "simpleitk",
+                "miseval",
+                "--grid",
+                "union_bbox",
+                "--out",
+                str(out),
+            ]
+        )
+        == 0
+    )
     for tool in ("simpleitk", "miseval"):
         table = pd.read_parquet(out / f"{tool}.parquet")
         assert len(table) == 2 and tuple(table.columns) == TIMING_COLUMNS
@@ -90,8 +115,12 @@ def test_timing_command(tmp_path):
 def test_timed_pairs_are_the_first_of_each_category_per_case():
     from study.scoring.timing import timed_pairs
 
-    rows = [("c1", "Cochlea_L", "small"), ("c1", "Cochlea_R", "small"),
-            ("c1", "Parotid_L", "large"), ("c2", "Cochlea_R", "small")]
+    rows = [
+        ("c1", "Cochlea_L", "small"),
+        ("c1", "Cochlea_R", "small"),
+        ("c1", "Parotid_L", "large"),
+        ("c2", "Cochlea_R", "small"),
+    ]
     pairs = pd.DataFrame(rows, columns=["case", "oar", "category"])
     assert list(timed_pairs(pairs, 1)["oar"]) == ["Cochlea_L", "Parotid_L", "Cochlea_R"]
     assert timed_pairs(pairs, None).equals(pairs)

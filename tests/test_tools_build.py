@@ -25,15 +25,17 @@ def test_programs_land_where_the_adapters_look():
     from adapters.base import BUILT_TOOLS_DIR
 
     assert build_tools.WORK_DIR / "bin" == BUILT_TOOLS_DIR
-    assert set(build_tools.SOURCES) == set(build_tools.DEBIAN_PACKAGES) == set(
-        build_tools.BUILDERS)
+    assert set(build_tools.SOURCES) == set(build_tools.DEBIAN_PACKAGES) == set(build_tools.BUILDERS)
     assert set(build_tools.SOURCES) <= set(REGISTRY)
 
 
 def test_a_missing_package_stops_everything_with_the_install_line(monkeypatch, capsys):
     monkeypatch.setattr(build_tools.shutil, "which", lambda name: "/usr/bin/" + name)
-    monkeypatch.setattr(build_tools, "debian_package_installed",
-                        lambda package: package not in {"libtclap-dev", "libfftw3-dev"})
+    monkeypatch.setattr(
+        build_tools,
+        "debian_package_installed",
+        lambda package: package not in {"libtclap-dev", "libfftw3-dev"},
+    )
     monkeypatch.setattr(build_tools, "build", lambda *a, **k: pytest.fail("built anyway"))
     with pytest.raises(SystemExit) as stopped:
         build_tools.main([])
@@ -41,8 +43,9 @@ def test_a_missing_package_stops_everything_with_the_install_line(monkeypatch, c
     said = capsys.readouterr().err
     assert "sudo apt-get install -y libtclap-dev libfftw3-dev" in said
     # EvaluateSegmentation needs TCLAP but not FFTW.
-    assert build_tools.missing_packages(["evaluatesegmentation"],
-                                        lambda p: p != "libtclap-dev") == ["libtclap-dev"]
+    assert build_tools.missing_packages(
+        ["evaluatesegmentation"], lambda p: p != "libtclap-dev"
+    ) == ["libtclap-dev"]
 
 
 def test_unknown_tools_are_named(capsys):
@@ -69,8 +72,7 @@ def test_a_local_copy_is_used_as_given(form, tmp_path):
     else:
         given = tmp_path / "copy.zip"
         with zipfile.ZipFile(given, "w") as bundle:
-            bundle.write(tree / "source" / "CMakeLists.txt",
-                         f"{tree.name}/source/CMakeLists.txt")
+            bundle.write(tree / "source" / "CMakeLists.txt", f"{tree.name}/source/CMakeLists.txt")
     environ = {"EVALUATESEGMENTATION_SRC": str(given)}
     found = build_tools.fetch_source("evaluatesegmentation", tmp_path / "work", environ)
     assert (found / "source" / "CMakeLists.txt").read_text() == "# stand-in\n"
@@ -98,8 +100,9 @@ def test_the_pinned_commit_is_downloaded_once(tmp_path, monkeypatch):
         found = build_tools.fetch_source("evaluatesegmentation", tmp_path / "work", {})
         assert (found / "source" / "CMakeLists.txt").is_file()
     commit = build_tools.SOURCES["evaluatesegmentation"].commit
-    assert asked == [f"https://github.com/Visceral-Project/EvaluateSegmentation/archive/"
-                     f"{commit}.tar.gz"]
+    assert asked == [
+        f"https://github.com/Visceral-Project/EvaluateSegmentation/archive/{commit}.tar.gz"
+    ]
 
 
 def test_a_second_run_with_the_same_source_is_a_no_op(tmp_path):
@@ -119,8 +122,12 @@ def test_a_second_run_with_the_same_source_is_a_no_op(tmp_path):
     (tmp_path / "work" / "bin" / "EvaluateSegmentation").unlink()  # product gone: rebuild
     assert build_tools.build("evaluatesegmentation", **run) == "built"
     other = source_tree(tmp_path / "other")  # another source: rebuild
-    assert build_tools.build("evaluatesegmentation", **{**run, "environ": {
-        "EVALUATESEGMENTATION_SRC": str(other)}}) == "built"
+    assert (
+        build_tools.build(
+            "evaluatesegmentation", **{**run, "environ": {"EVALUATESEGMENTATION_SRC": str(other)}}
+        )
+        == "built"
+    )
     # Built from a copy of the pinned commit: no download once the variable is unset ...
     assert build_tools.build("evaluatesegmentation", **{**run, "environ": {}}) == "up to date"
     assert len(calls) == 4
@@ -136,30 +143,38 @@ def test_a_download_is_not_taken_for_a_named_copy(tmp_path):
         (work / "bin" / "EvaluateSegmentation").write_text("#!/bin/sh\n")
 
     work = tmp_path / "work"
-    build_tools.write_stamp("evaluatesegmentation",
-                            build_tools.source_identity("evaluatesegmentation", {}), work)
+    build_tools.write_stamp(
+        "evaluatesegmentation", build_tools.source_identity("evaluatesegmentation", {}), work
+    )
     fake_builder(tmp_path, work)  # the download's build
     copy = {"EVALUATESEGMENTATION_SRC": str(source_tree(tmp_path / "copy"))}
-    assert build_tools.build("evaluatesegmentation", work=work, environ={},
-                             builder=fake_builder) == "up to date"
-    assert build_tools.build("evaluatesegmentation", work=work, environ=copy,
-                             builder=fake_builder) == "built"
+    assert (
+        build_tools.build("evaluatesegmentation", work=work, environ={}, builder=fake_builder)
+        == "up to date"
+    )
+    assert (
+        build_tools.build("evaluatesegmentation", work=work, environ=copy, builder=fake_builder)
+        == "built"
+    )
     assert calls == [tmp_path, tmp_path / "copy"]
 
 
-@pytest.mark.skipif(shutil.which("cmake") is None or shutil.which("c++") is None,
-                    reason="cmake or a C++ compiler is not installed")
+@pytest.mark.skipif(
+    shutil.which("cmake") is None or shutil.which("c++") is None,
+    reason="cmake or a C++ compiler is not installed",
+)
 def test_cmake_builds_one_target_and_finds_the_program(tmp_path):
     project = tmp_path / "hello"
     project.mkdir()
     (project / "CMakeLists.txt").write_text(
         "cmake_minimum_required(VERSION 3.10)\nproject(hello CXX)\n"
-        "add_executable(hello hello.cxx)\nadd_executable(other hello.cxx)\n")
+        "add_executable(hello hello.cxx)\nadd_executable(other hello.cxx)\n"
+    )
     (project / "hello.cxx").write_text("int main() { return 0; }\n")
-    program = build_tools._cmake_program(project, tmp_path / "build", "hello", [],
-                                         tmp_path / "log.txt")
+    program = build_tools._cmake_program(
+        project, tmp_path / "build", "hello", [], tmp_path / "log.txt"
+    )
     assert program.name == "hello" and program.is_file()
     assert not list((tmp_path / "build").rglob("other"))  # only the asked target
     with pytest.raises(build_tools.BuildError, match="last lines of"):
-        build_tools._cmake_program(project, tmp_path / "build", "missing", [],
-                                   tmp_path / "log.txt")
+        build_tools._cmake_program(project, tmp_path / "build", "missing", [], tmp_path / "log.txt")

@@ -18,14 +18,20 @@ from study.oars import OARS
 
 # Largest allowed |mask volume / mesh volume - 1| for a sphere of radius 10 mm: the error of
 # counting voxel centres shrinks with the voxel size.
-SPHERE_TOLERANCE = {(0.5, 0.5, 0.5): 0.01, (1.0, 1.0, 1.0): 0.02, (2.0, 2.0, 2.0): 0.06,
-                    (0.5, 0.5, 2.0): 0.03}
+SPHERE_TOLERANCE = {
+    (0.5, 0.5, 0.5): 0.01,
+    (1.0, 1.0, 1.0): 0.02,
+    (2.0, 2.0, 2.0): 0.06,
+    (0.5, 0.5, 2.0): 0.03,
+}
 # Same for synthetic organs, by category: tiny organs are a few voxels at 2 mm, and an
 # optic nerve (3 mm across) spans only one or two 2 mm slices.
 # Thin tubes (carotids, radius about 2.5 mm) sit between the two.
-OAR_TOLERANCE = {(1.0, 1.0, 1.0): {"small": 0.12, "tubular": 0.08, "other": 0.03},
-                 (2.0, 2.0, 2.0): {"small": 0.35, "tubular": 0.15, "other": 0.08},
-                 (0.5, 0.5, 2.0): {"small": 0.15, "tubular": 0.05, "other": 0.03}}
+OAR_TOLERANCE = {
+    (1.0, 1.0, 1.0): {"small": 0.12, "tubular": 0.08, "other": 0.03},
+    (2.0, 2.0, 2.0): {"small": 0.35, "tubular": 0.15, "other": 0.08},
+    (0.5, 0.5, 2.0): {"small": 0.15, "tubular": 0.05, "other": 0.03},
+}
 
 
 @pytest.mark.parametrize("spacing", list(SPHERE_TOLERANCE))
@@ -60,8 +66,9 @@ def test_grid_is_shared_and_covers_both_with_margin(sphere_factory):
     # Union of the boxes: x from -15 (a) to 19 (b), y from -5 to 10, z from -11 to 5.
     assert np.all(origin <= np.array([-15, -5, -11]) - 4 + 1e-9)
     assert np.all(upper >= np.array([19, 10, 5]) + 4 - np.array(pair.spacing))
-    assert np.allclose(np.array(pair.origin) / pair.spacing, np.round(np.array(pair.origin)
-                                                                      / pair.spacing))
+    assert np.allclose(
+        np.array(pair.origin) / pair.spacing, np.round(np.array(pair.origin) / pair.spacing)
+    )
     # Each observer lands where its mesh is.
     centre_a = np.argwhere(pair.mask_a).mean(axis=0) * pair.spacing + origin
     assert np.allclose(centre_a, [-10, 0, 0], atol=0.3)
@@ -198,12 +205,14 @@ def test_scan_grid_is_one_box_per_case_holding_the_cropped_masks(tmp_path):
             window = tuple(slice(o, o + n) for o, n in zip(offset, crop.shape, strict=True))
             assert np.array_equal(scan[window], crop) and scan.sum() == crop.sum()
     [(shape, _)] = grids
-    assert all(abs(n - size / step) <= 1 for n, size, step in zip(shape, scan_mm, spacing,
-                                                                  strict=True))
+    assert all(
+        abs(n - size / step) <= 1 for n, size, step in zip(shape, scan_mm, spacing, strict=True)
+    )
 
 
 def test_scan_grid_smaller_than_the_case_is_refused(tmp_path):
     case_manifest = write_case(tmp_path / "data", 1, 7, ["Cochlea_L", "Glottis"])
     with pytest.raises(ValueError, match="smaller than the organs"):
-        voxelize_case(case_manifest, [(2.0, 2.0, 2.0)], [tmp_path / "scan"],
-                      scan_mm=(40.0, 40.0, 40.0))
+        voxelize_case(
+            case_manifest, [(2.0, 2.0, 2.0)], [tmp_path / "scan"], scan_mm=(40.0, 40.0, 40.0)
+        )

@@ -19,8 +19,13 @@ SNAKEMAKE = Path(sys.executable).with_name("snakemake")
 
 
 def snakemake(*args: str, cwd: Path = ROOT, timeout: int = 300) -> subprocess.CompletedProcess:
-    return subprocess.run([str(SNAKEMAKE), "--snakefile", str(ROOT / "Snakefile"), *args],
-                          cwd=cwd, capture_output=True, text=True, timeout=timeout)
+    return subprocess.run(
+        [str(SNAKEMAKE), "--snakefile", str(ROOT / "Snakefile"), *args],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+    )
 
 
 def test_lint_is_clean_for_the_whole_workflow():
@@ -74,11 +79,16 @@ def test_foreign_data_folder_is_refused(tmp_path):
 def test_tiny_run_produces_meshes_and_masks(tmp_path):
     workdir = _workdir(tmp_path)
     config = workdir / "tiny.yaml"
-    config.write_text("dataset: {name: tiny, cases: 1, oars: [Cochlea_L, Glottis]}\n"
-                      "voxel_sizes: [[2, 2, 2], [1, 1, 2]]\n"
-                      "timing: {voxel_size: [2, 2, 2]}\n")
-    targets = ["data/tiny/manifest.csv", "results/masks/tiny/2x2x2/case_01/pairs.csv",
-               "results/masks/tiny/1x1x2/case_01/pairs.csv"]
+    config.write_text(
+        "dataset: {name: tiny, cases: 1, oars: [Cochlea_L, Glottis]}\n"
+        "voxel_sizes: [[2, 2, 2], [1, 1, 2]]\n"
+        "timing: {voxel_size: [2, 2, 2]}\n"
+    )
+    targets = [
+        "data/tiny/manifest.csv",
+        "results/masks/tiny/2x2x2/case_01/pairs.csv",
+        "results/masks/tiny/1x1x2/case_01/pairs.csv",
+    ]
     # Targets first: --configfile takes every following word as a config file.
     result = snakemake(*targets, "--cores", "2", "--configfile", str(config), cwd=workdir)
     assert result.returncode == 0, result.stderr[-3000:]
@@ -97,11 +107,15 @@ def test_paper_preset_scores_four_cases_per_job(tmp_path):
     """scoring.cases_per_job batches cases: the paper's 52 cases make 13 score_case jobs per
     implementation, each reading its 4 cases' pairs at every voxel size (the last batch may be
     shorter; here 52 = 13 x 4)."""
-    result = snakemake("-n", "--configfile", str(ROOT / "workflow/presets/paper.yaml"),
-                       cwd=_workdir(tmp_path), timeout=600)
+    result = snakemake(
+        "-n",
+        "--configfile",
+        str(ROOT / "workflow/presets/paper.yaml"),
+        cwd=_workdir(tmp_path),
+        timeout=600,
+    )
     assert result.returncode == 0, result.stderr
-    jobs = [block for block in result.stdout.split("rule ")[1:]
-            if block.startswith("score_case:")]
+    jobs = [block for block in result.stdout.split("rule ")[1:] if block.startswith("score_case:")]
     batches = Counter(job.split("batch=")[1].split(",")[0].split()[0] for job in jobs)
     assert set(batches) == {f"case_{first:02d}-case_{first + 3:02d}" for first in range(1, 53, 4)}
     assert len(set(batches.values())) == 1  # every implementation scores every batch
@@ -119,9 +133,11 @@ def test_batches_hold_every_case_once_in_order():
     assert "results/scores/synthetic/reference/case_05.parquet" in plan.score_files()
 
 
-TINY = ("dataset: {name: tiny, cases: 1, oars: [Cochlea_L, Glottis]}\n"
-        "voxel_sizes: [[2, 2, 2]]\ntools: [simpleitk]\n"
-        "reference: {meshings: [discrete_marching_cubes]}\n")
+TINY = (
+    "dataset: {name: tiny, cases: 1, oars: [Cochlea_L, Glottis]}\n"
+    "voxel_sizes: [[2, 2, 2]]\ntools: [simpleitk]\n"
+    "reference: {meshings: [discrete_marching_cubes]}\n"
+)
 
 
 def test_scoring_on_scan_sized_grids_runs_to_the_findings(tmp_path):
@@ -129,9 +145,11 @@ def test_scoring_on_scan_sized_grids_runs_to_the_findings(tmp_path):
     masks of its own), and with the grid check off the findings have no grid section."""
     workdir = _workdir(tmp_path)
     config = workdir / "scan.yaml"
-    config.write_text(TINY + "field_of_view: {policy: scan, scan_mm: [200, 200, 200]}\n"
-                             "timing: {voxel_size: [2, 2, 2]}\n"
-                             "grid_check: {pairs_per_category: 0}\n")
+    config.write_text(
+        TINY + "field_of_view: {policy: scan, scan_mm: [200, 200, 200]}\n"
+        "timing: {voxel_size: [2, 2, 2]}\n"
+        "grid_check: {pairs_per_category: 0}\n"
+    )
     result = snakemake("--cores", "2", "--configfile", str(config), cwd=workdir, timeout=1200)
     assert result.returncode == 0, result.stderr[-3000:]
     assert not (workdir / "results/masks/tiny/scan").exists()
@@ -147,8 +165,9 @@ def test_timing_on_the_scored_cropped_grids(tmp_path):
     """timing.grid scoring: the timed masks are the scored, cropped ones, of every OAR."""
     workdir = _workdir(tmp_path)
     config = workdir / "cropped.yaml"
-    config.write_text(TINY + "timing: {voxel_size: [2, 2, 2], grid: scoring, "
-                             "pairs_per_category: null}\n")
+    config.write_text(
+        TINY + "timing: {voxel_size: [2, 2, 2], grid: scoring, pairs_per_category: null}\n"
+    )
     target = "results/timing/simpleitk.parquet"
     result = snakemake(target, "--cores", "2", "--configfile", str(config), cwd=workdir)
     assert result.returncode == 0, result.stderr[-3000:]
@@ -161,13 +180,18 @@ def test_timing_on_the_scored_cropped_grids(tmp_path):
         assert row.shape != "101x101x101" and row.status == "ok"
 
 
-@pytest.mark.parametrize("checked, expected", [
-    ("coarsest", ["2x2x2"]),                     # largest voxel volume: 8 mm^3
-    ("all", ["1x1x1", "2x2x2", "0.5x0.5x2"]),
-    ([[0.5, 0.5, 2], [2, 2, 2]], ["0.5x0.5x2", "2x2x2"]),
-])
+@pytest.mark.parametrize(
+    "checked, expected",
+    [
+        ("coarsest", ["2x2x2"]),  # largest voxel volume: 8 mm^3
+        ("all", ["1x1x1", "2x2x2", "0.5x0.5x2"]),
+        ([[0.5, 0.5, 2], [2, 2, 2]], ["0.5x0.5x2", "2x2x2"]),
+    ],
+)
 def test_grid_check_runs_at_its_voxel_sizes(checked, expected):
     config = load_config({"grid_check": {"voxel_sizes": checked}})
     masks = ScoringPlan(config, dataset="synthetic", cases=["case_01"]).grid_check_masks()
-    assert masks == {grid: [f"results/grid_check/masks/{grid}/{spacing}/pairs.csv"
-                            for spacing in expected] for grid in ("cropped", "scan")}
+    assert masks == {
+        grid: [f"results/grid_check/masks/{grid}/{spacing}/pairs.csv" for spacing in expected]
+        for grid in ("cropped", "scan")
+    }

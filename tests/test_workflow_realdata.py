@@ -33,8 +33,10 @@ ORGANS = {
 
 
 def organ_mask(centre, radii, shift_mm=(0.0, 0.0, 0.0)) -> np.ndarray:
-    axes = [(np.arange(n) - c) * s - d for n, c, s, d in
-            zip(CT_SHAPE, centre, CT_SPACING, shift_mm, strict=True)]
+    axes = [
+        (np.arange(n) - c) * s - d
+        for n, c, s, d in zip(CT_SHAPE, centre, CT_SPACING, shift_mm, strict=True)
+    ]
     x, y, z = np.meshgrid(*axes, indexing="ij")
     return (x / radii[0]) ** 2 + (y / radii[1]) ** 2 + (z / radii[2]) ** 2 <= 1
 
@@ -51,11 +53,14 @@ def write_seg_nrrd(path, mask) -> None:
 def hanseg_folder(root):
     """Observer 2 draws every organ but the glottis, shifted by a millimetre or two."""
     for name, (centre, radii) in ORGANS.items():
-        write_seg_nrrd(root / f"obs1/case_07/case_07_OAR_{name}.seg.nrrd",
-                       organ_mask(centre, radii))
+        write_seg_nrrd(
+            root / f"obs1/case_07/case_07_OAR_{name}.seg.nrrd", organ_mask(centre, radii)
+        )
         if name != "Glottis":
-            write_seg_nrrd(root / f"obs2/case_07/case_07_OAR_{name}.seg.nrrd",
-                           organ_mask(centre, radii, shift_mm=(1.5, -1.0, 3.0)))
+            write_seg_nrrd(
+                root / f"obs2/case_07/case_07_OAR_{name}.seg.nrrd",
+                organ_mask(centre, radii, shift_mm=(1.5, -1.0, 3.0)),
+            )
     return root
 
 
@@ -67,14 +72,27 @@ def snapshot(folder) -> dict:
 def user_study(tmp_path_factory):
     data = hanseg_folder(tmp_path_factory.mktemp("hanseg"))
     before = snapshot(data)
-    listed = subprocess.run([sys.executable, "-m", "study.dataset.realdata", "hanseg",
-                             data / "obs1", data / "obs2", data / "pairs.csv"],
-                            capture_output=True, text=True)
+    listed = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "study.dataset.realdata",
+            "hanseg",
+            data / "obs1",
+            data / "obs2",
+            data / "pairs.csv",
+        ],
+        capture_output=True,
+        text=True,
+    )
     assert listed.returncode == 0, listed.stderr
     workdir = tmp_path_factory.mktemp("study")
     config = {
-        "dataset": {"name": "hanseg_try", "source": "manifest",
-                    "manifest": str(data / "pairs.csv")},
+        "dataset": {
+            "name": "hanseg_try",
+            "source": "manifest",
+            "manifest": str(data / "pairs.csv"),
+        },
         "voxel_sizes": [[2, 2, 2], [1, 1, 2]],
         "tools": ["deepmind", "simpleitk"],
         "reference": {"meshings": ["discrete_marching_cubes", "marching_cubes"]},

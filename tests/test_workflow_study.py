@@ -27,12 +27,24 @@ REPO = Path(__file__).resolve().parents[1]
 TEST_PRESET = REPO / "workflow/presets/test.yaml"
 
 
-def snakemake(workdir: Path, *args: str, configfile: Path = TEST_PRESET,
-              check: bool = True) -> subprocess.CompletedProcess:
+def snakemake(
+    workdir: Path, *args: str, configfile: Path = TEST_PRESET, check: bool = True
+) -> subprocess.CompletedProcess:
     """Run Snakemake on the project's Snakefile with `workdir` as working directory."""
-    command = [sys.executable, "-m", "snakemake", "--snakefile", str(REPO / "Snakefile"),
-               "--directory", str(workdir), "--configfile", str(configfile), "--cores", "2",
-               *args]
+    command = [
+        sys.executable,
+        "-m",
+        "snakemake",
+        "--snakefile",
+        str(REPO / "Snakefile"),
+        "--directory",
+        str(workdir),
+        "--configfile",
+        str(configfile),
+        "--cores",
+        "2",
+        *args,
+    ]
     done = subprocess.run(command, capture_output=True, text=True)
     if check and done.returncode != 0:
         raise AssertionError(f"snakemake {' '.join(args)} failed:\n{done.stderr[-4000:]}")
@@ -88,8 +100,7 @@ def test_scores_table_has_every_tool_pair_and_metric(study_run):
 
 def test_reference_variants_edge_cases_and_timing_are_written(study_run):
     scores = pd.read_parquet(study_run / "results/scores.parquet")
-    assert {"reference", "reference-marching-cubes", "reference-surface-nets"} <= set(
-        scores.tool)
+    assert {"reference", "reference-marching-cubes", "reference-surface-nets"} <= set(scores.tool)
     config = load_config(TEST_PRESET)
     for tool in ["reference", *config["tools"]]:
         assert (study_run / f"results/edge_cases/{tool}.json").is_file(), tool
@@ -109,8 +120,9 @@ def test_grid_check_covers_every_tool_and_reaches_the_findings(study_run):
     differences = grid_differences(checked)
     reference = differences[differences.tool == "reference"]
     assert len(reference) and not reference.changed.any()  # the reference is invariant
-    assert set(differences.spacing) == {spacing_label(size)
-                                        for size in config["grid_check"]["voxel_sizes"]}
+    assert set(differences.spacing) == {
+        spacing_label(size) for size in config["grid_check"]["voxel_sizes"]
+    }
     findings = (study_run / "results/findings.md").read_text()
     assert "## Scores on cropped and scan-sized grids" in findings
 
@@ -128,20 +140,25 @@ def test_scores_equal_the_recorded_ones(study_run):
     scores = pd.read_parquet(study_run / "results/scores.parquet")
     from adapters import REGISTRY
 
-    varying = [REGISTRY[tool].varying_metrics if tool in REGISTRY else frozenset()
-               for tool in scores.tool]
-    repeatable = np.array([metric not in metrics
-                           for metric, metrics in zip(scores.metric, varying, strict=True)])
+    varying = [
+        REGISTRY[tool].varying_metrics if tool in REGISTRY else frozenset() for tool in scores.tool
+    ]
+    repeatable = np.array(
+        [metric not in metrics for metric, metrics in zip(scores.metric, varying, strict=True)]
+    )
     now = scores.loc[(scores.status == "ok") & repeatable, [*keys, "value"]].astype(
-        {"spacing": str})
+        {"spacing": str}
+    )
     if os.environ.get("RECORD_SCORES"):
         now.sort_values(keys).to_csv(RECORDED_SCORES, index=False)
     recorded = pd.read_csv(RECORDED_SCORES, dtype={"spacing": str})
     # Tools that are not installed here (make tools) are compared where they are.
     both = sorted(set(now.tool) & set(recorded.tool))
     assert {"reference", "deepmind", "monai", "simpleitk"} <= set(both)
-    now, recorded = (frame[frame.tool.isin(both)].sort_values(keys, ignore_index=True)
-                     for frame in (now, recorded))
+    now, recorded = (
+        frame[frame.tool.isin(both)].sort_values(keys, ignore_index=True)
+        for frame in (now, recorded)
+    )
     pd.testing.assert_frame_equal(now[keys], recorded[keys])
     differs = ~np.isclose(now["value"], recorded["value"], rtol=0, atol=1e-6)
     assert not differs.any(), now[differs].assign(recorded=recorded["value"][differs])
@@ -156,8 +173,9 @@ def test_a_rerun_with_the_same_seed_gives_identical_scores(study_run, tmp_path):
     # The data, the voxelization and the reference are ours; two tools stand for the rest.
     config = preset(tools=["deepmind", "simpleitk"])
     config["reference"]["meshings"] = ["discrete_marching_cubes"]
-    snakemake(tmp_path, "results/scores.parquet",
-              configfile=write_config(tmp_path / "again.yaml", config))
+    snakemake(
+        tmp_path, "results/scores.parquet", configfile=write_config(tmp_path / "again.yaml", config)
+    )
     first = pd.read_parquet(study_run / "results/scores.parquet")
     again = pd.read_parquet(tmp_path / "results/scores.parquet")
     first = first[first.tool.isin(["reference", "deepmind", "simpleitk"])]
@@ -185,13 +203,17 @@ def test_failing_tools_become_error_rows_and_the_study_completes(tmp_path):
     bin_dir.mkdir()
     hanging, crashing = bin_dir / "hang", bin_dir / "crash"
     hanging.write_text('#!/bin/sh\ncase "$1" in --version) echo "version 0";; *) sleep 60;; esac\n')
-    crashing.write_text('#!/bin/sh\ncase "$1" in --version) echo "version 0";; '
-                        '*) echo "segfault on purpose" >&2; exit 139;; esac\n')
+    crashing.write_text(
+        '#!/bin/sh\ncase "$1" in --version) echo "version 0";; '
+        '*) echo "segfault on purpose" >&2; exit 139;; esac\n'
+    )
     for script in (hanging, crashing):
         script.chmod(0o755)
-    config = preset(tools=["plastimatch", "anima"],
-                    tool_paths={"plastimatch": str(hanging), "anima": str(crashing)},
-                    timeouts={"tool_seconds": 5})  # the reference: over 1 s a pair under load
+    config = preset(
+        tools=["plastimatch", "anima"],
+        tool_paths={"plastimatch": str(hanging), "anima": str(crashing)},
+        timeouts={"tool_seconds": 5},
+    )  # the reference: over 1 s a pair under load
     config["reference"]["meshings"] = ["discrete_marching_cubes"]
     configfile = write_config(tmp_path / "faulty.yaml", config)
     snakemake(tmp_path, "results/scores.parquet", configfile=configfile)
@@ -203,11 +225,14 @@ def test_failing_tools_become_error_rows_and_the_study_completes(tmp_path):
     assert (scores[scores.tool == "reference"].status != "error").all()
 
 
-@pytest.mark.parametrize("change, words", [
-    ({"tools": ["deepmind", "nosuchtool"]}, "nosuchtool"),
-    ({"voxel_sizes": [[1, 1, 0]]}, "voxel_sizes"),
-    ({"metrics": {"percentile": 95, "tau_mm": -2}}, "tau_mm"),
-])
+@pytest.mark.parametrize(
+    "change, words",
+    [
+        ({"tools": ["deepmind", "nosuchtool"]}, "nosuchtool"),
+        ({"voxel_sizes": [[1, 1, 0]]}, "voxel_sizes"),
+        ({"metrics": {"percentile": 95, "tau_mm": -2}}, "tau_mm"),
+    ],
+)
 def test_a_bad_config_fails_at_start_up_naming_the_key(tmp_path, change, words):
     configfile = write_config(tmp_path / "bad.yaml", preset(**change))
     done = snakemake(tmp_path, "--dry-run", configfile=configfile, check=False)
@@ -229,13 +254,20 @@ def test_report_tables_and_notebook_from_the_test_preset(study_run, monkeypatch)
 
     snakemake(study_run, "--report", "results/report.html")  # as make run does, with --cores
     page = (study_run / "results/report.html").read_text()
-    for name in ("table_a1.html", "table_a3.html", "table_wilcoxon.html", "figure_4.png",
-                 "figure_a5.png", "findings.html"):
+    for name in (
+        "table_a1.html",
+        "table_a3.html",
+        "table_wilcoxon.html",
+        "figure_4.png",
+        "figure_a5.png",
+        "findings.html",
+    ):
         assert name in page, name
 
     scores = pd.read_parquet(study_run / "results/scores.parquet")
     wide = scores[(scores.metric == "HD") & (scores.spacing == "2x2x2")].pivot_table(
-        index=["case", "oar"], columns="tool", values="value")
+        index=["case", "oar"], columns="tool", values="value"
+    )
     table = pd.read_csv(study_run / "results/tables/table_a1.csv", dtype={"spacing": str})
     cell = table.set_index(["metric", "spacing", "tool"]).loc[("HD", "2x2x2", "simpleitk")]
     assert cell["mean"] == pytest.approx((wide["simpleitk"] - wide["reference"]).mean())
@@ -253,7 +285,11 @@ def test_report_tables_and_notebook_from_the_test_preset(study_run, monkeypatch)
     monkeypatch.setenv("SEGMETRICS_CONFIG", str(study_run / "config.yaml"))
     monkeypatch.setenv("SEGMETRICS_FIGURES", str(figures))
     notebook = nbformat.read(REPO / "notebooks/figures.ipynb", as_version=4)
-    NotebookClient(notebook, timeout=300, kernel_name="python3",
-                   resources={"metadata": {"path": str(REPO / "notebooks")}}).execute()
+    NotebookClient(
+        notebook,
+        timeout=300,
+        kernel_name="python3",
+        resources={"metadata": {"path": str(REPO / "notebooks")}},
+    ).execute()
     for stem in ("figure_4", "figure_a3", "figure_a4", "figure_a5"):
         assert (figures / f"{stem}.png").stat().st_size > 10_000, stem

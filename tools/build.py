@@ -46,8 +46,16 @@ WORK_DIR = BUILT_TOOLS_DIR.parent
 logs/ and stamps/."""
 
 DEBIAN_PACKAGES: dict[str, tuple[str, ...]] = {
-    "anima": ("cmake", "g++", "make", "libinsighttoolkit5-dev", "libtclap-dev", "libboost-dev",
-              "libfftw3-dev", "libtinyxml2-dev"),
+    "anima": (
+        "cmake",
+        "g++",
+        "make",
+        "libinsighttoolkit5-dev",
+        "libtclap-dev",
+        "libboost-dev",
+        "libfftw3-dev",
+        "libtinyxml2-dev",
+    ),
     "evaluatesegmentation": ("cmake", "g++", "make", "libinsighttoolkit5-dev", "libtclap-dev"),
     "metricsreloaded": (),
 }
@@ -68,14 +76,21 @@ class Source:
 
 
 SOURCES: dict[str, Source] = {
-    "anima": Source("Inria-Empenn/Anima-Public", "1df7e447d37b9e847ca1e91fa36913a016721d2c",
-                    "v4.2", "ANIMA_SRC"),
-    "evaluatesegmentation": Source("Visceral-Project/EvaluateSegmentation",
-                                   "4cff08d1b5e23e2ecb95043fb62589058f80b690", "",
-                                   "EVALUATESEGMENTATION_SRC"),
-    "metricsreloaded": Source("Project-MONAI/MetricsReloaded",
-                              "cb38dfc0a5ed4fa3bdc559e4960b6e2b93c3b967", "",
-                              "METRICSRELOADED_SRC"),
+    "anima": Source(
+        "Inria-Empenn/Anima-Public", "1df7e447d37b9e847ca1e91fa36913a016721d2c", "v4.2", "ANIMA_SRC"
+    ),
+    "evaluatesegmentation": Source(
+        "Visceral-Project/EvaluateSegmentation",
+        "4cff08d1b5e23e2ecb95043fb62589058f80b690",
+        "",
+        "EVALUATESEGMENTATION_SRC",
+    ),
+    "metricsreloaded": Source(
+        "Project-MONAI/MetricsReloaded",
+        "cb38dfc0a5ed4fa3bdc559e4960b6e2b93c3b967",
+        "",
+        "METRICSRELOADED_SRC",
+    ),
 }
 """The one place that pins each tool (the paper used Anima 4.2 and Metrics Reloaded 0.1.0)."""
 
@@ -86,39 +101,49 @@ class BuildError(RuntimeError):
 
 # ---------------------------------------------------------------- dependencies
 
+
 def debian_package_installed(package: str) -> bool:
     """True if dpkg knows the package as installed."""
-    done = subprocess.run(["dpkg-query", "-W", "-f=${Status}", package],
-                          capture_output=True, text=True)
+    done = subprocess.run(
+        ["dpkg-query", "-W", "-f=${Status}", package], capture_output=True, text=True
+    )
     return done.returncode == 0 and done.stdout.strip().endswith("installed")
 
 
-def missing_packages(tools: Sequence[str],
-                     installed: Callable[[str], bool] = debian_package_installed) -> list[str]:
+def missing_packages(
+    tools: Sequence[str], installed: Callable[[str], bool] = debian_package_installed
+) -> list[str]:
     """The Debian packages the chosen tools need and this machine lacks, in a stable order."""
     needed = dict.fromkeys(package for tool in tools for package in DEBIAN_PACKAGES[tool])
     return [package for package in needed if not installed(package)]
 
 
-def check_dependencies(tools: Sequence[str],
-                       installed: Callable[[str], bool] | None = None) -> None:
+def check_dependencies(
+    tools: Sequence[str], installed: Callable[[str], bool] | None = None
+) -> None:
     """Stop before any work if a package is missing, with the exact line that installs it.
 
     On a system without dpkg the check is skipped: CMake then names what it cannot find.
     """
     if installed is None:
         if shutil.which("dpkg-query") is None:
-            print("note: no dpkg here; not checking build dependencies (Debian names: "
-                  + " ".join(missing_packages(tools, lambda _: False)) + ")")
+            print(
+                "note: no dpkg here; not checking build dependencies (Debian names: "
+                + " ".join(missing_packages(tools, lambda _: False))
+                + ")"
+            )
             return
         installed = debian_package_installed
     missing = missing_packages(tools, installed)
     if missing:
-        raise BuildError("missing build dependencies; install them with:\n"
-                         f"  sudo apt-get install -y {' '.join(missing)}")
+        raise BuildError(
+            "missing build dependencies; install them with:\n"
+            f"  sudo apt-get install -y {' '.join(missing)}"
+        )
 
 
 # ---------------------------------------------------------------- sources
+
 
 def _digest(path: Path) -> str:
     """What identifies a local copy: a file's content hash, or a folder's path and mtime."""
@@ -169,17 +194,22 @@ def fetch_source(tool: str, work: Path = WORK_DIR, environ=os.environ) -> Path:
         url = source.archive_url()
         print(f"{tool}: downloading {url}")
         try:
-            with urllib.request.urlopen(url, timeout=120) as answer, \
-                    open(f"{archive}.part", "wb") as out:
+            with (
+                urllib.request.urlopen(url, timeout=120) as answer,
+                open(f"{archive}.part", "wb") as out,
+            ):
                 shutil.copyfileobj(answer, out)
         except OSError as error:
-            raise BuildError(f"{tool}: cannot download {url} ({error}); give a local copy with "
-                             f"{source.env_var}=<folder or archive>") from None
+            raise BuildError(
+                f"{tool}: cannot download {url} ({error}); give a local copy with "
+                f"{source.env_var}=<folder or archive>"
+            ) from None
         os.replace(f"{archive}.part", archive)
     return _unpack(archive, target)
 
 
 # ---------------------------------------------------------------- stamps
+
 
 def stamp_path(tool: str, work: Path = WORK_DIR) -> Path:
     return work / "stamps" / f"{tool}.txt"
@@ -207,6 +237,7 @@ def write_stamp(tool: str, identity: str, work: Path = WORK_DIR) -> None:
 
 # ---------------------------------------------------------------- builds
 
+
 def _run(command: Sequence[str], log: Path) -> None:
     """Run a build step with its output in `log`; on failure, the log's tail in the error."""
     log.parent.mkdir(parents=True, exist_ok=True)
@@ -216,19 +247,24 @@ def _run(command: Sequence[str], log: Path) -> None:
         done = subprocess.run(list(map(str, command)), stdout=out, stderr=subprocess.STDOUT)
     if done.returncode != 0:
         tail = "".join(log.read_text().splitlines(keepends=True)[-30:])
-        raise BuildError(f"{' '.join(map(str, command[:3]))} ... failed "
-                         f"(exit {done.returncode}); last lines of {log}:\n{tail}")
+        raise BuildError(
+            f"{' '.join(map(str, command[:3]))} ... failed "
+            f"(exit {done.returncode}); last lines of {log}:\n{tail}"
+        )
 
 
-def _cmake_program(source_dir: Path, build_dir: Path, target: str, options: Sequence[str],
-                   log: Path) -> Path:
+def _cmake_program(
+    source_dir: Path, build_dir: Path, target: str, options: Sequence[str], log: Path
+) -> Path:
     """Configure and build one CMake target; return the program's path in the build tree."""
-    _run(["cmake", "-S", source_dir, "-B", build_dir, "-DCMAKE_BUILD_TYPE=Release", *options],
-         log)
-    _run(["cmake", "--build", build_dir, "--target", target, "--parallel",
-          str(os.cpu_count() or 1)], log)
-    found = [path for path in build_dir.rglob(target)
-             if path.is_file() and os.access(path, os.X_OK)]
+    _run(["cmake", "-S", source_dir, "-B", build_dir, "-DCMAKE_BUILD_TYPE=Release", *options], log)
+    _run(
+        ["cmake", "--build", build_dir, "--target", target, "--parallel", str(os.cpu_count() or 1)],
+        log,
+    )
+    found = [
+        path for path in build_dir.rglob(target) if path.is_file() and os.access(path, os.X_OK)
+    ]
     if not found:
         raise BuildError(f"the build finished but made no program {target} (see {log})")
     return found[0]
@@ -245,11 +281,20 @@ def build_anima(source: Path, work: Path) -> None:
     folder = source / "Anima"
     if not (folder / "CMakeLists.txt").is_file():
         raise BuildError(f"{source}: no Anima/CMakeLists.txt (is this Anima-Public?)")
-    program = _cmake_program(folder, work / "build" / "anima", "animaSegPerfAnalyzer",
-                             ["-DUSE_VTK=OFF", "-DUSE_RPI=OFF", "-DUSE_NLOPT=OFF",
-                              "-DBUILD_ALL_MODULES=OFF", "-DBUILD_MODULE_SEGMENTATION=ON",
-                              "-DBUILD_TESTING=OFF"],
-                             work / "logs" / "anima.log")
+    program = _cmake_program(
+        folder,
+        work / "build" / "anima",
+        "animaSegPerfAnalyzer",
+        [
+            "-DUSE_VTK=OFF",
+            "-DUSE_RPI=OFF",
+            "-DUSE_NLOPT=OFF",
+            "-DBUILD_ALL_MODULES=OFF",
+            "-DBUILD_MODULE_SEGMENTATION=ON",
+            "-DBUILD_TESTING=OFF",
+        ],
+        work / "logs" / "anima.log",
+    )
     _install_program(program, "animaSegPerfAnalyzer", work)
 
 
@@ -257,9 +302,13 @@ def build_evaluatesegmentation(source: Path, work: Path) -> None:
     folder = source / "source"
     if not (folder / "CMakeLists.txt").is_file():
         raise BuildError(f"{source}: no source/CMakeLists.txt (is this EvaluateSegmentation?)")
-    program = _cmake_program(folder, work / "build" / "evaluatesegmentation",
-                             "EvaluateSegmentation", [],
-                             work / "logs" / "evaluatesegmentation.log")
+    program = _cmake_program(
+        folder,
+        work / "build" / "evaluatesegmentation",
+        "EvaluateSegmentation",
+        [],
+        work / "logs" / "evaluatesegmentation.log",
+    )
     _install_program(program, "EvaluateSegmentation", work)
 
 
@@ -299,8 +348,14 @@ def product_exists(tool: str, work: Path = WORK_DIR) -> bool:
     return importlib.util.find_spec(adapter.module) is not None
 
 
-def build(tool: str, *, force: bool = False, work: Path = WORK_DIR, environ=os.environ,
-          builder: Callable[[Path, Path], None] | None = None) -> str:
+def build(
+    tool: str,
+    *,
+    force: bool = False,
+    work: Path = WORK_DIR,
+    environ=os.environ,
+    builder: Callable[[Path, Path], None] | None = None,
+) -> str:
     """Build one tool unless up to date; return what was done ("built" or "up to date")."""
     identity = source_identity(tool, environ)
     if not force and up_to_date(tool, identity, product_exists(tool, work), work):
@@ -312,10 +367,14 @@ def build(tool: str, *, force: bool = False, work: Path = WORK_DIR, environ=os.e
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="tools/build.py", description=__doc__,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("tools", nargs="*", metavar="TOOL",
-                        help=f"any of {', '.join(SOURCES)} (default: all three)")
+    parser = argparse.ArgumentParser(
+        prog="tools/build.py",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument(
+        "tools", nargs="*", metavar="TOOL", help=f"any of {', '.join(SOURCES)} (default: all three)"
+    )
     parser.add_argument("--force", action="store_true", help="rebuild even if up to date")
     arguments = parser.parse_args(argv)
     unknown = sorted(set(arguments.tools) - set(SOURCES))
@@ -329,8 +388,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             pinned = f"{source.repository} {source.tag or source.commit[:12]}".strip()
             started = time.perf_counter()
             done = build(tool, force=arguments.force)
-            print(f"{tool}: {done} ({pinned}, commit {source.commit}; "
-                  f"{time.perf_counter() - started:.0f} s)")
+            print(
+                f"{tool}: {done} ({pinned}, commit {source.commit}; "
+                f"{time.perf_counter() - started:.0f} s)"
+            )
     except BuildError as error:
         parser.exit(2, f"error: {error}\n")
     print(f"programs in {BUILT_TOOLS_DIR}; `python -m adapters list` shows what is usable")

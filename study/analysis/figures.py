@@ -41,14 +41,26 @@ _EXTRA_PALETTE = [plt.get_cmap("tab20")(i) for i in (3, 5, 7, 9, 11, 13, 15, 17,
 _REFERENCE_COLOURS = dict(zip(REFERENCE_VARIANTS, ("#222222", "#777777", "#AAAAAA"), strict=True))
 """Greys for the reference variants, darkest for the reference itself (the first)."""
 
-CATEGORY_COLOURS = {"small": "#4C72B0", "midsize": "#55A868", "large": "#C44E52",
-                    "tubular": "#8172B2"}
+CATEGORY_COLOURS = {
+    "small": "#4C72B0",
+    "midsize": "#55A868",
+    "large": "#C44E52",
+    "tubular": "#8172B2",
+}
 CATEGORY_THRESHOLDS_MM3 = (SMALL_MAX_MM3, MIDSIZE_MAX_MM3)
 """Category limits on the median OAR volume: small <= 1e3 < midsize <= 1e4 < large."""
 
-_STYLE = {"font.size": 7, "axes.titlesize": 7, "axes.labelsize": 7, "xtick.labelsize": 6,
-          "ytick.labelsize": 6, "legend.fontsize": 6, "axes.linewidth": 0.6,
-          "lines.linewidth": 0.8, "pdf.fonttype": 42}
+_STYLE = {
+    "font.size": 7,
+    "axes.titlesize": 7,
+    "axes.labelsize": 7,
+    "xtick.labelsize": 6,
+    "ytick.labelsize": 6,
+    "legend.fontsize": 6,
+    "axes.linewidth": 0.6,
+    "lines.linewidth": 0.8,
+    "pdf.fonttype": 42,
+}
 
 
 def tool_colour(tool: str):
@@ -74,8 +86,10 @@ def save(figure: plt.Figure, png_path: str | Path, pdf_path: str | Path | None =
 
 
 def _legend_handles(tools: Sequence[str]) -> list[Patch]:
-    return [Patch(facecolor=tool_colour(t), edgecolor="black", linewidth=0.4,
-                  label=st.tool_label(t)) for t in tools]
+    return [
+        Patch(facecolor=tool_colour(t), edgecolor="black", linewidth=0.4, label=st.tool_label(t))
+        for t in tools
+    ]
 
 
 def _footer(figure: plt.Figure, text: str) -> None:
@@ -86,6 +100,7 @@ def _footer(figure: plt.Figure, text: str) -> None:
 # --------------------------------------------------------------------------------------------
 # Fig. 4: Δ box plots
 # --------------------------------------------------------------------------------------------
+
 
 def _plain_number(value: float, _position=None) -> str:
     """Tick label without exponents: 0, 1, 10, 100, −10 (symlog ticks are powers of ten)."""
@@ -104,11 +119,17 @@ def _box_panel(axis, delta: pd.DataFrame, tools: Sequence[str]) -> None:
     data = [finite.loc[finite["tool"] == t, "scaled"].to_numpy() for t in tools]
     drawn = [i for i, values in enumerate(data) if len(values)]
     if drawn:
-        boxes = axis.boxplot([data[i] for i in drawn], positions=positions[drawn], widths=0.7,
-                             patch_artist=True, showfliers=True,
-                             flierprops={"markersize": 1.5, "markeredgewidth": 0.3},
-                             medianprops={"color": "black", "linewidth": 0.8},
-                             whiskerprops={"linewidth": 0.5}, capprops={"linewidth": 0.5})
+        boxes = axis.boxplot(
+            [data[i] for i in drawn],
+            positions=positions[drawn],
+            widths=0.7,
+            patch_artist=True,
+            showfliers=True,
+            flierprops={"markersize": 1.5, "markeredgewidth": 0.3},
+            medianprops={"color": "black", "linewidth": 0.8},
+            whiskerprops={"linewidth": 0.5},
+            capprops={"linewidth": 0.5},
+        )
         for patch, i in zip(boxes["boxes"], drawn, strict=True):
             patch.set_facecolor(tool_colour(tools[i]))
             patch.set_linewidth(0.5)
@@ -134,20 +155,46 @@ def _annotate_excluded(axis, delta: pd.DataFrame, tools: Sequence[str]) -> None:
         nonfinite = int((rows["kind"] == "nonfinite").sum())
         failed = int(rows["kind"].isin(["failed", "no_reference"]).sum())
         if not len(rows) or len(rows) == failed:
-            axis.text(i, 0.5, "n/a", transform=transform, ha="center", va="center",
-                      fontsize=5, rotation=90, color="grey")
+            axis.text(
+                i,
+                0.5,
+                "n/a",
+                transform=transform,
+                ha="center",
+                va="center",
+                fontsize=5,
+                rotation=90,
+                color="grey",
+            )
             continue
-        label = "\n".join(x for x in (f"{nonfinite}∞" if nonfinite else "",
-                                       f"{failed}E" if failed else "") if x)
+        label = "\n".join(
+            x for x in (f"{nonfinite}∞" if nonfinite else "", f"{failed}E" if failed else "") if x
+        )
         if label:
             # Above the frame, so the count never hides a box.
-            axis.text(i, 1.02, label, transform=transform, ha="center", va="bottom",
-                      fontsize=4.5, color="#B00020", clip_on=False)
+            axis.text(
+                i,
+                1.02,
+                label,
+                transform=transform,
+                ha="center",
+                va="bottom",
+                fontsize=4.5,
+                color="#B00020",
+                clip_on=False,
+            )
 
 
-def figure_4(delta: pd.DataFrame, png_path, pdf_path=None, *, spacings: Sequence[str] | None
-             = None, metrics: Sequence[str] = st.TESTED_METRICS, footer: str = "",
-             unavailable: Sequence[str] = ()) -> None:
+def figure_4(
+    delta: pd.DataFrame,
+    png_path,
+    pdf_path=None,
+    *,
+    spacings: Sequence[str] | None = None,
+    metrics: Sequence[str] = st.TESTED_METRICS,
+    footer: str = "",
+    unavailable: Sequence[str] = (),
+) -> None:
     """Box plots of Δ per metric (rows), voxel size (columns) and tool (colour).
 
     Linear inside [-1, 1] and logarithmic outside (symlog, linthresh = 1); Δ of NSD and BIoU
@@ -161,8 +208,12 @@ def figure_4(delta: pd.DataFrame, png_path, pdf_path=None, *, spacings: Sequence
         raise ValueError("figure_4: no Δ to plot (no tested metric or voxel size in the table)")
     all_tools = st.ordered_tools([*delta["tool"], *unavailable])
     with plt.rc_context(_STYLE):
-        figure, axes = plt.subplots(len(metrics), len(spacings), squeeze=False,
-                                    figsize=(PAGE_WIDTH_IN, 1.25 * len(metrics) + 0.9))
+        figure, axes = plt.subplots(
+            len(metrics),
+            len(spacings),
+            squeeze=False,
+            figsize=(PAGE_WIDTH_IN, 1.25 * len(metrics) + 0.9),
+        )
         for row, metric in enumerate(metrics):
             in_metric = delta.loc[delta["metric"] == metric]
             for col, spacing in enumerate(spacings):
@@ -170,15 +221,24 @@ def figure_4(delta: pd.DataFrame, png_path, pdf_path=None, *, spacings: Sequence
                 # Same tools at the same x in every panel; a tool without the metric is "n/a".
                 _box_panel(axis, in_metric.loc[in_metric["spacing"] == spacing], all_tools)
                 bottom = row == len(metrics) - 1
-                axis.set_xticklabels([st.tool_label(t) for t in all_tools] if bottom else [],
-                                     rotation=60, ha="right", rotation_mode="anchor",
-                                     fontsize=5.5)
+                axis.set_xticklabels(
+                    [st.tool_label(t) for t in all_tools] if bottom else [],
+                    rotation=60,
+                    ha="right",
+                    rotation_mode="anchor",
+                    fontsize=5.5,
+                )
                 if row == 0:
                     axis.set_title(spacing_title(spacing), pad=9)
                 if col == 0:
                     axis.set_ylabel(f"Δ{metric} ({st.display_unit(metric)})")
-        figure.legend(handles=_legend_handles(all_tools), loc="lower center",
-                      bbox_to_anchor=(0.5, 1.0), ncol=min(6, len(all_tools)), frameon=False)
+        figure.legend(
+            handles=_legend_handles(all_tools),
+            loc="lower center",
+            bbox_to_anchor=(0.5, 1.0),
+            ncol=min(6, len(all_tools)),
+            frameon=False,
+        )
         figure.tight_layout(h_pad=0.6, w_pad=0.4)
         if footer:
             _footer(figure, footer)
@@ -188,6 +248,7 @@ def figure_4(delta: pd.DataFrame, png_path, pdf_path=None, *, spacings: Sequence
 # --------------------------------------------------------------------------------------------
 # Fig. A3: OAR volumes
 # --------------------------------------------------------------------------------------------
+
 
 def figure_a3(manifest: pd.DataFrame, png_path, pdf_path=None, *, footer: str = "") -> None:
     """Box plots of OAR volume (mm³, log scale) per OAR, sorted by median, coloured by
@@ -201,23 +262,37 @@ def figure_a3(manifest: pd.DataFrame, png_path, pdf_path=None, *, footer: str = 
     with plt.rc_context(_STYLE):
         figure, axis = plt.subplots(figsize=(PAGE_WIDTH_IN, 2.6))
         data = [drawn.loc[drawn["oar"] == oar, "volume_mm3"].to_numpy() for oar in medians.index]
-        boxes = axis.boxplot(data, patch_artist=True, widths=0.7,
-                             flierprops={"markersize": 1.5},
-                             medianprops={"color": "black", "linewidth": 0.8})
+        boxes = axis.boxplot(
+            data,
+            patch_artist=True,
+            widths=0.7,
+            flierprops={"markersize": 1.5},
+            medianprops={"color": "black", "linewidth": 0.8},
+        )
         for patch, oar in zip(boxes["boxes"], medians.index, strict=True):
             patch.set_facecolor(CATEGORY_COLOURS.get(category_of[oar], "lightgrey"))
             patch.set_linewidth(0.5)
         axis.set_yscale("log")
         for threshold in CATEGORY_THRESHOLDS_MM3:
             axis.axhline(threshold, color="black", linestyle="--", linewidth=0.6)
-            axis.text(len(medians) + 0.4, threshold * 1.08, f"{threshold:,.0f} mm³",
-                      fontsize=5, va="bottom", ha="right")
+            axis.text(
+                len(medians) + 0.4,
+                threshold * 1.08,
+                f"{threshold:,.0f} mm³",
+                fontsize=5,
+                va="bottom",
+                ha="right",
+            )
         axis.set_xticks(np.arange(1, len(medians) + 1))
         axis.set_xticklabels(medians.index, rotation=60, ha="right", rotation_mode="anchor")
         axis.set_ylabel("OAR volume (mm³)")
         present = [c for c in CATEGORY_COLOURS if c in set(category_of)]
-        axis.legend(handles=[Patch(facecolor=CATEGORY_COLOURS[c], label=c) for c in present],
-                    loc="upper left", frameon=False, ncol=len(present))
+        axis.legend(
+            handles=[Patch(facecolor=CATEGORY_COLOURS[c], label=c) for c in present],
+            loc="upper left",
+            frameon=False,
+            ncol=len(present),
+        )
         axis.grid(axis="y", linewidth=0.2, alpha=0.5)
         figure.tight_layout()
         if footer:
@@ -230,8 +305,13 @@ def figure_a3(manifest: pd.DataFrame, png_path, pdf_path=None, *, footer: str = 
 # --------------------------------------------------------------------------------------------
 
 SIGNIFICANCE_CLASSES: tuple[str, ...] = (
-    "no common finite scores", "identical", "not significant", "p < 0.05", "p < 0.01",
-    "p < 0.001")
+    "no common finite scores",
+    "identical",
+    "not significant",
+    "p < 0.05",
+    "p < 0.01",
+    "p < 0.001",
+)
 _SIGNIFICANCE_COLOURS = ("#FFFFFF", "#6BAED6", "#C6DBEF", "#FDD49E", "#FC8D59", "#B30000")
 """Blues: no difference detected; oranges to red: significant after correction."""
 
@@ -256,8 +336,14 @@ def _significance_matrix(rows: pd.DataFrame, tools: Sequence[str]) -> np.ndarray
     return matrix
 
 
-def figure_a4(wilcoxon: pd.DataFrame, png_path, pdf_path=None, *,
-              spacings: Sequence[str] | None = None, footer: str = "") -> None:
+def figure_a4(
+    wilcoxon: pd.DataFrame,
+    png_path,
+    pdf_path=None,
+    *,
+    spacings: Sequence[str] | None = None,
+    footer: str = "",
+) -> None:
     """Significance of every pair of implementations per metric (rows) and voxel size
     (columns); colours bin the Bonferroni-corrected p (the factor is in the title)."""
     if wilcoxon.empty:
@@ -271,13 +357,18 @@ def figure_a4(wilcoxon: pd.DataFrame, png_path, pdf_path=None, *,
     norm = BoundaryNorm(np.arange(len(SIGNIFICANCE_CLASSES) + 1) - 0.5, cmap.N)
     with plt.rc_context(_STYLE):
         # Voxel sizes as rows, metrics as columns: fits a page at two-column width.
-        figure, axes = plt.subplots(len(spacings), len(metrics), squeeze=False,
-                                    figsize=(PAGE_WIDTH_IN, 1.25 * len(spacings) + 1.1))
+        figure, axes = plt.subplots(
+            len(spacings),
+            len(metrics),
+            squeeze=False,
+            figsize=(PAGE_WIDTH_IN, 1.25 * len(spacings) + 1.1),
+        )
         for r, spacing in enumerate(spacings):
             for c, metric in enumerate(metrics):
                 axis = axes[r, c]
-                rows = wilcoxon.loc[(wilcoxon["metric"] == metric)
-                                    & (wilcoxon["spacing"] == spacing)]
+                rows = wilcoxon.loc[
+                    (wilcoxon["metric"] == metric) & (wilcoxon["spacing"] == spacing)
+                ]
                 # Strictly lower triangle: the first row and last column would be empty.
                 matrix = _significance_matrix(rows, tools)[1:, :-1]
                 axis.imshow(matrix, cmap=cmap, norm=norm)
@@ -286,23 +377,37 @@ def figure_a4(wilcoxon: pd.DataFrame, png_path, pdf_path=None, *,
                 axis.scatter(xs, ys, marker="x", s=3, linewidths=0.4, color="#888888")
                 _matrix_axes(axis, labels[:-1], labels[1:], r == len(spacings) - 1, c == 0)
                 axis.set_title(f"{metric}, {spacing_title(spacing)}", pad=2, fontsize=5.5)
-        handles = [Patch(facecolor=colour, edgecolor="grey", linewidth=0.3, label=name)
-                   for name, colour in zip(SIGNIFICANCE_CLASSES, _SIGNIFICANCE_COLOURS,
-                                           strict=True)]
-        handles[0] = Line2D([], [], marker="x", linestyle="", color="#888888", markersize=3,
-                            label=SIGNIFICANCE_CLASSES[0])
-        figure.legend(handles=handles, loc="lower center", bbox_to_anchor=(0.5, 1.0),
-                      ncol=len(handles), frameon=False,
-                      title=f"Paired Wilcoxon signed-rank tests; p × corr with corr = "
-                            f"{factor:,} (Bonferroni)")
+        handles = [
+            Patch(facecolor=colour, edgecolor="grey", linewidth=0.3, label=name)
+            for name, colour in zip(SIGNIFICANCE_CLASSES, _SIGNIFICANCE_COLOURS, strict=True)
+        ]
+        handles[0] = Line2D(
+            [],
+            [],
+            marker="x",
+            linestyle="",
+            color="#888888",
+            markersize=3,
+            label=SIGNIFICANCE_CLASSES[0],
+        )
+        figure.legend(
+            handles=handles,
+            loc="lower center",
+            bbox_to_anchor=(0.5, 1.0),
+            ncol=len(handles),
+            frameon=False,
+            title=f"Paired Wilcoxon signed-rank tests; p × corr with corr = "
+            f"{factor:,} (Bonferroni)",
+        )
         figure.tight_layout(h_pad=0.3, w_pad=0.1)
         if footer:
             _footer(figure, footer)
         save(figure, png_path, pdf_path)
 
 
-def _matrix_axes(axis, x_labels: Sequence[str], y_labels: Sequence[str], show_x: bool,
-                 show_y: bool) -> None:
+def _matrix_axes(
+    axis, x_labels: Sequence[str], y_labels: Sequence[str], show_x: bool, show_y: bool
+) -> None:
     x_ticks, y_ticks = np.arange(len(x_labels)), np.arange(len(y_labels))
     axis.set_xticks(x_ticks)
     axis.set_yticks(y_ticks)
@@ -320,6 +425,7 @@ def _matrix_axes(axis, x_labels: Sequence[str], y_labels: Sequence[str], show_x:
 # Fig. A5: HD execution time
 # --------------------------------------------------------------------------------------------
 
+
 def figure_a5(timing: pd.DataFrame, png_path, pdf_path=None, *, footer: str = "") -> None:
     """Box plots of HD time per case (s, log scale) by OAR category (groups) and tool
     (colour); the number of failed timing runs per tool is in the legend."""
@@ -334,20 +440,31 @@ def figure_a5(timing: pd.DataFrame, png_path, pdf_path=None, *, footer: str = ""
         figure, axis = plt.subplots(figsize=(PAGE_WIDTH_IN, 2.6))
         for k, tool in enumerate(tools):
             for g, category in enumerate(categories):
-                values = per_case.loc[(per_case["tool"] == tool)
-                                      & (per_case["category"] == category), "seconds"]
+                values = per_case.loc[
+                    (per_case["tool"] == tool) & (per_case["category"] == category), "seconds"
+                ]
                 if values.empty:
                     continue
-                box = axis.boxplot([values.to_numpy()], positions=[g - 0.4 + (k + 0.5) * width],
-                                   widths=width * 0.85, patch_artist=True,
-                                   flierprops={"markersize": 1.2},
-                                   medianprops={"color": "black", "linewidth": 0.7})
+                box = axis.boxplot(
+                    [values.to_numpy()],
+                    positions=[g - 0.4 + (k + 0.5) * width],
+                    widths=width * 0.85,
+                    patch_artist=True,
+                    flierprops={"markersize": 1.2},
+                    medianprops={"color": "black", "linewidth": 0.7},
+                )
                 box["boxes"][0].set_facecolor(tool_colour(tool))
                 box["boxes"][0].set_linewidth(0.4)
                 # The cases themselves, so a category with one or two cases is still visible.
-                axis.scatter(np.full(len(values), box["medians"][0].get_xdata().mean()),
-                             values, s=3, color=tool_colour(tool), edgecolors="black",
-                             linewidths=0.2, zorder=3)
+                axis.scatter(
+                    np.full(len(values), box["medians"][0].get_xdata().mean()),
+                    values,
+                    s=3,
+                    color=tool_colour(tool),
+                    edgecolors="black",
+                    linewidths=0.2,
+                    zorder=3,
+                )
         axis.set_yscale("log")
         axis.set_xticks(np.arange(len(categories)))
         axis.set_xticklabels(categories)
@@ -358,8 +475,7 @@ def figure_a5(timing: pd.DataFrame, png_path, pdf_path=None, *, footer: str = ""
         for handle, tool in zip(handles, tools, strict=True):
             if failed.get(tool, 0):
                 handle.set_label(f"{handle.get_label()} ({failed[tool]} failed runs)")
-        axis.legend(handles=handles, loc="upper left", bbox_to_anchor=(1.0, 1.0),
-                    frameon=False)
+        axis.legend(handles=handles, loc="upper left", bbox_to_anchor=(1.0, 1.0), frameon=False)
         figure.tight_layout()
         if footer:
             _footer(figure, footer)
@@ -367,7 +483,7 @@ def figure_a5(timing: pd.DataFrame, png_path, pdf_path=None, *, footer: str = ""
 
 
 def versions_footer(frame: pd.DataFrame, prefix: str = "") -> str:
-    """"Versions: Google DeepMind 0.1; MONAI 1.6.1; ..." from a table with tool_version."""
+    """ "Versions: Google DeepMind 0.1; MONAI 1.6.1; ..." from a table with tool_version."""
     return (prefix + " " if prefix else "") + "Versions: " + st.tool_versions(frame) + "."
 
 
@@ -375,11 +491,14 @@ def versions_footer(frame: pd.DataFrame, prefix: str = "") -> str:
 # Entry points of the workflow rules (paths in, files out)
 # --------------------------------------------------------------------------------------------
 
+
 def configuration_footer(config: dict, dataset: str) -> str:
-    """"Dataset synthetic; HDp p = 95; NSD/BIoU tau = 2 mm." for figure small print."""
+    """ "Dataset synthetic; HDp p = 95; NSD/BIoU tau = 2 mm." for figure small print."""
     metrics = config.get("metrics", {})
-    return (f"Dataset {dataset}; HDp p = {metrics.get('percentile', 95)}; NSD and BIoU tau = "
-            f"{metrics.get('tau_mm', 2.0):g} mm.")
+    return (
+        f"Dataset {dataset}; HDp p = {metrics.get('percentile', 95)}; NSD and BIoU tau = "
+        f"{metrics.get('tau_mm', 2.0):g} mm."
+    )
 
 
 def read_timing(paths: Sequence[str | Path]) -> pd.DataFrame:
@@ -397,14 +516,21 @@ def read_timing(paths: Sequence[str | Path]) -> pd.DataFrame:
 def make_figure_4(scores_path, png_path, pdf_path, config: dict) -> None:
     """Fig. 4 from the scores file."""
     from study.analysis.tables import configured_spacings, configured_tools, read_scores
+
     scores = read_scores(scores_path)
     delta = st.deltas(scores, configured_tools(config, scores) or None)
     footer = configuration_footer(config, ", ".join(sorted(scores["dataset"].unique())))
     missing = [t for t in st.unavailable_tools(scores) if t in config.get("tools", [])]
     if missing:
         footer += " Not available here: " + ", ".join(st.tool_label(t) for t in missing) + "."
-    figure_4(delta, png_path, pdf_path, spacings=configured_spacings(config),
-             footer=versions_footer(delta, footer), unavailable=missing)
+    figure_4(
+        delta,
+        png_path,
+        pdf_path,
+        spacings=configured_spacings(config),
+        footer=versions_footer(delta, footer),
+        unavailable=missing,
+    )
 
 
 def make_figure_a3(manifest_path, png_path, pdf_path) -> None:
@@ -413,25 +539,42 @@ def make_figure_a3(manifest_path, png_path, pdf_path) -> None:
         raise FileNotFoundError(f"{manifest_path}: dataset manifest not found")
     manifest = pd.read_csv(manifest_path)
     dataset = Path(manifest_path).parent.name
-    figure_a3(manifest, png_path, pdf_path,
-              footer=f"Dataset {dataset}: {manifest[['case', 'oar']].drop_duplicates().shape[0]}"
-                     " OARs; volume of each observer's mask; empty masks left out.")
+    figure_a3(
+        manifest,
+        png_path,
+        pdf_path,
+        footer=f"Dataset {dataset}: {manifest[['case', 'oar']].drop_duplicates().shape[0]}"
+        " OARs; volume of each observer's mask; empty masks left out.",
+    )
 
 
 def make_figure_a4(wilcoxon_csv, png_path, pdf_path, config: dict) -> None:
     """Fig. A4 from the Wilcoxon table written by the table_wilcoxon rule."""
     wilcoxon = pd.read_csv(wilcoxon_csv, dtype={"spacing": str})
     from study.analysis.tables import configured_spacings
-    figure_a4(wilcoxon, png_path, pdf_path, spacings=configured_spacings(config),
-              footer="p-values of paired two-sided Wilcoxon signed-rank tests (scipy) on mask "
-                     "pairs where both implementations gave a finite score.")
+
+    figure_a4(
+        wilcoxon,
+        png_path,
+        pdf_path,
+        spacings=configured_spacings(config),
+        footer="p-values of paired two-sided Wilcoxon signed-rank tests (scipy) on mask "
+        "pairs where both implementations gave a finite score.",
+    )
 
 
 def make_figure_a5(timing_paths, png_path, pdf_path) -> None:
     """Fig. A5 from the timing records."""
     timing = read_timing(timing_paths)
     spacings = ", ".join(spacing_title(s) for s in sorted(timing["spacing"].unique()))
-    figure_a5(timing, png_path, pdf_path,
-              footer=versions_footer(timing, f"HD only, voxel size {spacings}, on "
-                                             f"{st.timed_grids(timing)}; median over "
-                                             f"{timing['repeat'].nunique()} repeat(s) per case."))
+    figure_a5(
+        timing,
+        png_path,
+        pdf_path,
+        footer=versions_footer(
+            timing,
+            f"HD only, voxel size {spacings}, on "
+            f"{st.timed_grids(timing)}; median over "
+            f"{timing['repeat'].nunique()} repeat(s) per case.",
+        ),
+    )

@@ -44,23 +44,28 @@ class AnalysisInputs:
 # Sections
 # --------------------------------------------------------------------------------------------
 
+
 def setup_section(inputs: AnalysisInputs, spacings: Sequence[str]) -> Section:
     """What was compared: data, configuration, tools and versions, Bonferroni factor."""
     scores, config = st.measured(inputs.scores), inputs.config
     pairs = scores[["dataset", "case", "oar"]].drop_duplicates()
     metrics = config.get("metrics", {})
     factor = int(inputs.wilcoxon["factor"].iloc[0]) if not inputs.wilcoxon.empty else None
-    return Section("Set-up", [
-        f"Dataset **{', '.join(sorted(pairs['dataset'].unique()))}**: {len(pairs)} mask pairs "
-        f"({pairs['case'].nunique()} case(s), {pairs['oar'].nunique()} OARs) at "
-        f"{len(spacings)} voxel sizes: {', '.join(spacing_title(s) for s in spacings)}.",
-        f"HDp with p = {metrics.get('percentile', 95)}; NSD and BIoU with tau = "
-        f"{metrics.get('tau_mm', 2.0)} mm. Δ = tool − reference; NSD and BIoU in percentage "
-        "points.",
-        f"Versions: {st.tool_versions(scores)}.",
-        f"Wilcoxon p-values are multiplied by the Bonferroni factor {factor:,}."
-        if factor else "No Wilcoxon tests were run.",
-    ])
+    return Section(
+        "Set-up",
+        [
+            f"Dataset **{', '.join(sorted(pairs['dataset'].unique()))}**: {len(pairs)} mask pairs "
+            f"({pairs['case'].nunique()} case(s), {pairs['oar'].nunique()} OARs) at "
+            f"{len(spacings)} voxel sizes: {', '.join(spacing_title(s) for s in spacings)}.",
+            f"HDp with p = {metrics.get('percentile', 95)}; NSD and BIoU with tau = "
+            f"{metrics.get('tau_mm', 2.0)} mm. Δ = tool − reference; NSD and BIoU in percentage "
+            "points.",
+            f"Versions: {st.tool_versions(scores)}.",
+            f"Wilcoxon p-values are multiplied by the Bonferroni factor {factor:,}."
+            if factor
+            else "No Wilcoxon tests were run.",
+        ],
+    )
 
 
 def spacing_verdict(row: Mapping, tolerance: float) -> str:
@@ -77,14 +82,14 @@ def spacing_verdict(row: Mapping, tolerance: float) -> str:
 
 
 def spacings_text(spacings: Sequence[str], every: Sequence[str]) -> str:
-    """"all voxel sizes" or the listed ones."""
+    """ "all voxel sizes" or the listed ones."""
     if len(every) > 1 and list(spacings) == list(every):
         return "all voxel sizes"
     return ", ".join(spacing_title(s) for s in spacings)
 
 
 def tool_deviation(stats: pd.DataFrame, tolerance: float, spacings: Sequence[str]) -> str:
-    """"over-estimates at (2, 2, 2) mm by +10.2 [+1.29, +18.7]; agrees at (1, 1, 1) mm"."""
+    """ "over-estimates at (2, 2, 2) mm by +10.2 [+1.29, +18.7]; agrees at (1, 1, 1) mm"."""
     groups: dict[str, list[str]] = {}
     for spacing, row in stats.iterrows():
         groups.setdefault(spacing_verdict(row, tolerance), []).append(spacing)
@@ -93,7 +98,9 @@ def tool_deviation(stats: pd.DataFrame, tolerance: float, spacings: Sequence[str
         if verdict in ("over-estimates", "under-estimates", "scatters around the reference"):
             numbers = ", ".join(
                 f"{st.signed(stats.loc[s, 'mean'])} [{st.signed(stats.loc[s, 'min'])}, "
-                f"{st.signed(stats.loc[s, 'max'])}] at {spacing_title(s)}" for s in members)
+                f"{st.signed(stats.loc[s, 'max'])}] at {spacing_title(s)}"
+                for s in members
+            )
             parts.append(f"{verdict} (mean [min, max]: {numbers})")
         else:
             parts.append(f"{verdict} at {spacings_text(members, spacings)}")
@@ -107,26 +114,35 @@ def deviation_section(summary: pd.DataFrame, spacings: Sequence[str]) -> Section
     for metric in [m for m in st.TESTED_METRICS if m in set(summary["metric"])]:
         unit = st.display_unit(metric)
         rows = summary.loc[summary["metric"] == metric]
-        ranked = rows.groupby("tool")["mean"].apply(lambda m: m.abs().max()).dropna() \
+        ranked = (
+            rows.groupby("tool")["mean"]
+            .apply(lambda m: m.abs().max())
+            .dropna()
             .sort_values(ascending=False)
+        )
         tools = []
         for tool in ranked.index:
             stats = rows.loc[rows["tool"] == tool].set_index("spacing")
             stats = stats.reindex([s for s in spacings if s in stats.index])
-            tools.append(f"{st.tool_label(tool)} "
-                         f"{tool_deviation(stats, st.NEGLIGIBLE[unit], spacings)}")
+            tools.append(
+                f"{st.tool_label(tool)} {tool_deviation(stats, st.NEGLIGIBLE[unit], spacings)}"
+            )
         if tools:
-            section.lines.append(f"**Δ{metric}** ({unit}, |Δ| ≤ {st.NEGLIGIBLE[unit]} counts as "
-                                 "agreement): " + " · ".join(tools) + ".")
+            section.lines.append(
+                f"**Δ{metric}** ({unit}, |Δ| ≤ {st.NEGLIGIBLE[unit]} counts as "
+                "agreement): " + " · ".join(tools) + "."
+            )
     return section
 
 
 def _pair_lines(rows: pd.DataFrame, spacings: Sequence[str]) -> list[str]:
-    """"A and B: HD at all voxel sizes; MASD at (2, 2, 2) mm." per pair of implementations."""
+    """ "A and B: HD at all voxel sizes; MASD at (2, 2, 2) mm." per pair of implementations."""
     lines = []
     for (a, b), pair in rows.groupby(["tool_a", "tool_b"], sort=False):
-        where = "; ".join(f"{metric} at {spacings_text(list(group['spacing']), spacings)}"
-                          for metric, group in pair.groupby("metric", sort=False))
+        where = "; ".join(
+            f"{metric} at {spacings_text(list(group['spacing']), spacings)}"
+            for metric, group in pair.groupby("metric", sort=False)
+        )
         lines.append(f"{st.tool_label(a)} and {st.tool_label(b)}: {where}.")
     return lines
 
@@ -146,22 +162,30 @@ def indistinguishable_section(wilcoxon: pd.DataFrame, spacings: Sequence[str]) -
     identical = wilcoxon.loc[wilcoxon["status"] == "identical"]
     section.lines += [f"Identical scores — {line}" for line in _pair_lines(identical, spacings)]
     tested = wilcoxon.loc[wilcoxon["status"] == "tested"]
-    floor = min(1.0, st.smallest_attainable_p(int(tested["n_common"].max())) * factor) \
-        if not tested.empty else 1.0
+    floor = (
+        min(1.0, st.smallest_attainable_p(int(tested["n_common"].max())) * factor)
+        if not tested.empty
+        else 1.0
+    )
     if not tested.empty and floor >= st.ALPHA:
         section.lines.append(
             f"No test can be significant here: with at most {int(tested['n_common'].max())} "
             f"common pairs the smallest attainable p × {factor:,} is {floor:.3g} ≥ {st.ALPHA}, "
-            "so 'not significant' would only mean too few pairs; run a larger study.")
+            "so 'not significant' would only mean too few pairs; run a larger study."
+        )
     else:
         same = tested.loc[~tested["significant"].astype(bool)]
-        section.lines += [f"Not significantly different (p × {factor:,} ≥ {st.ALPHA}) — {line}"
-                          for line in _pair_lines(same, spacings)]
+        section.lines += [
+            f"Not significantly different (p × {factor:,} ≥ {st.ALPHA}) — {line}"
+            for line in _pair_lines(same, spacings)
+        ]
         if same.empty and not tested.empty:
             section.lines.append("Every tested pair differs significantly.")
     untestable = int((wilcoxon["status"] == "untestable").sum())
-    section.lines.append(f"{untestable} of {len(wilcoxon)} comparisons had no common finite "
-                         "scores (a tool lacks the metric, failed, or is not installed).")
+    section.lines.append(
+        f"{untestable} of {len(wilcoxon)} comparisons had no common finite "
+        "scores (a tool lacks the metric, failed, or is not installed)."
+    )
     return section
 
 
@@ -174,8 +198,9 @@ def failures_section(scores: pd.DataFrame) -> Section:
         total = int(counts.sum())
         if counts.get("unavailable", 0) == total:
             message = str(scores.loc[scores["tool"] == tool, "message"].iloc[0])
-            section.lines.append(f"{st.tool_label(tool)}: not available "
-                                 f"({message.split(' (')[0]}).")
+            section.lines.append(
+                f"{st.tool_label(tool)}: not available ({message.split(' (')[0]})."
+            )
             continue
         issues = {k: int(counts.get(k, 0)) for k in ("error", "nan", "inf", "unavailable")}
         if any(issues.values()):
@@ -193,10 +218,15 @@ def timing_section(timing: pd.DataFrame | None) -> Section:
         section.lines.append("No timing records.")
         return section
     medians = st.time_per_case(timing).groupby("tool")["seconds"].median().sort_values()
-    section.lines.append(f"Timed on {st.timed_grids(timing)}, {timing['case'].nunique()} "
-                         f"case(s), {timing['oar'].nunique()} OARs.")
-    section.lines.append("Median per case, fastest first: " + "; ".join(
-        f"{st.tool_label(t)} {s * 1000:.3g} ms" for t, s in medians.items()) + ".")
+    section.lines.append(
+        f"Timed on {st.timed_grids(timing)}, {timing['case'].nunique()} "
+        f"case(s), {timing['oar'].nunique()} OARs."
+    )
+    section.lines.append(
+        "Median per case, fastest first: "
+        + "; ".join(f"{st.tool_label(t)} {s * 1000:.3g} ms" for t, s in medians.items())
+        + "."
+    )
     return section
 
 
@@ -220,13 +250,18 @@ def grid_section(rows: pd.DataFrame | None) -> Section | None:
         f"The same pairs scored on cropped grids and on scan-sized grids ({pairs.max()} pairs at "
         f"{checked}, one of them with observer B empty). The same "
         f"(|d| ≤ {grid_check.SAME_TOLERANCE:g}) on every pair and metric: {st.tool_list(same)}; "
-        f"the largest |d| among the scores that stayed the same is {largest:.2g}.")
+        f"the largest |d| among the scores that stayed the same is {largest:.2g}."
+    )
     for row in changed.itertuples():
-        largest = ("" if np.isnan(row.max_abs_difference)
-                   else f", largest |d| {row.max_abs_difference:.4g}")
+        largest = (
+            ""
+            if np.isnan(row.max_abs_difference)
+            else f", largest |d| {row.max_abs_difference:.4g}"
+        )
         section.lines.append(
             f"**{st.tool_label(row.tool)} {row.metric} depends on the grid**: changed on "
-            f"{row.changed} of {row.compared} pairs{largest}; e.g. {row.example}.")
+            f"{row.changed} of {row.compared} pairs{largest}; e.g. {row.example}."
+        )
     return section
 
 
@@ -234,31 +269,43 @@ def grid_section(rows: pd.DataFrame | None) -> Section | None:
 # Comparison with the paper
 # --------------------------------------------------------------------------------------------
 
+
 def paper_section(inputs: AnalysisInputs, summary: pd.DataFrame, spacings) -> Section:
     """The paper's headline findings checked against these data (`claims`), and why the
     numbers may differ."""
-    return Section("Compared with the paper", [
-        *claims.compare_with_paper(summary, inputs.wilcoxon, inputs.timing, spacings),
-        claims.why_numbers_differ(inputs.scores),
-    ])
+    return Section(
+        "Compared with the paper",
+        [
+            *claims.compare_with_paper(summary, inputs.wilcoxon, inputs.timing, spacings),
+            claims.why_numbers_differ(inputs.scores),
+        ],
+    )
 
 
 # --------------------------------------------------------------------------------------------
 # Assembly and rendering
 # --------------------------------------------------------------------------------------------
 
+
 def build_findings(inputs: AnalysisInputs) -> list[Section]:
     """All sections, in reading order."""
     st.check_scores(inputs.scores)
-    spacings = st.ordered_spacings(st.measured(inputs.scores)["spacing"],
-                                   configured_spacings(inputs.config))
+    spacings = st.ordered_spacings(
+        st.measured(inputs.scores)["spacing"], configured_spacings(inputs.config)
+    )
     tools = [t for t in inputs.config.get("tools", []) if t in set(inputs.scores["tool"])]
-    summary = st.summarize_deltas(st.deltas(inputs.scores, tools or None),
-                                  ["metric", "spacing", "tool"])
-    sections = [setup_section(inputs, spacings), deviation_section(summary, spacings),
-                indistinguishable_section(inputs.wilcoxon, spacings),
-                failures_section(inputs.scores), timing_section(inputs.timing),
-                grid_section(inputs.grid_check), paper_section(inputs, summary, spacings)]
+    summary = st.summarize_deltas(
+        st.deltas(inputs.scores, tools or None), ["metric", "spacing", "tool"]
+    )
+    sections = [
+        setup_section(inputs, spacings),
+        deviation_section(summary, spacings),
+        indistinguishable_section(inputs.wilcoxon, spacings),
+        failures_section(inputs.scores),
+        timing_section(inputs.timing),
+        grid_section(inputs.grid_check),
+        paper_section(inputs, summary, spacings),
+    ]
     return [section for section in sections if section is not None]
 
 
@@ -271,28 +318,44 @@ def render_markdown(sections: Sequence[Section], title: str = "Findings") -> str
 
 def render_html(sections: Sequence[Section], title: str = "Findings") -> str:
     """Self-contained HTML of the same sections (for the Snakemake report)."""
+
     def inline(text: str) -> str:
         escaped = html.escape(text)
         parts = escaped.split("**")  # **bold** -> <b>bold</b>
         return "".join(f"<b>{p}</b>" if i % 2 else p for i, p in enumerate(parts))
-    body = "".join(f"<h2>{html.escape(s.title)}</h2><ul>"
-                   + "".join(f"<li>{inline(line)}</li>" for line in s.lines) + "</ul>"
-                   for s in sections)
-    return (f"<!DOCTYPE html><html><head><meta charset='utf-8'><title>{html.escape(title)}"
-            "</title><style>body{font-family:sans-serif;font-size:14px;max-width:60em}"
-            f"li{{margin:0.3em 0}}</style></head><body><h1>{html.escape(title)}</h1>{body}"
-            "</body></html>\n")
+
+    body = "".join(
+        f"<h2>{html.escape(s.title)}</h2><ul>"
+        + "".join(f"<li>{inline(line)}</li>" for line in s.lines)
+        + "</ul>"
+        for s in sections
+    )
+    return (
+        f"<!DOCTYPE html><html><head><meta charset='utf-8'><title>{html.escape(title)}"
+        "</title><style>body{font-family:sans-serif;font-size:14px;max-width:60em}"
+        f"li{{margin:0.3em 0}}</style></head><body><h1>{html.escape(title)}</h1>{body}"
+        "</body></html>\n"
+    )
 
 
-def make_findings(scores_path, wilcoxon_csv, timing_paths, config: Mapping, md_path,
-                  html_path, grid_check_paths=()) -> list[Section]:
+def make_findings(
+    scores_path,
+    wilcoxon_csv,
+    timing_paths,
+    config: Mapping,
+    md_path,
+    html_path,
+    grid_check_paths=(),
+) -> list[Section]:
     """Findings from the workflow's files; writes the Markdown and HTML renderings."""
     from study.analysis.figures import read_timing  # here, so findings alone need no matplotlib
+
     wilcoxon = pd.read_csv(wilcoxon_csv, dtype={"spacing": str})
     timing = read_timing(timing_paths) if timing_paths else None
     checked = grid_check.read_grid_check(grid_check_paths) if grid_check_paths else None
-    sections = build_findings(AnalysisInputs(read_scores(scores_path), wilcoxon, config,
-                                             timing, checked))
+    sections = build_findings(
+        AnalysisInputs(read_scores(scores_path), wilcoxon, config, timing, checked)
+    )
     Path(md_path).parent.mkdir(parents=True, exist_ok=True)
     Path(md_path).write_text(render_markdown(sections), encoding="utf-8")
     Path(html_path).write_text(render_html(sections), encoding="utf-8")

@@ -29,7 +29,8 @@ from study.records import (
 )
 
 REFERENCE_MESHING_VARIANTS: tuple[str, ...] = tuple(
-    name for name in REFERENCE_VARIANTS if name != REFERENCE)
+    name for name in REFERENCE_VARIANTS if name != REFERENCE
+)
 """Reference variants compared against `REFERENCE` in Table A4."""
 
 TESTED_METRICS: tuple[str, ...] = ("HD", "HD95", "MASD", "ASSD", "NSD", "BIoU")
@@ -53,6 +54,7 @@ NEGLIGIBLE: dict[str, float] = {"mm": 0.01, "%pt": 0.1}
 # --------------------------------------------------------------------------------------------
 # Tool names and order
 # --------------------------------------------------------------------------------------------
+
 
 def tool_label(tool: str) -> str:
     """Display label of a tool key: the adapter's label, a reference label, or the key itself."""
@@ -107,15 +109,16 @@ def display_unit(metric: str) -> str:
 
 
 def tool_versions(frame: pd.DataFrame) -> str:
-    """"Google DeepMind 0.1; MONAI 1.6.1" from the tool and tool_version columns of `frame`,
+    """ "Google DeepMind 0.1; MONAI 1.6.1" from the tool and tool_version columns of `frame`,
     in tool order; several versions of one tool are joined by "/"."""
     versions = frame.groupby("tool")["tool_version"].agg(
-        lambda v: "/".join(sorted(set(map(str, v)))))
+        lambda v: "/".join(sorted(set(map(str, v))))
+    )
     return "; ".join(f"{tool_label(t)} {versions[t]}" for t in ordered_tools(versions.index))
 
 
 def tool_list(tools: Iterable[str]) -> str:
-    """"Google DeepMind, MONAI": the tools' labels in tool order ("none" for no tool)."""
+    """ "Google DeepMind, MONAI": the tools' labels in tool order ("none" for no tool)."""
     return ", ".join(tool_label(t) for t in ordered_tools(tools)) or "none"
 
 
@@ -127,6 +130,7 @@ def signed(value: float) -> str:
 # --------------------------------------------------------------------------------------------
 # Configuration and Bonferroni factor
 # --------------------------------------------------------------------------------------------
+
 
 def implementations(tools: Sequence[str]) -> list[str]:
     """Implementations compared pairwise: the configured tools plus the reference."""
@@ -140,8 +144,11 @@ def bonferroni_factor(n_voxel_sizes: int, n_metrics: int, n_implementations: int
 
     3 × 6 × C(12, 2) = 1,188 for the paper's configuration.
     """
-    for name, value in (("n_voxel_sizes", n_voxel_sizes), ("n_metrics", n_metrics),
-                        ("n_implementations", n_implementations)):
+    for name, value in (
+        ("n_voxel_sizes", n_voxel_sizes),
+        ("n_metrics", n_metrics),
+        ("n_implementations", n_implementations),
+    ):
         if value < 1:
             raise ValueError(f"{name} must be at least 1, got {value}")
     return n_voxel_sizes * n_metrics * math.comb(n_implementations, 2)
@@ -152,13 +159,15 @@ def bonferroni_factor_from_config(config: Mapping) -> int:
     for key in ("voxel_sizes", "tools"):
         if key not in config:
             raise KeyError(f"config has no {key!r}; needed for the Bonferroni factor")
-    return bonferroni_factor(len(config["voxel_sizes"]), len(TESTED_METRICS),
-                             len(implementations(config["tools"])))
+    return bonferroni_factor(
+        len(config["voxel_sizes"]), len(TESTED_METRICS), len(implementations(config["tools"]))
+    )
 
 
 # --------------------------------------------------------------------------------------------
 # Differences to the reference
 # --------------------------------------------------------------------------------------------
+
 
 def check_scores(scores: pd.DataFrame, source: str = "scores table") -> None:
     """Fail early when a scores table lacks columns of `SCORE_COLUMNS` the analysis needs."""
@@ -188,8 +197,9 @@ def unavailable_tools(scores: pd.DataFrame) -> dict[str, str]:
     return {tool: str(group["message"].iloc[0]) for tool, group in rows.groupby("tool")}
 
 
-def deltas(scores: pd.DataFrame, tools: Sequence[str] | None = None,
-           yardstick: str = REFERENCE) -> pd.DataFrame:
+def deltas(
+    scores: pd.DataFrame, tools: Sequence[str] | None = None, yardstick: str = REFERENCE
+) -> pd.DataFrame:
     """Δ = value(tool) − value(yardstick) for every score row of the given tools.
 
     Returns one row per tool score with the match keys, category, tool, tool_version, the two
@@ -199,19 +209,31 @@ def deltas(scores: pd.DataFrame, tools: Sequence[str] | None = None,
     check_scores(scores)
     scores = measured(scores)
     if tools is None:
-        tools = [t for t in scores["tool"].unique()
-                 if t != yardstick and t not in REFERENCE_MESHING_VARIANTS]
+        tools = [
+            t
+            for t in scores["tool"].unique()
+            if t != yardstick and t not in REFERENCE_MESHING_VARIANTS
+        ]
     reference = scores.loc[scores["tool"] == yardstick, [*MATCH_KEYS, "value", "status"]]
     if reference.duplicated(list(MATCH_KEYS)).any():
         raise ValueError(f"scores table has duplicate {yardstick!r} rows for one pair and metric")
-    reference = reference.rename(columns={"value": "value_reference",
-                                          "status": "status_reference"})
+    reference = reference.rename(columns={"value": "value_reference", "status": "status_reference"})
     rows = scores.loc[scores["tool"].isin(list(tools))]
     merged = rows.merge(reference, on=list(MATCH_KEYS), how="left")
     merged["delta"] = merged["value"].astype(float) - merged["value_reference"].astype(float)
     merged["kind"] = _delta_kind(merged)
-    columns = [*MATCH_KEYS, "category", "tool", "tool_version", "value", "status",
-               "value_reference", "status_reference", "delta", "kind"]
+    columns = [
+        *MATCH_KEYS,
+        "category",
+        "tool",
+        "tool_version",
+        "value",
+        "status",
+        "value_reference",
+        "status_reference",
+        "delta",
+        "kind",
+    ]
     return merged[columns].reset_index(drop=True)
 
 
@@ -219,11 +241,14 @@ def _delta_kind(merged: pd.DataFrame) -> pd.Series:
     """Classify each row of a tool/reference merge into one of `DELTA_KINDS`."""
     failed = merged["status"].isin(["error", "unavailable"])
     no_reference = merged["status_reference"].isna() | merged["status_reference"].isin(
-        ["error", "unavailable"])
+        ["error", "unavailable"]
+    )
     finite = np.isfinite(merged["delta"].to_numpy(dtype=float))
-    kind = np.where(failed, "failed",
-                    np.where(no_reference, "no_reference",
-                             np.where(finite, "finite", "nonfinite")))
+    kind = np.where(
+        failed,
+        "failed",
+        np.where(no_reference, "no_reference", np.where(finite, "finite", "nonfinite")),
+    )
     return pd.Series(kind, index=merged.index)
 
 
@@ -236,9 +261,14 @@ def summarize_deltas(delta_table: pd.DataFrame, by: Sequence[str]) -> pd.DataFra
     if "metric" not in by:
         raise ValueError("summaries must be grouped by 'metric' (units differ between metrics)")
     table = delta_table.assign(
-        scaled=delta_table["delta"] * delta_table["metric"].map(display_scale))
-    counts = (table.groupby([*by, "kind"], observed=True).size()
-              .unstack("kind", fill_value=0).reindex(columns=list(DELTA_KINDS), fill_value=0))
+        scaled=delta_table["delta"] * delta_table["metric"].map(display_scale)
+    )
+    counts = (
+        table.groupby([*by, "kind"], observed=True)
+        .size()
+        .unstack("kind", fill_value=0)
+        .reindex(columns=list(DELTA_KINDS), fill_value=0)
+    )
     counts.columns = [f"n_{kind}" for kind in counts.columns]
     finite = table.loc[table["kind"] == "finite"].groupby(list(by), observed=True)["scaled"]
     stats = finite.agg(["min", "max", "mean", "std"]).rename(columns={"std": "sd"})
@@ -254,20 +284,29 @@ def summarize_deltas(delta_table: pd.DataFrame, by: Sequence[str]) -> pd.DataFra
 # --------------------------------------------------------------------------------------------
 
 WILCOXON_COLUMNS: tuple[str, ...] = (
-    "spacing", "metric", "tool_a", "tool_b", "n_common", "statistic", "p_value",
-    "p_corrected", "factor", "significant", "status",
+    "spacing",
+    "metric",
+    "tool_a",
+    "tool_b",
+    "n_common",
+    "statistic",
+    "p_value",
+    "p_corrected",
+    "factor",
+    "significant",
+    "status",
 )
 """Columns of the Wilcoxon table. status: tested; identical (every paired difference is 0,
 so the scores are equal and p = 1); untestable (no pair with finite scores for both)."""
 
 
-def paired_values(scores: pd.DataFrame, tool_a: str, tool_b: str, spacing: str,
-                  metric: str) -> pd.DataFrame:
+def paired_values(
+    scores: pd.DataFrame, tool_a: str, tool_b: str, spacing: str, metric: str
+) -> pd.DataFrame:
     """Finite scores of two implementations on the same mask pairs (columns a, b)."""
     keys = ["dataset", "case", "oar"]
     subset = scores.loc[(scores["spacing"] == spacing) & (scores["metric"] == metric)]
-    finite = subset.loc[np.isfinite(subset["value"].astype(float))
-                        & (subset["status"] == "ok")]
+    finite = subset.loc[np.isfinite(subset["value"].astype(float)) & (subset["status"] == "ok")]
     side_a = finite.loc[finite["tool"] == tool_a, [*keys, "value"]].rename(columns={"value": "a"})
     side_b = finite.loc[finite["tool"] == tool_b, [*keys, "value"]].rename(columns={"value": "b"})
     return side_a.merge(side_b, on=keys, how="inner")
@@ -281,21 +320,43 @@ def wilcoxon_pair(a: np.ndarray, b: np.ndarray, factor: int) -> dict:
     """
     n_common = int(len(a))
     if n_common == 0:
-        return {"n_common": 0, "statistic": np.nan, "p_value": np.nan,
-                "p_corrected": np.nan, "significant": False, "status": "untestable"}
+        return {
+            "n_common": 0,
+            "statistic": np.nan,
+            "p_value": np.nan,
+            "p_corrected": np.nan,
+            "significant": False,
+            "status": "untestable",
+        }
     if np.all(np.asarray(a) == np.asarray(b)):
-        return {"n_common": n_common, "statistic": np.nan, "p_value": 1.0,
-                "p_corrected": 1.0, "significant": False, "status": "identical"}
+        return {
+            "n_common": n_common,
+            "statistic": np.nan,
+            "p_value": 1.0,
+            "p_corrected": 1.0,
+            "significant": False,
+            "status": "identical",
+        }
     result = wilcoxon(a, b, zero_method="wilcox", alternative="two-sided")
     p_value = float(result.pvalue)
     p_corrected = min(1.0, p_value * factor)
-    return {"n_common": n_common, "statistic": float(result.statistic), "p_value": p_value,
-            "p_corrected": p_corrected, "significant": p_corrected < ALPHA, "status": "tested"}
+    return {
+        "n_common": n_common,
+        "statistic": float(result.statistic),
+        "p_value": p_value,
+        "p_corrected": p_corrected,
+        "significant": p_corrected < ALPHA,
+        "status": "tested",
+    }
 
 
-def wilcoxon_table(scores: pd.DataFrame, implementation_names: Sequence[str],
-                   spacings: Sequence[str], factor: int,
-                   metrics: Sequence[str] = TESTED_METRICS) -> pd.DataFrame:
+def wilcoxon_table(
+    scores: pd.DataFrame,
+    implementation_names: Sequence[str],
+    spacings: Sequence[str],
+    factor: int,
+    metrics: Sequence[str] = TESTED_METRICS,
+) -> pd.DataFrame:
     """Every pair of implementations, per voxel size and metric (in table order)."""
     check_scores(scores)
     ordered = ordered_tools(implementation_names)
@@ -305,8 +366,16 @@ def wilcoxon_table(scores: pd.DataFrame, implementation_names: Sequence[str],
             for tool_a, tool_b in combinations(ordered, 2):
                 pair = paired_values(scores, tool_a, tool_b, spacing, metric)
                 test = wilcoxon_pair(pair["a"].to_numpy(float), pair["b"].to_numpy(float), factor)
-                rows.append({"spacing": spacing, "metric": metric, "tool_a": tool_a,
-                             "tool_b": tool_b, "factor": factor, **test})
+                rows.append(
+                    {
+                        "spacing": spacing,
+                        "metric": metric,
+                        "tool_a": tool_a,
+                        "tool_b": tool_b,
+                        "factor": factor,
+                        **test,
+                    }
+                )
     return pd.DataFrame(rows, columns=list(WILCOXON_COLUMNS))
 
 
@@ -318,12 +387,13 @@ def smallest_attainable_p(n_pairs: int) -> float:
     """
     if n_pairs < 1:
         return 1.0
-    return min(1.0, 2.0 / 2.0 ** n_pairs)
+    return min(1.0, 2.0 / 2.0**n_pairs)
 
 
 # --------------------------------------------------------------------------------------------
 # Execution time
 # --------------------------------------------------------------------------------------------
+
 
 def time_per_case(timing: pd.DataFrame) -> pd.DataFrame:
     """Median over repeats of the HD time of each tool on each mask pair (status ok only)."""
@@ -336,8 +406,9 @@ def timed_grids(timing: pd.DataFrame) -> str:
     """What the timing records timed: "scan-sized grids of 301 × 301 × 281 voxels", or with
     shapes that differ (cropped grids) the smallest and largest by voxel count."""
     grids = sorted(GRID_NAMES.get(grid, grid) or "unnamed" for grid in timing["grid"].unique())
-    shapes = sorted(timing["shape"].unique(),
-                    key=lambda label: math.prod(int(n) for n in label.split("x")))
+    shapes = sorted(
+        timing["shape"].unique(), key=lambda label: math.prod(int(n) for n in label.split("x"))
+    )
     sizes = [label.replace("x", " × ") for label in (shapes[0], shapes[-1])]
     size = sizes[0] if len(shapes) == 1 else f"{sizes[0]} to {sizes[1]}"
     return f"{' and '.join(grids)} grids of {size} voxels"

@@ -42,23 +42,29 @@ class Table:
 # Number formatting
 # --------------------------------------------------------------------------------------------
 
+
 def format_number(value: float) -> str:
     """About three significant digits, as in the paper: 0.09, 4.25, 34.8, 115; "–" if NaN."""
     if value is None or not np.isfinite(value):
         return "–" if value is None or np.isnan(value) else ("∞" if value > 0 else "−∞")
     magnitude = abs(value)
-    text = f"{value:.0f}" if magnitude >= 100 else f"{value:.1f}" if magnitude >= 10 \
+    text = (
+        f"{value:.0f}"
+        if magnitude >= 100
+        else f"{value:.1f}"
+        if magnitude >= 10
         else f"{value:.2f}"
+    )
     return text.replace("-", "−")
 
 
 def range_cell(row: Mapping) -> str:
-    """"min | max" of one summary row."""
+    """ "min | max" of one summary row."""
     return f"{format_number(row['min'])} | {format_number(row['max'])}"
 
 
 def mean_cell(row: Mapping) -> str:
-    """"mean ± SD" of one summary row; SD is "–" when only one finite Δ exists."""
+    """ "mean ± SD" of one summary row; SD is "–" when only one finite Δ exists."""
     return f"{format_number(row['mean'])} ± {format_number(row['sd'])}"
 
 
@@ -78,8 +84,14 @@ def excluded_cell(row: Mapping) -> str:
 # Δ tables (A1, A2, A4)
 # --------------------------------------------------------------------------------------------
 
-def _delta_display(summary: pd.DataFrame, column_key: str, column_order: Sequence[str],
-                   metrics: Sequence[str], column_title) -> pd.DataFrame:
+
+def _delta_display(
+    summary: pd.DataFrame,
+    column_key: str,
+    column_order: Sequence[str],
+    metrics: Sequence[str],
+    column_title,
+) -> pd.DataFrame:
     """Rows (metric, tool), columns per value of `column_key`: range, mean ± SD, excluded."""
     tools = st.ordered_tools(summary["tool"])
     indexed = summary.set_index(["metric", "tool", column_key])
@@ -88,27 +100,37 @@ def _delta_display(summary: pd.DataFrame, column_key: str, column_order: Sequenc
         for tool in tools:
             if not any((metric, tool, c) in indexed.index for c in column_order):
                 continue
-            row = {"Δ metric": f"Δ{metric} ({st.display_unit(metric)})",
-                   "Tool": st.tool_label(tool)}
+            row = {
+                "Δ metric": f"Δ{metric} ({st.display_unit(metric)})",
+                "Tool": st.tool_label(tool),
+            }
             for column in column_order:
                 title = column_title(column)
                 if (metric, tool, column) not in indexed.index:
-                    row.update({f"{title}: min | max": "", f"{title}: mean ± SD": "",
-                                f"{title}: excluded": "n/a"})
+                    row.update(
+                        {
+                            f"{title}: min | max": "",
+                            f"{title}: mean ± SD": "",
+                            f"{title}: excluded": "n/a",
+                        }
+                    )
                     continue
                 stats = indexed.loc[(metric, tool, column)]
-                row.update({f"{title}: min | max": range_cell(stats),
-                            f"{title}: mean ± SD": mean_cell(stats),
-                            f"{title}: excluded": excluded_cell(stats)})
+                row.update(
+                    {
+                        f"{title}: min | max": range_cell(stats),
+                        f"{title}: mean ± SD": mean_cell(stats),
+                        f"{title}: excluded": excluded_cell(stats),
+                    }
+                )
             rows.append(row)
     return pd.DataFrame(rows)
 
 
 def _versions_note(scores: pd.DataFrame, tools: Sequence[str]) -> str:
-    """"Tool versions: MONAI 1.6.1; ..." for the tools of a table."""
+    """ "Tool versions: MONAI 1.6.1; ..." for the tools of a table."""
     scores = st.measured(scores)
-    return "Tool versions: " + st.tool_versions(scores.loc[scores["tool"].isin(list(tools))]) \
-        + "."
+    return "Tool versions: " + st.tool_versions(scores.loc[scores["tool"].isin(list(tools))]) + "."
 
 
 def _delta_notes(n_pairs: int) -> list[str]:
@@ -126,19 +148,23 @@ def _n_pairs(scores: pd.DataFrame) -> int:
 
 
 def unavailable_note(scores: pd.DataFrame, tools: Sequence[str] | None = None) -> list[str]:
-    """"Not available here: Anima (why)." when configured tools have no scores at all."""
-    missing = {t: m for t, m in st.unavailable_tools(scores).items()
-               if tools is None or t in tools}
+    """ "Not available here: Anima (why)." when configured tools have no scores at all."""
+    missing = {t: m for t, m in st.unavailable_tools(scores).items() if tools is None or t in tools}
     if not missing:
         return []
-    return ["Not available here (no scores): " + "; ".join(
-        f"{st.tool_label(t)} ({_shorten(missing[t])})" for t in st.ordered_tools(missing)) + "."]
+    return [
+        "Not available here (no scores): "
+        + "; ".join(
+            f"{st.tool_label(t)} ({_shorten(missing[t])})" for t in st.ordered_tools(missing)
+        )
+        + "."
+    ]
 
 
 def _shorten(message: str, limit: int = 90) -> str:
     """The first clause of a long message, so a table note stays readable."""
     first = message.split(" (")[0]
-    return first if len(first) <= limit else first[:limit - 1] + "…"
+    return first if len(first) <= limit else first[: limit - 1] + "…"
 
 
 def _metrics_present(frame: pd.DataFrame, metrics: Sequence[str]) -> list[str]:
@@ -146,18 +172,27 @@ def _metrics_present(frame: pd.DataFrame, metrics: Sequence[str]) -> list[str]:
     return [m for m in metrics if m in present]
 
 
-def table_a1(scores: pd.DataFrame, tools: Sequence[str] | None = None,
-             spacings: Sequence[str] | None = None) -> Table:
+def table_a1(
+    scores: pd.DataFrame, tools: Sequence[str] | None = None, spacings: Sequence[str] | None = None
+) -> Table:
     """Table A1: Δ per voxel size, metric and tool (min | max, mean ± SD, excluded counts)."""
     delta = st.deltas(scores, tools)
     summary = st.summarize_deltas(delta, ["metric", "spacing", "tool"])
     order = st.ordered_spacings(summary["spacing"], spacings)
     metrics = _metrics_present(summary, st.TESTED_METRICS)
     display = _delta_display(summary, "spacing", order, metrics, spacing_title)
-    notes = _delta_notes(_n_pairs(scores)) + [_versions_note(scores, delta["tool"].unique())] \
+    notes = (
+        _delta_notes(_n_pairs(scores))
+        + [_versions_note(scores, delta["tool"].unique())]
         + unavailable_note(scores, tools)
-    return Table("table_a1", "Table A1: Δ against the reference per voxel size",
-                 _sort_numeric(summary, ["metric", "tool", "spacing"], order), display, notes)
+    )
+    return Table(
+        "table_a1",
+        "Table A1: Δ against the reference per voxel size",
+        _sort_numeric(summary, ["metric", "tool", "spacing"], order),
+        display,
+        notes,
+    )
 
 
 def table_a2(scores: pd.DataFrame, tools: Sequence[str] | None = None) -> Table:
@@ -168,10 +203,17 @@ def table_a2(scores: pd.DataFrame, tools: Sequence[str] | None = None) -> Table:
     metrics = _metrics_present(summary, st.TESTED_METRICS)
     display = _delta_display(summary, "category", order, metrics, str)
     notes = _delta_notes(_n_pairs(scores)) + [
-        "All voxel sizes pooled.", _versions_note(scores, delta["tool"].unique()),
-        *unavailable_note(scores, tools)]
-    return Table("table_a2", "Table A2: Δ against the reference by OAR category",
-                 _sort_numeric(summary, ["metric", "tool", "category"], order), display, notes)
+        "All voxel sizes pooled.",
+        _versions_note(scores, delta["tool"].unique()),
+        *unavailable_note(scores, tools),
+    ]
+    return Table(
+        "table_a2",
+        "Table A2: Δ against the reference by OAR category",
+        _sort_numeric(summary, ["metric", "tool", "category"], order),
+        display,
+        notes,
+    )
 
 
 def table_a4(scores: pd.DataFrame, spacings: Sequence[str] | None = None) -> Table:
@@ -179,8 +221,10 @@ def table_a4(scores: pd.DataFrame, spacings: Sequence[str] | None = None) -> Tab
     reference's discrete marching cubes."""
     variants = [v for v in st.REFERENCE_MESHING_VARIANTS if v in set(scores["tool"])]
     if not variants:
-        raise ValueError("scores table has no reference meshing variants "
-                         f"{list(st.REFERENCE_MESHING_VARIANTS)}; Table A4 needs them")
+        raise ValueError(
+            "scores table has no reference meshing variants "
+            f"{list(st.REFERENCE_MESHING_VARIANTS)}; Table A4 needs them"
+        )
     delta = st.deltas(scores, variants)
     summary = st.summarize_deltas(delta, ["metric", "spacing", "tool"])
     order = st.ordered_spacings(summary["spacing"], spacings)
@@ -188,10 +232,16 @@ def table_a4(scores: pd.DataFrame, spacings: Sequence[str] | None = None) -> Tab
     display = _delta_display(summary, "spacing", order, metrics, spacing_title)
     notes = [
         "Δ = variant − reference (discrete marching cubes) on the same mask pair; NSD and "
-        "BIoU in percentage points.", f"Mask pairs: {_n_pairs(scores)}."]
-    return Table("table_a4", "Table A4: Δ of other meshing algorithms against discrete "
-                 "marching cubes", _sort_numeric(summary, ["metric", "tool", "spacing"], order),
-                 display, notes)
+        "BIoU in percentage points.",
+        f"Mask pairs: {_n_pairs(scores)}.",
+    ]
+    return Table(
+        "table_a4",
+        "Table A4: Δ of other meshing algorithms against discrete marching cubes",
+        _sort_numeric(summary, ["metric", "tool", "spacing"], order),
+        display,
+        notes,
+    )
 
 
 def _sort_numeric(summary: pd.DataFrame, keys: Sequence[str], last_order: Sequence[str]):
@@ -200,15 +250,21 @@ def _sort_numeric(summary: pd.DataFrame, keys: Sequence[str], last_order: Sequen
     tool_rank = {t: i for i, t in enumerate(st.ordered_tools(summary["tool"]))}
     last_rank = {v: i for i, v in enumerate(last_order)}
     ranked = summary.assign(
-        _m=summary["metric"].map(metric_rank), _t=summary["tool"].map(tool_rank),
-        _l=summary[keys[-1]].map(last_rank))
-    return ranked.sort_values(["_m", "_t", "_l"]).drop(columns=["_m", "_t", "_l"]) \
+        _m=summary["metric"].map(metric_rank),
+        _t=summary["tool"].map(tool_rank),
+        _l=summary[keys[-1]].map(last_rank),
+    )
+    return (
+        ranked.sort_values(["_m", "_t", "_l"])
+        .drop(columns=["_m", "_t", "_l"])
         .reset_index(drop=True)
+    )
 
 
 # --------------------------------------------------------------------------------------------
 # Wilcoxon table
 # --------------------------------------------------------------------------------------------
+
 
 def p_cell(row: Mapping) -> str:
     """Corrected p as text; marks identical and untestable pairs instead of a number."""
@@ -224,16 +280,18 @@ def table_wilcoxon(wilcoxon: pd.DataFrame, n_implementations: int) -> Table:
     if wilcoxon.empty:
         raise ValueError("Wilcoxon table is empty: no implementations or voxel sizes")
     factor = int(wilcoxon["factor"].iloc[0])
-    display = pd.DataFrame({
-        "Voxel size": wilcoxon["spacing"].map(spacing_title),
-        "Metric": wilcoxon["metric"],
-        "Implementation A": wilcoxon["tool_a"].map(st.tool_label),
-        "Implementation B": wilcoxon["tool_b"].map(st.tool_label),
-        "n": wilcoxon["n_common"].astype(int),
-        "p (raw)": [("–" if not np.isfinite(p) else f"{p:.3g}") for p in wilcoxon["p_value"]],
-        f"p × {factor:,} (capped at 1)": [p_cell(r) for r in wilcoxon.to_dict("records")],
-        "Significant": np.where(wilcoxon["significant"], "yes", "no"),
-    })
+    display = pd.DataFrame(
+        {
+            "Voxel size": wilcoxon["spacing"].map(spacing_title),
+            "Metric": wilcoxon["metric"],
+            "Implementation A": wilcoxon["tool_a"].map(st.tool_label),
+            "Implementation B": wilcoxon["tool_b"].map(st.tool_label),
+            "n": wilcoxon["n_common"].astype(int),
+            "p (raw)": [("–" if not np.isfinite(p) else f"{p:.3g}") for p in wilcoxon["p_value"]],
+            f"p × {factor:,} (capped at 1)": [p_cell(r) for r in wilcoxon.to_dict("records")],
+            "Significant": np.where(wilcoxon["significant"], "yes", "no"),
+        }
+    )
     n_metrics = wilcoxon["metric"].nunique()
     n_spacings = wilcoxon["spacing"].nunique()
     notes = [
@@ -244,8 +302,13 @@ def table_wilcoxon(wilcoxon: pd.DataFrame, n_implementations: int) -> Table:
         "paired difference is 0. 'no common finite scores': not testable (e.g. a tool that "
         "lacks the metric).",
     ]
-    return Table("table_wilcoxon", "Pairwise Wilcoxon signed-rank tests, Bonferroni-corrected",
-                 wilcoxon, display, notes)
+    return Table(
+        "table_wilcoxon",
+        "Pairwise Wilcoxon signed-rank tests, Bonferroni-corrected",
+        wilcoxon,
+        display,
+        notes,
+    )
 
 
 # --------------------------------------------------------------------------------------------
@@ -253,15 +316,25 @@ def table_wilcoxon(wilcoxon: pd.DataFrame, n_implementations: int) -> Table:
 # --------------------------------------------------------------------------------------------
 
 EDGE_SYMBOLS: dict[str, str] = {
-    "0": "0", "1": "1", "nan": "NaN", "inf": "∞", "-inf": "−∞", "float_max": "∞*",
-    "error": "E", "empty": "E*", "unchanged": "✓", "changed": "✗",
+    "0": "0",
+    "1": "1",
+    "nan": "NaN",
+    "inf": "∞",
+    "-inf": "−∞",
+    "float_max": "∞*",
+    "error": "E",
+    "empty": "E*",
+    "unchanged": "✓",
+    "changed": "✗",
 }
 """Display of each output class; "number" shows the value itself."""
 
-EDGE_LEGEND = ("NaN: not a number; ∞*: a very large number standing in for infinity; E: error; "
-               "E*: empty output without an error message; W: warning printed; ✓/✗: score "
-               "unchanged/changed when A and B are swapped; a number is the value returned; "
-               "blank: metric not offered by the tool.")
+EDGE_LEGEND = (
+    "NaN: not a number; ∞*: a very large number standing in for infinity; E: error; "
+    "E*: empty output without an error message; W: warning printed; ✓/✗: score "
+    "unchanged/changed when A and B are swapped; a number is the value returned; "
+    "blank: metric not offered by the tool."
+)
 
 
 def load_edge_cases(paths: Sequence[str | Path]) -> list[dict]:
@@ -277,8 +350,10 @@ def load_edge_cases(paths: Sequence[str | Path]) -> list[dict]:
                 raise ValueError(f"{path}: edge-case record lacks {key!r}")
         for record in document["records"]:
             if record.get("case") not in EDGE_CASES or record.get("output") not in EDGE_OUTPUTS:
-                raise ValueError(f"{path}: bad edge-case record {record}: case must be in "
-                                 f"{EDGE_CASES}, output in {EDGE_OUTPUTS}")
+                raise ValueError(
+                    f"{path}: bad edge-case record {record}: case must be in "
+                    f"{EDGE_CASES}, output in {EDGE_OUTPUTS}"
+                )
         documents.append(document)
     return documents
 
@@ -298,13 +373,33 @@ def table_a3(documents: Sequence[Mapping]) -> Table:
     rows = []
     for document in documents:
         for record in document["records"]:
-            rows.append({"tool": document["tool"], "version": document["version"],
-                         "metric": record["metric"], "case": record["case"],
-                         "output": record["output"], "value": record.get("value", ""),
-                         "warned": bool(record.get("warned")),
-                         "message": record.get("message", ""), "cell": edge_cell(record)})
-    numeric = pd.DataFrame(rows, columns=["tool", "version", "metric", "case", "output",
-                                          "value", "warned", "message", "cell"])
+            rows.append(
+                {
+                    "tool": document["tool"],
+                    "version": document["version"],
+                    "metric": record["metric"],
+                    "case": record["case"],
+                    "output": record["output"],
+                    "value": record.get("value", ""),
+                    "warned": bool(record.get("warned")),
+                    "message": record.get("message", ""),
+                    "cell": edge_cell(record),
+                }
+            )
+    numeric = pd.DataFrame(
+        rows,
+        columns=[
+            "tool",
+            "version",
+            "metric",
+            "case",
+            "output",
+            "value",
+            "warned",
+            "message",
+            "cell",
+        ],
+    )
     metrics = ["DSC", *[m for m in METRICS if m != "DSC"]]
     metrics = [m for m in metrics if m in set(numeric["metric"])]
     display_rows = []
@@ -312,8 +407,9 @@ def table_a3(documents: Sequence[Mapping]) -> Table:
     for document in sorted(documents, key=lambda d: tool_order.index(d["tool"])):
         cells = numeric.loc[numeric["tool"] == document["tool"]].set_index(["metric", "case"])
         # A tool missing here has no version and no records: say so rather than print None.
-        version = document["version"] if document.get("status") != "unavailable" \
-            else "not installed"
+        version = (
+            document["version"] if document.get("status") != "unavailable" else "not installed"
+        )
         row = {"Tool": st.tool_label(document["tool"]), "Version": str(version)}
         for metric in metrics:
             for case in EDGE_CASES:
@@ -321,13 +417,15 @@ def table_a3(documents: Sequence[Mapping]) -> Table:
                 row[f"{metric} {case}"] = cells.loc[key, "cell"] if key in cells.index else ""
         display_rows.append(row)
     notes = ["O1: A empty; O2: B empty; O3: both empty; S: A and B swapped.", EDGE_LEGEND]
-    return Table("table_a3", "Table A3: edge-case handling", numeric,
-                 pd.DataFrame(display_rows), notes)
+    return Table(
+        "table_a3", "Table A3: edge-case handling", numeric, pd.DataFrame(display_rows), notes
+    )
 
 
 # --------------------------------------------------------------------------------------------
 # Rendering
 # --------------------------------------------------------------------------------------------
+
 
 def render_markdown(table: Table) -> str:
     """Title, the display frame as a pipe table, and the notes."""
@@ -339,11 +437,26 @@ def render_markdown(table: Table) -> str:
     return f"## {table.title}\n\n{body}\n\n{notes}\n"
 
 
-_LATEX_SPECIALS = {"\\": r"\textbackslash{}", "&": r"\&", "%": r"\%", "$": r"\$", "#": r"\#",
-                   "_": r"\_", "{": r"\{", "}": r"\}", "~": r"\textasciitilde{}",
-                   "^": r"\textasciicircum{}", "Δ": r"$\Delta$", "±": r"$\pm$", "∞": r"$\infty$",
-                   "−": r"$-$", "×": r"$\times$", "✓": r"\checkmark{}", "✗": r"$\times$",
-                   "–": "--"}
+_LATEX_SPECIALS = {
+    "\\": r"\textbackslash{}",
+    "&": r"\&",
+    "%": r"\%",
+    "$": r"\$",
+    "#": r"\#",
+    "_": r"\_",
+    "{": r"\{",
+    "}": r"\}",
+    "~": r"\textasciitilde{}",
+    "^": r"\textasciicircum{}",
+    "Δ": r"$\Delta$",
+    "±": r"$\pm$",
+    "∞": r"$\infty$",
+    "−": r"$-$",
+    "×": r"$\times$",
+    "✓": r"\checkmark{}",
+    "✗": r"$\times$",
+    "–": "--",
+}
 
 
 def latex_escape(text: str) -> str:
@@ -358,10 +471,16 @@ def render_latex(table: Table) -> str:
     """
     frame = table.display
     columns = list(frame.columns)
-    lines = [r"\begin{table}", r"\centering", r"\scriptsize",
-             rf"\caption{{{latex_escape(table.title)}}}",
-             r"\begin{tabular}{" + "l" * max(1, len(columns)) + "}", r"\hline",
-             " & ".join(latex_escape(c) for c in columns) + r" \\", r"\hline"]
+    lines = [
+        r"\begin{table}",
+        r"\centering",
+        r"\scriptsize",
+        rf"\caption{{{latex_escape(table.title)}}}",
+        r"\begin{tabular}{" + "l" * max(1, len(columns)) + "}",
+        r"\hline",
+        " & ".join(latex_escape(c) for c in columns) + r" \\",
+        r"\hline",
+    ]
     for record in frame.itertuples(index=False):
         lines.append(" & ".join(latex_escape(v) for v in record) + r" \\")
     lines += [r"\hline", r"\end{tabular}"]
@@ -374,16 +493,25 @@ def render_html(table: Table) -> str:
     """A self-contained HTML page of the table (what the Snakemake report embeds)."""
     body = table.display.to_html(index=False, border=0, classes="table", na_rep="")
     notes = "".join(f"<li>{html.escape(note)}</li>" for note in table.notes)
-    style = ("body{font-family:sans-serif;font-size:13px}table{border-collapse:collapse}"
-             "th,td{padding:2px 8px;border-bottom:1px solid #ddd;text-align:left;"
-             "white-space:nowrap}")
-    return (f"<!DOCTYPE html><html><head><meta charset='utf-8'><title>"
-            f"{html.escape(table.title)}</title><style>{style}</style></head><body>"
-            f"<h2>{html.escape(table.title)}</h2>{body}<ul>{notes}</ul></body></html>\n")
+    style = (
+        "body{font-family:sans-serif;font-size:13px}table{border-collapse:collapse}"
+        "th,td{padding:2px 8px;border-bottom:1px solid #ddd;text-align:left;"
+        "white-space:nowrap}"
+    )
+    return (
+        f"<!DOCTYPE html><html><head><meta charset='utf-8'><title>"
+        f"{html.escape(table.title)}</title><style>{style}</style></head><body>"
+        f"<h2>{html.escape(table.title)}</h2>{body}<ul>{notes}</ul></body></html>\n"
+    )
 
 
-def write_table(table: Table, csv_path: str | Path, md_path: str | Path,
-                tex_path: str | Path, html_path: str | Path | None = None) -> None:
+def write_table(
+    table: Table,
+    csv_path: str | Path,
+    md_path: str | Path,
+    tex_path: str | Path,
+    html_path: str | Path | None = None,
+) -> None:
     """Write the numeric CSV and the Markdown, LaTeX (and optionally HTML) renderings."""
     for path in (csv_path, md_path, tex_path, html_path):
         if path is not None:
@@ -398,6 +526,7 @@ def write_table(table: Table, csv_path: str | Path, md_path: str | Path,
 # --------------------------------------------------------------------------------------------
 # Entry points of the workflow rules (paths in, files out)
 # --------------------------------------------------------------------------------------------
+
 
 def read_scores(path: str | Path) -> pd.DataFrame:
     """The scores table at `path`, checked for the columns the analysis needs."""
@@ -422,15 +551,16 @@ def configured_tools(config: Mapping, scores: pd.DataFrame) -> list[str]:
     return [t for t in wanted if t in present]
 
 
-def make_delta_table(which: str, scores_path, outputs: Mapping[str, str],
-                     config: Mapping) -> Table:
+def make_delta_table(which: str, scores_path, outputs: Mapping[str, str], config: Mapping) -> Table:
     """Build Table A1, A2 or A4 from the scores file and write csv/md/tex/html outputs."""
     scores = read_scores(scores_path)
     spacings = configured_spacings(config)
     tools = configured_tools(config, scores) or None
-    builders = {"a1": lambda: table_a1(scores, tools, spacings),
-                "a2": lambda: table_a2(scores, tools),
-                "a4": lambda: table_a4(scores, spacings)}
+    builders = {
+        "a1": lambda: table_a1(scores, tools, spacings),
+        "a2": lambda: table_a2(scores, tools),
+        "a4": lambda: table_a4(scores, spacings),
+    }
     if which not in builders:
         raise ValueError(f"unknown Δ table {which!r}; expected one of {list(builders)}")
     table = builders[which]()

@@ -17,8 +17,9 @@ from vtk.util import numpy_support
 MESH_SUFFIXES = (".vtp", ".ply")
 
 
-def image_from_array(values: np.ndarray, spacing: Sequence[float],
-                     origin: Sequence[float]) -> vtk.vtkImageData:
+def image_from_array(
+    values: np.ndarray, spacing: Sequence[float], origin: Sequence[float]
+) -> vtk.vtkImageData:
     """vtkImageData holding `values` (array axis n = image axis n; VTK runs x fastest)."""
     image = vtk.vtkImageData()
     image.SetDimensions(*values.shape)
@@ -84,14 +85,22 @@ def _reversed(mesh: vtk.vtkPolyData) -> vtk.vtkPolyData:
     return reverse.GetOutput()
 
 
-def mesh_from_field(values: np.ndarray, spacing: Sequence[float], origin: Sequence[float],
-                    *, smooth_iterations: int = 10) -> vtk.vtkPolyData:
+def mesh_from_field(
+    values: np.ndarray,
+    spacing: Sequence[float],
+    origin: Sequence[float],
+    *,
+    smooth_iterations: int = 10,
+) -> vtk.vtkPolyData:
     """Closed surface {values = 0} of a sampled implicit function (negative inside).
 
     The outermost layer of samples must be outside (positive), so the surface is closed.
     """
-    if not np.all(values[[0, -1], :, :] > 0) or not np.all(values[:, [0, -1], :] > 0) \
-            or not np.all(values[:, :, [0, -1]] > 0):
+    if (
+        not np.all(values[[0, -1], :, :] > 0)
+        or not np.all(values[:, [0, -1], :] > 0)
+        or not np.all(values[:, :, [0, -1]] > 0)
+    ):
         raise ValueError("implicit field is not positive on the grid border: surface would be open")
     values = np.asarray(values, dtype=np.float32)
     # A sample lying (almost) exactly on the surface makes zero-length edges; merging their
@@ -107,8 +116,13 @@ def mesh_from_field(values: np.ndarray, spacing: Sequence[float], origin: Sequen
     return finish_surface(contour.GetOutput(), smooth_iterations=smooth_iterations)
 
 
-def mesh_from_mask(mask: np.ndarray, spacing: Sequence[float], origin: Sequence[float],
-                   *, smooth_iterations: int = 10) -> vtk.vtkPolyData | None:
+def mesh_from_mask(
+    mask: np.ndarray,
+    spacing: Sequence[float],
+    origin: Sequence[float],
+    *,
+    smooth_iterations: int = 10,
+) -> vtk.vtkPolyData | None:
     """Marching-cubes surface (iso 0.5) of a binary mask, gently smoothed; None if empty.
 
     The mask is padded by one background voxel on every side so the surface is closed even
@@ -120,8 +134,9 @@ def mesh_from_mask(mask: np.ndarray, spacing: Sequence[float], origin: Sequence[
     padded = np.pad(mask, 1).astype(np.float32)
     padded_origin = [o - s for o, s in zip(origin, spacing, strict=True)]
     # Flying edges is VTK's faster marching cubes; 0.5 - value puts the inside negative.
-    return mesh_from_field(0.5 - padded, spacing, padded_origin,
-                           smooth_iterations=smooth_iterations)
+    return mesh_from_field(
+        0.5 - padded, spacing, padded_origin, smooth_iterations=smooth_iterations
+    )
 
 
 def open_edge_count(mesh: vtk.vtkPolyData) -> int:
@@ -165,8 +180,10 @@ def check_closed(mesh: vtk.vtkPolyData | None, *, name: str) -> None:
         raise ValueError(f"{name}: mesh has no triangles (use None for an empty observer)")
     open_edges = open_edge_count(mesh)
     if open_edges:
-        raise ValueError(f"{name}: mesh is not closed ({open_edges} boundary or non-manifold "
-                         "edges); voxelization needs a watertight surface")
+        raise ValueError(
+            f"{name}: mesh is not closed ({open_edges} boundary or non-manifold "
+            "edges); voxelization needs a watertight surface"
+        )
     if signed_volume(mesh) <= 0:
         raise ValueError(f"{name}: mesh is inside out (negative signed volume)")
 
@@ -221,8 +238,14 @@ MANIFEST_COLUMNS: tuple[str, ...] = ("case", "oar", "category", "observer", "pat
 """Columns of a mesh manifest; `path` is relative to the manifest, empty = drew nothing."""
 
 
-def write_observer_meshes(folder: str | Path, *, case: str, oar: str, category: str,
-                          meshes: Mapping[str, vtk.vtkPolyData | None]) -> list[dict]:
+def write_observer_meshes(
+    folder: str | Path,
+    *,
+    case: str,
+    oar: str,
+    category: str,
+    meshes: Mapping[str, vtk.vtkPolyData | None],
+) -> list[dict]:
     """Write each observer's mesh as folder/<oar>__<observer>.vtp; return its manifest rows.
 
     An observer who drew nothing (None) gets a row with an empty path and volume 0.
@@ -232,8 +255,16 @@ def write_observer_meshes(folder: str | Path, *, case: str, oar: str, category: 
         file_name = f"{oar}__{observer}.vtp" if mesh is not None else ""
         if mesh is not None:
             write_mesh(Path(folder) / file_name, mesh)
-        rows.append({"case": case, "oar": oar, "category": category, "observer": observer,
-                     "path": file_name, "volume_mm3": round(mesh_volume(mesh), 3)})
+        rows.append(
+            {
+                "case": case,
+                "oar": oar,
+                "category": category,
+                "observer": observer,
+                "path": file_name,
+                "volume_mm3": round(mesh_volume(mesh), 3),
+            }
+        )
     return rows
 
 
@@ -269,7 +300,8 @@ def merge_manifests(case_manifests: Sequence[str | Path], out_csv: str | Path) -
     rows = []
     for case_csv in case_manifests:
         table = read_manifest(case_csv)
-        table["path"] = [os.path.relpath(f, out_csv.parent.resolve()) if f else ""
-                         for f in table["file"]]
+        table["path"] = [
+            os.path.relpath(f, out_csv.parent.resolve()) if f else "" for f in table["file"]
+        ]
         rows += table[list(MANIFEST_COLUMNS)].to_dict("records")
     write_manifest(rows, out_csv)

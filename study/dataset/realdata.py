@@ -40,8 +40,9 @@ def read_pair_manifest(path: str | Path) -> pd.DataFrame:
     table = pd.read_csv(path, dtype=str, keep_default_na=False)
     missing = [c for c in REQUIRED_COLUMNS if c not in table.columns]
     if missing:
-        raise InputError(f"{path}: pair manifest lacks column(s) {missing}; required: "
-                         f"{list(REQUIRED_COLUMNS)}")
+        raise InputError(
+            f"{path}: pair manifest lacks column(s) {missing}; required: {list(REQUIRED_COLUMNS)}"
+        )
     if table.empty:
         raise InputError(f"{path}: pair manifest has no rows")
     for column in OPTIONAL_COLUMNS:
@@ -63,8 +64,10 @@ def _checked_row(path: Path, line: int, row: pd.Series) -> dict:
         raise InputError(f"{where}: case {row['case']!r} may only hold letters, digits, _ . -")
     category = row["category"] or OARS.get(row["oar"], "")
     if not category:
-        raise InputError(f"{where}: unknown OAR name {row['oar']!r}; use one of the 30 HaN-Seg "
-                         f"names or give a category ({', '.join(CATEGORIES)})")
+        raise InputError(
+            f"{where}: unknown OAR name {row['oar']!r}; use one of the 30 HaN-Seg "
+            f"names or give a category ({', '.join(CATEGORIES)})"
+        )
     if category not in CATEGORIES:
         raise InputError(f"{where}: category {category!r} is not one of {CATEGORIES}")
     files = {}
@@ -82,23 +85,34 @@ def _checked_row(path: Path, line: int, row: pd.Series) -> dict:
         if text and not re.fullmatch(r"\d+", text):
             raise InputError(f"{where}: label_{observer} must be a whole number, got {text!r}")
         labels[observer] = int(text) if text else None
-    return {"case": row["case"], "oar": row["oar"], "category": category,
-            "file_a": files["a"], "file_b": files["b"],
-            "label_a": labels["a"], "label_b": labels["b"]}
+    return {
+        "case": row["case"],
+        "oar": row["oar"],
+        "category": category,
+        "file_a": files["a"],
+        "file_b": files["b"],
+        "label_a": labels["a"],
+        "label_b": labels["b"],
+    }
 
 
 def read_mask_pair(row: dict) -> dict[str, tuple | None]:
     """Both observers' (mask, spacing, origin); None for an empty path. Grids must agree."""
-    loaded = {obs: load_mask(row[f"file_{obs}"], row[f"label_{obs}"])
-              if row[f"file_{obs}"] else None for obs in ("a", "b")}
+    loaded = {
+        obs: load_mask(row[f"file_{obs}"], row[f"label_{obs}"]) if row[f"file_{obs}"] else None
+        for obs in ("a", "b")
+    }
     if loaded["a"] is not None and loaded["b"] is not None:
         check_same_grid(loaded["a"], loaded["b"], str(row["file_a"]), str(row["file_b"]))
-    return {obs: None if mask is None else (mask.array, mask.spacing, mask.origin)
-            for obs, mask in loaded.items()}
+    return {
+        obs: None if mask is None else (mask.array, mask.spacing, mask.origin)
+        for obs, mask in loaded.items()
+    }
 
 
-def mesh_user_case(manifest: str | Path, case: str, out_dir: str | Path,
-                   oars: Sequence[str] | str = "all") -> list[dict]:
+def mesh_user_case(
+    manifest: str | Path, case: str, out_dir: str | Path, oars: Sequence[str] | str = "all"
+) -> list[dict]:
     """Mesh every pair of `case` (of the OARs in `oars`, or all) into
     out_dir/<oar>__<A|B>.vtp and write out_dir/manifest.csv.
 
@@ -113,20 +127,26 @@ def mesh_user_case(manifest: str | Path, case: str, out_dir: str | Path,
     out_dir = Path(out_dir).resolve()
     for file in [*rows["file_a"], *rows["file_b"]]:
         if file is not None and out_dir.is_relative_to(Path(file).parent):
-            raise InputError(f"{out_dir}: meshes must not be written into the user's data "
-                             f"folder {Path(file).parent}")
+            raise InputError(
+                f"{out_dir}: meshes must not be written into the user's data "
+                f"folder {Path(file).parent}"
+            )
     records = []
     for row in rows.to_dict("records"):
-        meshes = {observer.upper(): mesh_from_mask(*item) if item is not None else None
-                  for observer, item in read_mask_pair(row).items()}
-        records += write_observer_meshes(out_dir, case=case, oar=row["oar"],
-                                         category=row["category"], meshes=meshes)
+        meshes = {
+            observer.upper(): mesh_from_mask(*item) if item is not None else None
+            for observer, item in read_mask_pair(row).items()
+        }
+        records += write_observer_meshes(
+            out_dir, case=case, oar=row["oar"], category=row["category"], meshes=meshes
+        )
     write_manifest(records, out_dir / "manifest.csv")
     return records
 
 
-def build_hanseg_manifest(observer_a: str | Path, observer_b: str | Path,
-                          out_csv: str | Path, *, overwrite: bool = False) -> pd.DataFrame:
+def build_hanseg_manifest(
+    observer_a: str | Path, observer_b: str | Path, out_csv: str | Path, *, overwrite: bool = False
+) -> pd.DataFrame:
     """Pair manifest of two HaN-Seg-style folders (one per observer) as CSV at `out_csv`.
 
     An OAR present for only one observer gets an empty path for the other. Paths are written
@@ -145,8 +165,9 @@ def build_hanseg_manifest(observer_a: str | Path, observer_b: str | Path,
                 continue
             found.setdefault((match.group(1), match.group(2)), {})[observer] = file
     if not found:
-        raise InputError(f"{observer_a}, {observer_b}: no case_XX/case_XX_OAR_<Name>.seg.nrrd "
-                         "files found")
+        raise InputError(
+            f"{observer_a}, {observer_b}: no case_XX/case_XX_OAR_<Name>.seg.nrrd files found"
+        )
     unknown = sorted({oar for _, oar in found if oar not in OARS})
     if unknown:
         raise InputError(f"{observer_a}, {observer_b}: unknown OAR name(s) {unknown}")
@@ -158,9 +179,17 @@ def build_hanseg_manifest(observer_a: str | Path, observer_b: str | Path,
         file = file.resolve()
         return str(file.relative_to(base)) if file.is_relative_to(base) else str(file)
 
-    table = pd.DataFrame([{"case": case, "oar": oar, "path_a": relative(files.get("a")),
-                           "path_b": relative(files.get("b"))}
-                          for (case, oar), files in sorted(found.items())])
+    table = pd.DataFrame(
+        [
+            {
+                "case": case,
+                "oar": oar,
+                "path_a": relative(files.get("a")),
+                "path_b": relative(files.get("b")),
+            }
+            for (case, oar), files in sorted(found.items())
+        ]
+    )
     out_csv.parent.mkdir(parents=True, exist_ok=True)
     table.to_csv(out_csv, index=False)
     return table
@@ -176,8 +205,9 @@ def main(argv: Sequence[str] | None = None) -> None:
     hanseg.add_argument("--overwrite", action="store_true")
     args = parser.parse_args(argv)
     try:
-        table = build_hanseg_manifest(args.observer_a, args.observer_b, args.out_csv,
-                                      overwrite=args.overwrite)
+        table = build_hanseg_manifest(
+            args.observer_a, args.observer_b, args.out_csv, overwrite=args.overwrite
+        )
     except InputError as error:
         parser.exit(2, f"error: {error}\n")
     print(f"{args.out_csv}: {len(table)} pairs in {table['case'].nunique()} cases")

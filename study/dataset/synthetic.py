@@ -101,8 +101,9 @@ class Tube:
         self.arc = np.linspace(0.0, arc[-1], count)
         self.samples = np.column_stack([np.interp(self.arc, arc, dense[:, n]) for n in range(3)])
         # Radii are given per control point: spread them along arc length.
-        self.sample_radii = np.interp(self.arc / self.arc[-1], chord / chord[-1],
-                                      np.asarray(self.radii, float))
+        self.sample_radii = np.interp(
+            self.arc / self.arc[-1], chord / chord[-1], np.asarray(self.radii, float)
+        )
 
     @property
     def length(self) -> float:
@@ -118,8 +119,9 @@ class Tube:
             # Beyond `bound` exact values do not matter; it must exceed the largest observer
             # offset times the gradient clip in `_as_distance`, so no spurious surface forms.
             bound = float(self.sample_radii.max()) + TUBE_BOUND_MM
-            dist, index = cKDTree(self.samples).query(np.asarray(points) * self.scale,
-                                                      distance_upper_bound=bound, workers=-1)
+            dist, index = cKDTree(self.samples).query(
+                np.asarray(points) * self.scale, distance_upper_bound=bound, workers=-1
+            )
             index[~np.isfinite(dist)] = -1
             self._cached_points, self._cached = points, (dist, index)
         return self._cached
@@ -141,8 +143,9 @@ class Tube:
         for cut, end in ((index < first) & ~far, first), ((index > last) & ~far, last):
             if cut.any():
                 scaled = np.asarray(points)[cut] * self.scale
-                values[cut] = (np.linalg.norm(scaled - self.samples[end], axis=1)
-                               - self.sample_radii[end])
+                values[cut] = (
+                    np.linalg.norm(scaled - self.samples[end], axis=1) - self.sample_radii[end]
+                )
         return values
 
 
@@ -157,9 +160,9 @@ class Organ:
     field: Field
     lo: np.ndarray
     hi: np.ndarray
-    step: float            # sampling step of the implicit function (mm)
-    thickness: float       # thinnest full extent (mm); bounds how far an observer may shrink it
-    disagreement: float    # RMS boundary offset of one observer from the truth (mm)
+    step: float  # sampling step of the implicit function (mm)
+    thickness: float  # thinnest full extent (mm); bounds how far an observer may shrink it
+    disagreement: float  # RMS boundary offset of one observer from the truth (mm)
     tube_trim: bool = False  # observers trim tube ends differently
 
 
@@ -232,14 +235,17 @@ def _box_of_tube(tube: Tube) -> tuple[np.ndarray, np.ndarray]:
 def _blob_organ(ctx: CaseContext, center, radii, angles, *, step, disagreement) -> Organ:
     c, r = ctx.pos(center), ctx.axes(radii)
     lo, hi = _box_of_ellipsoid(c, r)
-    return Organ(_ellipsoid(c, r, ctx.angles(angles)), lo, hi, step, 2 * float(r.min()),
-                 disagreement)
+    return Organ(
+        _ellipsoid(c, r, ctx.angles(angles)), lo, hi, step, 2 * float(r.min()), disagreement
+    )
 
 
-def _tube_organ(ctx: CaseContext, controls, radii, *, scale=(1, 1, 1), step, disagreement,
-                trim=True) -> Organ:
-    tube = Tube(ctx.curve(controls), np.asarray(radii, float) * ctx.size(0.06),
-                np.asarray(scale, float))
+def _tube_organ(
+    ctx: CaseContext, controls, radii, *, scale=(1, 1, 1), step, disagreement, trim=True
+) -> Organ:
+    tube = Tube(
+        ctx.curve(controls), np.asarray(radii, float) * ctx.size(0.06), np.asarray(scale, float)
+    )
     lo, hi = _box_of_tube(tube)
     thickness = 2 * float(tube.sample_radii.min() / tube.scale.max())
     return Organ(tube, lo, hi, step, thickness, disagreement, tube_trim=trim)
@@ -256,8 +262,14 @@ def _oral_cavity_shape(ctx: CaseContext) -> tuple[np.ndarray, np.ndarray, np.nda
 def _cavity_oral(ctx: CaseContext) -> Organ:
     center, radii, rot = _oral_cavity_shape(ctx)
     lo, hi = _box_of_ellipsoid(center, radii)
-    return Organ(lambda p, t=(0, 0): ellipsoid_sdf(p, center, radii, rot), lo, hi, 0.9,
-                 2 * float(radii.min()), 1.3)
+    return Organ(
+        lambda p, t=(0, 0): ellipsoid_sdf(p, center, radii, rot),
+        lo,
+        hi,
+        0.9,
+        2 * float(radii.min()),
+        1.3,
+    )
 
 
 def _buccal_mucosa(ctx: CaseContext) -> Organ:
@@ -301,12 +313,30 @@ def _lips(ctx: CaseContext) -> Organ:
 
 def _mandible(ctx: CaseContext) -> Organ:
     """A U-shaped arch (tall, thin elliptic cross-section) with two ascending rami."""
-    body = Tube(ctx.curve([(-47, -8, -62), (-42, -40, -70), (-28, -70, -76), (0, -84, -80),
-                           (28, -70, -76), (42, -40, -70), (47, -8, -62)], 1.5),
-                np.full(7, 5.2 * ctx.size(0.05)), np.array([1.0, 1.0, 1 / 2.6]))
-    rami = [Tube(ctx.curve([(s * 47, -8, -62), (s * 49, -2, -40), (s * 50, 6, -18)], 1.5),
-                 np.full(3, 4.2 * ctx.size(0.05)), np.array([1.0, 1 / 2.4, 1.0]))
-            for s in (-1.0, 1.0)]
+    body = Tube(
+        ctx.curve(
+            [
+                (-47, -8, -62),
+                (-42, -40, -70),
+                (-28, -70, -76),
+                (0, -84, -80),
+                (28, -70, -76),
+                (42, -40, -70),
+                (47, -8, -62),
+            ],
+            1.5,
+        ),
+        np.full(7, 5.2 * ctx.size(0.05)),
+        np.array([1.0, 1.0, 1 / 2.6]),
+    )
+    rami = [
+        Tube(
+            ctx.curve([(s * 47, -8, -62), (s * 49, -2, -40), (s * 50, 6, -18)], 1.5),
+            np.full(3, 4.2 * ctx.size(0.05)),
+            np.array([1.0, 1 / 2.4, 1.0]),
+        )
+        for s in (-1.0, 1.0)
+    ]
     boxes = [_box_of_tube(t) for t in (body, *rami)]
     lo = np.min([b[0] for b in boxes], axis=0)
     hi = np.max([b[1] for b in boxes], axis=0)
@@ -319,8 +349,11 @@ def _thyroid(ctx: CaseContext) -> Organ:
     for s in (-1.0, 1.0):
         c = ctx.pos((s * 16, -18, -150))
         lobes.append(_ellipsoid(c, ctx.axes((8, 9, 21)), (0, s * 10, 0)))
-    isthmus = Tube(ctx.curve([(-12, -26, -158), (0, -29, -158), (12, -26, -158)], 1.0),
-                   np.full(3, 4.0), np.array([1.0, 1.3, 0.8]))
+    isthmus = Tube(
+        ctx.curve([(-12, -26, -158), (0, -29, -158), (12, -26, -158)], 1.0),
+        np.full(3, 4.0),
+        np.array([1.0, 1.3, 0.8]),
+    )
     center = ctx.pos((0, -18, -150), 0)
     lo, hi = center - [30, 16, 28], center + [30, 16, 28]
     return Organ(_union(*lobes, isthmus), lo, hi, 0.7, 8.0, 0.7)
@@ -341,8 +374,14 @@ def _parotid(ctx: CaseContext) -> Organ:
 
 def _chiasm(ctx: CaseContext) -> Organ:
     """An X of two short crossing bundles, flattened vertically."""
-    arms = [Tube(ctx.curve([(-8, -14 + 14 * k, 8), (0, -7, 8), (8, -14 * k, 8)], 0.8),
-                 np.full(3, 1.9 * ctx.size(0.06)), np.array([1.0, 1.0, 1.3])) for k in (0, 1)]
+    arms = [
+        Tube(
+            ctx.curve([(-8, -14 + 14 * k, 8), (0, -7, 8), (8, -14 * k, 8)], 0.8),
+            np.full(3, 1.9 * ctx.size(0.06)),
+            np.array([1.0, 1.0, 1.3]),
+        )
+        for k in (0, 1)
+    ]
     center = ctx.pos((0, -7, 8), 0)
     return Organ(_union(*arms), center - [12, 12, 6], center + [12, 12, 6], 0.35, 2.8, 0.35)
 
@@ -363,47 +402,78 @@ def _eye_anterior(ctx: CaseContext) -> Organ:
 
 
 BUILDERS: dict[str, Callable[[CaseContext], Organ]] = {
-    "Eye_PL": lambda c: _blob_organ(c, EYE_CENTER, EYE_RADII, (0, 0, 0),
-                                    step=0.6, disagreement=0.5),
+    "Eye_PL": lambda c: _blob_organ(
+        c, EYE_CENTER, EYE_RADII, (0, 0, 0), step=0.6, disagreement=0.5
+    ),
     "Eye_AL": _eye_anterior,
-    "OpticNrv_L": lambda c: _tube_organ(c, [(30, -48, 4), (25, -35, 6), (15, -20, 7),
-                                            (6, -8, 8)], [1.8, 1.75, 1.7, 1.7],
-                                        step=0.35, disagreement=0.3),
+    "OpticNrv_L": lambda c: _tube_organ(
+        c,
+        [(30, -48, 4), (25, -35, 6), (15, -20, 7), (6, -8, 8)],
+        [1.8, 1.75, 1.7, 1.7],
+        step=0.35,
+        disagreement=0.3,
+    ),
     "OpticChiasm": _chiasm,
-    "Pituitary": lambda c: _blob_organ(c, (0, 0, 0), (6, 5, 4), (10, 0, 0), step=0.35,
-                                       disagreement=0.45),
-    "Cochlea_L": lambda c: _blob_organ(c, (30, 14, -6), (3.4, 2.6, 2.0), (20, 10, 40),
-                                       step=0.3, disagreement=0.35),
-    "Glnd_Lacrimal_L": lambda c: _blob_organ(c, (44, -60, 17), (8.5, 5, 3.2), (0, 15, -40),
-                                             step=0.35, disagreement=0.55),
+    "Pituitary": lambda c: _blob_organ(
+        c, (0, 0, 0), (6, 5, 4), (10, 0, 0), step=0.35, disagreement=0.45
+    ),
+    "Cochlea_L": lambda c: _blob_organ(
+        c, (30, 14, -6), (3.4, 2.6, 2.0), (20, 10, 40), step=0.3, disagreement=0.35
+    ),
+    "Glnd_Lacrimal_L": lambda c: _blob_organ(
+        c, (44, -60, 17), (8.5, 5, 3.2), (0, 15, -40), step=0.35, disagreement=0.55
+    ),
     "Parotid_L": _parotid,
-    "Glnd_Submand_L": lambda c: _blob_organ(c, (30, -30, -68), (15, 10.5, 10), (0, 0, 30),
-                                            step=0.7, disagreement=0.9),
-    "Brainstem": lambda c: _tube_organ(c, [(0, 22, 22), (0, 24, 5), (0, 27, -15),
-                                           (0, 32, -35)], [11, 13.5, 12, 9.5],
-                                       scale=(1 / 1.15, 1 / 0.9, 1), step=0.9,
-                                       disagreement=0.8),
-    "SpinalCord": lambda c: _tube_organ(c, [(0, 32, -37), (0, 27, -80), (0, 25, -125),
-                                            (0, 30, -205)], [5.5, 5.5, 5.4, 5.2],
-                                        scale=(1 / 1.25, 1 / 0.85, 1), step=0.7,
-                                        disagreement=0.5),
-    "Esophagus_S": lambda c: _tube_organ(c, [(-3, 10, -128), (-4, 12, -150), (-5, 14, -175)],
-                                         [6.5, 6.5, 6.5], scale=(1 / 1.3, 1 / 0.75, 1),
-                                         step=0.6, disagreement=0.7),
-    "Cricopharyngeus": lambda c: _blob_organ(c, (-2, 9, -118), (12, 8, 6.5), (0, 0, 0),
-                                             step=0.5, disagreement=0.6),
-    "Larynx_SG": lambda c: _blob_organ(c, (0, -18, -92), (16, 15, 17), (-10, 0, 0),
-                                       step=0.8, disagreement=0.9),
-    "Glottis": lambda c: _blob_organ(c, (0, -16, -111), (10, 12, 4.5), (0, 0, 0),
-                                     step=0.5, disagreement=0.8),
-    "Arytenoid": lambda c: _union_of_blobs(c, [((-3.5, -6, -106), (3.6, 4, 5)),
-                                                ((3.5, -6, -106), (3.6, 4, 5))],
-                                           step=0.35, disagreement=0.55),
+    "Glnd_Submand_L": lambda c: _blob_organ(
+        c, (30, -30, -68), (15, 10.5, 10), (0, 0, 30), step=0.7, disagreement=0.9
+    ),
+    "Brainstem": lambda c: _tube_organ(
+        c,
+        [(0, 22, 22), (0, 24, 5), (0, 27, -15), (0, 32, -35)],
+        [11, 13.5, 12, 9.5],
+        scale=(1 / 1.15, 1 / 0.9, 1),
+        step=0.9,
+        disagreement=0.8,
+    ),
+    "SpinalCord": lambda c: _tube_organ(
+        c,
+        [(0, 32, -37), (0, 27, -80), (0, 25, -125), (0, 30, -205)],
+        [5.5, 5.5, 5.4, 5.2],
+        scale=(1 / 1.25, 1 / 0.85, 1),
+        step=0.7,
+        disagreement=0.5,
+    ),
+    "Esophagus_S": lambda c: _tube_organ(
+        c,
+        [(-3, 10, -128), (-4, 12, -150), (-5, 14, -175)],
+        [6.5, 6.5, 6.5],
+        scale=(1 / 1.3, 1 / 0.75, 1),
+        step=0.6,
+        disagreement=0.7,
+    ),
+    "Cricopharyngeus": lambda c: _blob_organ(
+        c, (-2, 9, -118), (12, 8, 6.5), (0, 0, 0), step=0.5, disagreement=0.6
+    ),
+    "Larynx_SG": lambda c: _blob_organ(
+        c, (0, -18, -92), (16, 15, 17), (-10, 0, 0), step=0.8, disagreement=0.9
+    ),
+    "Glottis": lambda c: _blob_organ(
+        c, (0, -16, -111), (10, 12, 4.5), (0, 0, 0), step=0.5, disagreement=0.8
+    ),
+    "Arytenoid": lambda c: _union_of_blobs(
+        c,
+        [((-3.5, -6, -106), (3.6, 4, 5)), ((3.5, -6, -106), (3.6, 4, 5))],
+        step=0.35,
+        disagreement=0.55,
+    ),
     "Glnd_Thyroid": _thyroid,
-    "A_Carotid_L": lambda c: _tube_organ(c, [(24, 8, -195), (22, 4, -140), (20, 2, -95),
-                                             (24, 8, -60), (26, 14, -35), (24, 16, -15)],
-                                         [3.0, 2.8, 2.6, 2.4, 2.2, 2.1], step=0.6,
-                                         disagreement=0.45),
+    "A_Carotid_L": lambda c: _tube_organ(
+        c,
+        [(24, 8, -195), (22, 4, -140), (20, 2, -95), (24, 8, -60), (26, 14, -35), (24, 16, -15)],
+        [3.0, 2.8, 2.6, 2.4, 2.2, 2.1],
+        step=0.6,
+        disagreement=0.45,
+    ),
     "Bone_Mandible": _mandible,
     "Cavity_Oral": _cavity_oral,
     "Lips": _lips,
@@ -421,8 +491,14 @@ def _union_of_blobs(ctx: CaseContext, blobs, *, step, disagreement) -> Organ:
         fields.append(_ellipsoid(c, r))
         lo, hi = _box_of_ellipsoid(c, r)
         los.append(lo), his.append(hi), thin.append(2 * r.min())
-    return Organ(_union(*fields), np.min(los, axis=0), np.max(his, axis=0), step,
-                 float(min(thin)), disagreement)
+    return Organ(
+        _union(*fields),
+        np.min(los, axis=0),
+        np.max(his, axis=0),
+        step,
+        float(min(thin)),
+        disagreement,
+    )
 
 
 def build_organ(name: str, case: int, seed: int) -> Organ:
@@ -459,8 +535,15 @@ def _separable(factors: list[np.ndarray]) -> np.ndarray:
     return factors[0][:, None, None] * factors[1][None, :, None] * factors[2][None, None, :]
 
 
-def smooth_offsets(axes: list[np.ndarray], rng: np.random.Generator, *, rms: float,
-                   wavelengths=(15.0, 60.0), waves: int = 5, bias: bool = True) -> np.ndarray:
+def smooth_offsets(
+    axes: list[np.ndarray],
+    rng: np.random.Generator,
+    *,
+    rms: float,
+    wavelengths=(15.0, 60.0),
+    waves: int = 5,
+    bias: bool = True,
+) -> np.ndarray:
     """Low-frequency random field on the grid: an optional bias plus `waves` plane waves,
     sum a_k cos(2 pi u_k . x / lambda_k + phi_k), random direction, wavelength and phase;
     RMS about `rms`. Each wave factorises, exp(i k.x) = exp(i kx x) exp(i ky y) exp(i kz z),
@@ -477,16 +560,22 @@ def smooth_offsets(axes: list[np.ndarray], rng: np.random.Generator, *, rms: flo
     centered = [a - a.mean() for a in axes]
     total = np.zeros([len(a) for a in axes])
     for k in range(waves):
-        factors = [np.exp(1j * wavenumbers[k, n] * centered[n]).astype(np.complex64)
-                   for n in range(3)]
+        factors = [
+            np.exp(1j * wavenumbers[k, n] * centered[n]).astype(np.complex64) for n in range(3)
+        ]
         factors[0] = factors[0] * np.exp(1j * phases[k]) * amplitudes[k]
         total += _separable(factors).real
     norm = np.sqrt(1.0 + (0.25 if bias else 0.0))
     return rms * (offset + total) / norm
 
 
-def _bumps(axes: list[np.ndarray], surface_points: np.ndarray, rng: np.random.Generator,
-           scale: float, organ_size: float) -> np.ndarray:
+def _bumps(
+    axes: list[np.ndarray],
+    surface_points: np.ndarray,
+    rng: np.random.Generator,
+    scale: float,
+    organ_size: float,
+) -> np.ndarray:
     """Local over- (+) and under- (-) segmentation: Gaussian bumps centred on the surface,
     a exp(-|x - c|^2 / (2 sigma^2)), which factorises per axis."""
     offsets = np.zeros([len(a) for a in axes])
@@ -494,16 +583,23 @@ def _bumps(axes: list[np.ndarray], surface_points: np.ndarray, rng: np.random.Ge
         center = surface_points[rng.integers(len(surface_points))]
         sigma = rng.uniform(0.1, 0.3) * organ_size
         amplitude = rng.choice([-1.0, 1.0]) * rng.uniform(0.8, 2.0) * scale
-        factors = [np.exp(-((a - c) ** 2) / (2 * sigma**2)) for a, c in zip(axes, center,
-                                                                            strict=True)]
+        factors = [
+            np.exp(-((a - c) ** 2) / (2 * sigma**2)) for a, c in zip(axes, center, strict=True)
+        ]
         factors[0] = factors[0] * amplitude
         offsets += _separable(factors)
     return offsets
 
 
-def _observer_field(organ: Organ, axes: list[np.ndarray], points: np.ndarray,
-                    rng: np.random.Generator, case_offsets: np.ndarray, extra: bool,
-                    untrimmed: np.ndarray) -> np.ndarray:
+def _observer_field(
+    organ: Organ,
+    axes: list[np.ndarray],
+    points: np.ndarray,
+    rng: np.random.Generator,
+    case_offsets: np.ndarray,
+    extra: bool,
+    untrimmed: np.ndarray,
+) -> np.ndarray:
     shape = tuple(len(a) for a in axes)
     truth = untrimmed
     if organ.tube_trim:
@@ -528,8 +624,9 @@ def _observer_field(organ: Organ, axes: list[np.ndarray], points: np.ndarray,
         # Only the neighbourhood of the blob can change: evaluate it there.
         box = [(np.abs(a - c) <= radius + 2) for a, c in zip(axes, center, strict=True)]
         sub = np.ix_(*[np.flatnonzero(b) for b in box])
-        local = np.stack(np.meshgrid(*[a[b] for a, b in zip(axes, box, strict=True)],
-                                     indexing="ij"), axis=-1)
+        local = np.stack(
+            np.meshgrid(*[a[b] for a, b in zip(axes, box, strict=True)], indexing="ij"), axis=-1
+        )
         blob = ellipsoid_sdf(local.reshape(-1, 3), center, np.full(3, radius))
         values[sub] = np.minimum(values[sub], blob.reshape(local.shape[:3]))
     return values
@@ -542,15 +639,22 @@ def observer_meshes(name: str, case: int, seed: int) -> dict[str, vtk.vtkPolyDat
     rng = ctx.rng("observers:" + name)
     origin, axes, points = _grid(organ)
     # Shared per-case shape variation, on top of the landmark and size draws.
-    case_offsets = smooth_offsets(axes, rng, rms=min(0.04 * organ.thickness, 0.5),
-                                  wavelengths=(20.0, 80.0), bias=False)
+    case_offsets = smooth_offsets(
+        axes, rng, rms=min(0.04 * organ.thickness, 0.5), wavelengths=(20.0, 80.0), bias=False
+    )
     untrimmed = _as_distance(organ.field(points).reshape(case_offsets.shape), organ.step)
     extra_for = rng.choice(OBSERVERS) if rng.random() < EXTRA_COMPONENT_PROBABILITY else None
     meshes = {}
     for observer in OBSERVERS:
-        values = _observer_field(organ, axes, points, ctx.rng(f"observer:{observer}:{name}"),
-                                 case_offsets, extra=observer == extra_for,
-                                 untrimmed=untrimmed)
+        values = _observer_field(
+            organ,
+            axes,
+            points,
+            ctx.rng(f"observer:{observer}:{name}"),
+            case_offsets,
+            extra=observer == extra_for,
+            untrimmed=untrimmed,
+        )
         values[[0, -1], :, :] = values[:, [0, -1], :] = values[:, :, [0, -1]] = FAR
         mesh = mesh_from_field(values, (organ.step,) * 3, origin, smooth_iterations=10)
         check_closed(mesh, name=f"synthetic {name} case {case} observer {observer}")
@@ -558,8 +662,9 @@ def observer_meshes(name: str, case: int, seed: int) -> dict[str, vtk.vtkPolyDat
     return meshes
 
 
-def generate_case(case: int, seed: int, oars: Sequence[str] | None = None
-                  ) -> dict[str, dict[str, vtk.vtkPolyData | None]]:
+def generate_case(
+    case: int, seed: int, oars: Sequence[str] | None = None
+) -> dict[str, dict[str, vtk.vtkPolyData | None]]:
     """OAR name -> {"A": mesh, "B": mesh} for one synthetic case (closed meshes in mm)."""
     names = list(OARS) if oars is None else check_oar_names(oars, where="generate_case oars")
     return {name: observer_meshes(name, case, seed) for name in names}
@@ -594,14 +699,14 @@ def claim_folder(folder: Path, *, seed: int) -> None:
     if is_foreign_folder(folder):
         raise FileExistsError(
             f"{folder}: exists and was not created by the synthetic generator (no {MARKER_FILE});"
-            " refusing to overwrite it. Choose another dataset.name or move the folder.")
+            " refusing to overwrite it. Choose another dataset.name or move the folder."
+        )
     folder.mkdir(parents=True, exist_ok=True)
     if not marker.is_file():
         marker.write_text(json.dumps({"generator": "study.dataset.synthetic", "seed": seed}) + "\n")
 
 
-def write_case(folder: str | Path, case: int, seed: int, oars: Sequence[str] | None = None
-               ) -> Path:
+def write_case(folder: str | Path, case: int, seed: int, oars: Sequence[str] | None = None) -> Path:
     """Generate one case into folder/meshes/<case_id>/ with its manifest.csv; return that path.
 
     Paths in the case manifest are relative to it (file names).
@@ -611,8 +716,9 @@ def write_case(folder: str | Path, case: int, seed: int, oars: Sequence[str] | N
     case_dir = folder / "meshes" / case_id(case)
     rows = []
     for name, pair in generate_case(case, seed, oars).items():
-        rows += write_observer_meshes(case_dir, case=case_id(case), oar=name,
-                                      category=OARS[name], meshes=pair)
+        rows += write_observer_meshes(
+            case_dir, case=case_id(case), oar=name, category=OARS[name], meshes=pair
+        )
     write_manifest(rows, case_dir / "manifest.csv")
     return case_dir / "manifest.csv"
 
@@ -630,17 +736,29 @@ def agreement_summary(cases: int, seed: int, spacing=(0.5, 0.5, 0.5)) -> str:
             vox = voxelize_pair(pair["A"], pair["B"], spacing)
             both = np.logical_and(vox.mask_a, vox.mask_b).sum()
             dsc = 2 * both / (vox.mask_a.sum() + vox.mask_b.sum())
-            rows.append({"case": case, "oar": name, "category": OARS[name], "dsc": dsc,
-                         "volume_cm3": mesh_volume(pair["A"]) / 1e3})
+            rows.append(
+                {
+                    "case": case,
+                    "oar": name,
+                    "category": OARS[name],
+                    "dsc": dsc,
+                    "volume_cm3": mesh_volume(pair["A"]) / 1e3,
+                }
+            )
     table = pd.DataFrame(rows)
     by_category = table.groupby("category")["dsc"].describe(percentiles=[0.1, 0.5, 0.9])
-    by_oar = table.groupby("oar").agg(category=("category", "first"),
-                                      volume_cm3=("volume_cm3", "median"),
-                                      dsc_median=("dsc", "median"),
-                                      dsc_min=("dsc", "min"), dsc_max=("dsc", "max"))
-    return (f"Observer agreement (DSC of A vs B at {spacing_label(spacing)} mm), {cases} case(s), "
-            f"seed {seed}\n\nper category:\n{by_category.round(3).to_string()}\n\n"
-            f"per OAR:\n{by_oar.round(3).to_string()}\n")
+    by_oar = table.groupby("oar").agg(
+        category=("category", "first"),
+        volume_cm3=("volume_cm3", "median"),
+        dsc_median=("dsc", "median"),
+        dsc_min=("dsc", "min"),
+        dsc_max=("dsc", "max"),
+    )
+    return (
+        f"Observer agreement (DSC of A vs B at {spacing_label(spacing)} mm), {cases} case(s), "
+        f"seed {seed}\n\nper category:\n{by_category.round(3).to_string()}\n\n"
+        f"per OAR:\n{by_oar.round(3).to_string()}\n"
+    )
 
 
 def main(argv: Sequence[str] | None = None) -> None:
@@ -648,8 +766,11 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--cases", type=int, default=3)
     parser.add_argument("--seed", type=int, default=20240215)
-    parser.add_argument("--summary", action="store_true",
-                        help="print DSC per category and per OAR (the only action so far)")
+    parser.add_argument(
+        "--summary",
+        action="store_true",
+        help="print DSC per category and per OAR (the only action so far)",
+    )
     args = parser.parse_args(argv)
     if args.cases < 1:
         parser.error("--cases must be at least 1")

@@ -41,13 +41,18 @@ def check_spacing(spacing: Sequence[float], *, name: str = "spacing") -> tuple[f
     except (TypeError, ValueError) as error:
         raise ValueError(f"{name}: voxel size must be 3 numbers in mm, got {spacing!r}") from error
     if len(values) != 3 or not all(math.isfinite(s) and s > 0 for s in values):
-        raise ValueError(f"{name}: voxel size must be 3 positive finite numbers in mm, "
-                         f"got {spacing!r}")
+        raise ValueError(
+            f"{name}: voxel size must be 3 positive finite numbers in mm, got {spacing!r}"
+        )
     return values
 
 
-def voxelize_mesh(mesh: vtk.vtkPolyData | None, spacing: Sequence[float],
-                  origin: Sequence[float], shape: Sequence[int]) -> np.ndarray:
+def voxelize_mesh(
+    mesh: vtk.vtkPolyData | None,
+    spacing: Sequence[float],
+    origin: Sequence[float],
+    shape: Sequence[int],
+) -> np.ndarray:
     """Bool mask (shape) of the voxels whose centres lie inside the closed `mesh`."""
     spacing = check_spacing(spacing)
     shape = tuple(int(n) for n in shape)
@@ -69,9 +74,14 @@ def union_bounds(meshes: Sequence[vtk.vtkPolyData | None]) -> tuple[np.ndarray, 
     return np.min([b[:, 0] for b in boxes], axis=0), np.max([b[:, 1] for b in boxes], axis=0)
 
 
-def pair_grid(lower: np.ndarray, upper: np.ndarray, spacing: Sequence[float], *,
-              margin_mm: float = 5.0, size_mm: Sequence[float] | None = None
-              ) -> tuple[tuple[float, ...], tuple[int, ...]]:
+def pair_grid(
+    lower: np.ndarray,
+    upper: np.ndarray,
+    spacing: Sequence[float],
+    *,
+    margin_mm: float = 5.0,
+    size_mm: Sequence[float] | None = None,
+) -> tuple[tuple[float, ...], tuple[int, ...]]:
     """Origin and shape of the grid for a pair with union bounds [lower, upper].
 
     Union-bbox policy: the box plus `margin_mm` on every side. Fixed policy (`size_mm`): a
@@ -86,8 +96,10 @@ def pair_grid(lower: np.ndarray, upper: np.ndarray, spacing: Sequence[float], *,
     else:
         size = np.asarray(check_spacing(size_mm, name="size_mm"))
         if np.any(size < upper - lower):
-            raise ValueError(f"field of view size_mm={list(size)} is smaller than the organs it "
-                             f"must hold (extent {np.round(upper - lower, 1).tolist()} mm)")
+            raise ValueError(
+                f"field of view size_mm={list(size)} is smaller than the organs it "
+                f"must hold (extent {np.round(upper - lower, 1).tolist()} mm)"
+            )
         center = (lower + upper) / 2
         low, high = center - size / 2, center + size / 2
     origin = np.floor(low / spacing_arr) * spacing_arr
@@ -95,9 +107,14 @@ def pair_grid(lower: np.ndarray, upper: np.ndarray, spacing: Sequence[float], *,
     return tuple(float(o) for o in origin), tuple(int(n) for n in shape)
 
 
-def voxelize_pair(mesh_a: vtk.vtkPolyData | None, mesh_b: vtk.vtkPolyData | None,
-                  spacing: Sequence[float], *, margin_mm: float = 5.0,
-                  size_mm: Sequence[float] | None = None) -> VoxelizedPair:
+def voxelize_pair(
+    mesh_a: vtk.vtkPolyData | None,
+    mesh_b: vtk.vtkPolyData | None,
+    spacing: Sequence[float],
+    *,
+    margin_mm: float = 5.0,
+    size_mm: Sequence[float] | None = None,
+) -> VoxelizedPair:
     """Voxelize both observers' meshes at `spacing` on one shared grid (see `pair_grid`)."""
     spacing = check_spacing(spacing)
     check_closed(mesh_a, name="observer A mesh")
@@ -110,20 +127,37 @@ def voxelize_pair(mesh_a: vtk.vtkPolyData | None, mesh_b: vtk.vtkPolyData | None
 def _voxelize_on_grid(mesh_a, mesh_b, spacing, grid) -> VoxelizedPair:
     """Both (checked, closed) meshes on `grid` = (origin, shape) at a checked spacing."""
     origin, shape = grid
-    return VoxelizedPair(voxelize_mesh(mesh_a, spacing, origin, shape),
-                         voxelize_mesh(mesh_b, spacing, origin, shape), spacing, origin)
+    return VoxelizedPair(
+        voxelize_mesh(mesh_a, spacing, origin, shape),
+        voxelize_mesh(mesh_b, spacing, origin, shape),
+        spacing,
+        origin,
+    )
 
 
-PAIR_COLUMNS: tuple[str, ...] = ("case", "oar", "category", "spacing", "path_a", "path_b",
-                                 "volume_a_mm3", "volume_b_mm3")
+PAIR_COLUMNS: tuple[str, ...] = (
+    "case",
+    "oar",
+    "category",
+    "spacing",
+    "path_a",
+    "path_b",
+    "volume_a_mm3",
+    "volume_b_mm3",
+)
 """Columns of pairs.csv; paths are relative to pairs.csv; volumes are of the masks."""
 
 
-def voxelize_case(mesh_manifest: str | Path, spacings: Sequence[Sequence[float]],
-                  out_dirs: Sequence[str | Path], *, margin_mm: float = 5.0,
-                  size_mm: Sequence[float] | None = None,
-                  scan_mm: Sequence[float] | None = None,
-                  oars: Sequence[str] | None = None) -> list[Path]:
+def voxelize_case(
+    mesh_manifest: str | Path,
+    spacings: Sequence[Sequence[float]],
+    out_dirs: Sequence[str | Path],
+    *,
+    margin_mm: float = 5.0,
+    size_mm: Sequence[float] | None = None,
+    scan_mm: Sequence[float] | None = None,
+    oars: Sequence[str] | None = None,
+) -> list[Path]:
     """Voxelize every (OAR, A/B) mesh pair of one case's manifest at each of `spacings`
     (only those of `oars`, if given; the scan grid still holds every organ of the case).
 
@@ -141,19 +175,25 @@ def voxelize_case(mesh_manifest: str | Path, spacings: Sequence[Sequence[float]]
     if len(spacings) != len(out_dirs):
         raise ValueError(f"{len(spacings)} voxel sizes but {len(out_dirs)} output folders")
     pairs = _read_mesh_pairs(mesh_manifest)
-    case_bounds = (union_bounds([pair[obs] for pair in pairs for obs in ("A", "B")])
-                   if scan_mm is not None else None)
+    case_bounds = (
+        union_bounds([pair[obs] for pair in pairs for obs in ("A", "B")])
+        if scan_mm is not None
+        else None
+    )
     if oars is not None:
         pairs = [pair for pair in pairs if pair["oar"] in set(oars)]
 
     def grid_of(pair: dict, spacing: tuple[float, ...]) -> tuple:
         if case_bounds is not None:
             return pair_grid(*case_bounds, spacing, size_mm=scan_mm)
-        return pair_grid(*union_bounds([pair["A"], pair["B"]]), spacing, margin_mm=margin_mm,
-                         size_mm=size_mm)
+        return pair_grid(
+            *union_bounds([pair["A"], pair["B"]]), spacing, margin_mm=margin_mm, size_mm=size_mm
+        )
 
-    return [_write_voxelized_case(pairs, spacing, Path(out_dir), grid_of)
-            for spacing, out_dir in zip(spacings, out_dirs, strict=True)]
+    return [
+        _write_voxelized_case(pairs, spacing, Path(out_dir), grid_of)
+        for spacing, out_dir in zip(spacings, out_dirs, strict=True)
+    ]
 
 
 def _read_mesh_pairs(mesh_manifest: str | Path) -> list[dict]:
@@ -166,17 +206,22 @@ def _read_mesh_pairs(mesh_manifest: str | Path) -> list[dict]:
     for (case, oar), group in table.groupby(["case", "oar"], sort=False):
         files = dict(zip(group["observer"], group["file"], strict=True))
         if set(files) != {"A", "B"}:
-            raise ValueError(f"{mesh_manifest}: case {case} OAR {oar} needs observers A and B, "
-                             f"found {sorted(files)}")
+            raise ValueError(
+                f"{mesh_manifest}: case {case} OAR {oar} needs observers A and B, "
+                f"found {sorted(files)}"
+            )
         # read_mesh checks that each mesh is closed, naming its file.
         meshes = {obs: read_mesh(f) if f else None for obs, f in files.items()}
-        pairs.append({"case": case, "oar": oar, "category": group["category"].iloc[0],
-                      **meshes})
+        pairs.append({"case": case, "oar": oar, "category": group["category"].iloc[0], **meshes})
     return pairs
 
 
-def _write_voxelized_case(pairs: list[dict], spacing: tuple[float, ...], out_dir: Path,
-                          grid_of: Callable[[dict, tuple], tuple]) -> Path:
+def _write_voxelized_case(
+    pairs: list[dict],
+    spacing: tuple[float, ...],
+    out_dir: Path,
+    grid_of: Callable[[dict, tuple], tuple],
+) -> Path:
     """Masks and pairs.csv of one voxel size, each pair on the grid `grid_of(pair, spacing)`."""
     import pandas as pd
 
@@ -190,11 +235,18 @@ def _write_voxelized_case(pairs: list[dict], spacing: tuple[float, ...], out_dir
         voxelized = _voxelize_on_grid(pair["A"], pair["B"], spacing, grid_of(pair, spacing))
         for observer, mask in (("A", voxelized.mask_a), ("B", voxelized.mask_b)):
             write_mask(out_dir / f"{oar}__{observer}.nii.gz", mask, spacing, voxelized.origin)
-        rows.append({"case": pair["case"], "oar": oar, "category": pair["category"],
-                     "spacing": spacing_label(spacing),
-                     "path_a": f"{oar}__A.nii.gz", "path_b": f"{oar}__B.nii.gz",
-                     "volume_a_mm3": round(float(voxelized.mask_a.sum()) * voxel_mm3, 3),
-                     "volume_b_mm3": round(float(voxelized.mask_b.sum()) * voxel_mm3, 3)})
+        rows.append(
+            {
+                "case": pair["case"],
+                "oar": oar,
+                "category": pair["category"],
+                "spacing": spacing_label(spacing),
+                "path_a": f"{oar}__A.nii.gz",
+                "path_b": f"{oar}__B.nii.gz",
+                "volume_a_mm3": round(float(voxelized.mask_a.sum()) * voxel_mm3, 3),
+                "volume_b_mm3": round(float(voxelized.mask_b.sum()) * voxel_mm3, 3),
+            }
+        )
     out_dir.mkdir(parents=True, exist_ok=True)
     pairs_path = out_dir / "pairs.csv"
     pd.DataFrame(rows, columns=list(PAIR_COLUMNS)).to_csv(pairs_path, index=False)

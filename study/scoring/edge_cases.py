@@ -53,11 +53,18 @@ def classify(value: float) -> str:
     return "1" if value == 1 else "number"
 
 
-def _record(case: str, metric: str, output: str, value: str, outcome: Outcome,
-            message: str | None = None) -> dict:
+def _record(
+    case: str, metric: str, output: str, value: str, outcome: Outcome, message: str | None = None
+) -> dict:
     text = message if message is not None else (outcome.error or "; ".join(outcome.warnings))
-    return {"case": case, "metric": metric, "output": output, "value": value,
-            "warned": bool(outcome.warnings), "message": text}
+    return {
+        "case": case,
+        "metric": metric,
+        "output": output,
+        "value": value,
+        "warned": bool(outcome.warnings),
+        "message": text,
+    }
 
 
 def _single(case: str, metric: str, outcome: Outcome) -> dict:
@@ -71,37 +78,53 @@ def _single(case: str, metric: str, outcome: Outcome) -> dict:
 
 def _swap(metric: str, forward: Outcome, backward: Outcome) -> dict:
     """S: 'unchanged' when both directions give the same value (NaN = NaN counts as same)."""
-    merged = Outcome(warnings=forward.warnings + backward.warnings,
-                     error=forward.error or backward.error)
+    merged = Outcome(
+        warnings=forward.warnings + backward.warnings, error=forward.error or backward.error
+    )
     if merged.error is not None:
         return _record("S", metric, "error", "", merged)
     if metric not in forward.values or metric not in backward.values:
         return _record("S", metric, "empty", "", merged)
     first, second = forward.values[metric], backward.values[metric]
-    same = (first == second or (math.isnan(first) and math.isnan(second))
-            or math.isclose(first, second, rel_tol=SWAP_TOLERANCE, abs_tol=1e-12))
-    return _record("S", metric, "unchanged" if same else "changed",
-                   f"{first!r} / {second!r}", merged)
+    same = (
+        first == second
+        or (math.isnan(first) and math.isnan(second))
+        or math.isclose(first, second, rel_tol=SWAP_TOLERANCE, abs_tol=1e-12)
+    )
+    return _record(
+        "S", metric, "unchanged" if same else "changed", f"{first!r} / {second!r}", merged
+    )
 
 
-def probe(adapter: Adapter, *, percentile: float = 95, tau: float = 2.0,
-          timeout: float = 600.0) -> dict:
+def probe(
+    adapter: Adapter, *, percentile: float = 95, tau: float = 2.0, timeout: float = 600.0
+) -> dict:
     """The edge-case record of one tool (format: docs/interfaces.md)."""
     header = {"tool": adapter.name, "label": adapter.label}
     reason = adapter.unavailable()
     if reason is not None:
-        return {**header, "version": None, "status": "unavailable", "reason": reason,
-                "records": []}
+        return {**header, "version": None, "status": "unavailable", "reason": reason, "records": []}
     a, b = probe_pair()
     empty = np.zeros_like(a)
     inputs = {"O1": (empty, b), "O2": (a, empty), "O3": (empty, empty)}
 
     def run(first, second, metric) -> Outcome:
-        return invoke(adapter, first, second, PROBE_SPACING, metrics=(metric,),
-                      percentile=percentile, tau=tau, timeout=timeout)
+        return invoke(
+            adapter,
+            first,
+            second,
+            PROBE_SPACING,
+            metrics=(metric,),
+            percentile=percentile,
+            tau=tau,
+            timeout=timeout,
+        )
 
-    records = [_single(case, metric, run(*inputs[case], metric))
-               for case in EDGE_CASES if case != "S" for metric in adapter.metrics]
-    records += [_swap(metric, run(a, b, metric), run(b, a, metric))
-                for metric in adapter.metrics]
+    records = [
+        _single(case, metric, run(*inputs[case], metric))
+        for case in EDGE_CASES
+        if case != "S"
+        for metric in adapter.metrics
+    ]
+    records += [_swap(metric, run(a, b, metric), run(b, a, metric)) for metric in adapter.metrics]
     return {**header, "version": adapter.version(), "status": "ok", "records": records}

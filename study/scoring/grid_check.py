@@ -43,9 +43,15 @@ def check_oars(manifest: pd.DataFrame, per_category: int) -> list[str]:
     return first_of_each_category(manifest["oar"], manifest["category"], per_category)
 
 
-def prepare_masks(case_manifest: str | Path, spacings: Sequence[Sequence[float]],
-                  out_dirs: Mapping[str, Sequence[str | Path]], *, per_category: int,
-                  margin_mm: float, scan_mm: Sequence[float]) -> list[Path]:
+def prepare_masks(
+    case_manifest: str | Path,
+    spacings: Sequence[Sequence[float]],
+    out_dirs: Mapping[str, Sequence[str | Path]],
+    *,
+    per_category: int,
+    margin_mm: float,
+    scan_mm: Sequence[float],
+) -> list[Path]:
     """Masks of the checked pairs on both grids: out_dirs[grid][i] gets the masks and
     pairs.csv of spacings[i]; returns the pairs.csv paths.
 
@@ -58,8 +64,9 @@ def prepare_masks(case_manifest: str | Path, spacings: Sequence[Sequence[float]]
     written = []
     for grid in GRIDS:
         grid_args = {"scan_mm": scan_mm} if grid == "scan" else {"margin_mm": margin_mm}
-        for pairs_csv in voxelize_case(case_manifest, spacings, out_dirs[grid], oars=oars,
-                                       **grid_args):
+        for pairs_csv in voxelize_case(
+            case_manifest, spacings, out_dirs[grid], oars=oars, **grid_args
+        ):
             _add_empty_b_pair(pairs_csv)
             written.append(pairs_csv)
     return written
@@ -84,14 +91,14 @@ def grid_differences(rows: pd.DataFrame) -> pd.DataFrame:
     whether the score changed. Two equal non-finite values (inf, nan) are the same score; a
     failed call on either grid is compared by status."""
     keys = ["tool", "spacing", "oar", "category", "metric"]
-    sides = {grid: rows.loc[rows["grid"] == grid, [*keys, "value", "status"]]
-             for grid in GRIDS}
+    sides = {grid: rows.loc[rows["grid"] == grid, [*keys, "value", "status"]] for grid in GRIDS}
     both = sides["cropped"].merge(sides["scan"], on=keys, suffixes=("_cropped", "_scan"))
     cropped, scan = both["value_cropped"].astype(float), both["value_scan"].astype(float)
     with np.errstate(invalid="ignore"):
         both["difference"] = scan - cropped
-    same_value = (np.isclose(scan, cropped, rtol=0, atol=SAME_TOLERANCE, equal_nan=True)
-                  | ((scan == cropped) & np.isinf(scan)))
+    same_value = np.isclose(scan, cropped, rtol=0, atol=SAME_TOLERANCE, equal_nan=True) | (
+        (scan == cropped) & np.isinf(scan)
+    )
     same_status = both["status_cropped"] == both["status_scan"]
     both["changed"] = ~(same_status & same_value)
     return both.rename(columns={"value_cropped": "cropped", "value_scan": "scan"})
@@ -107,15 +114,22 @@ def changed_scores(differences: pd.DataFrame) -> pd.DataFrame:
             continue
         magnitude = changed["difference"].abs().fillna(np.inf)
         example = changed.loc[magnitude.idxmax()]
-        rows.append({"tool": tool, "metric": metric, "changed": len(changed),
-                     "compared": len(group),
-                     "max_abs_difference": float(magnitude.replace(np.inf, np.nan).max()),
-                     "example": f"{example['oar']} at {spacing_title(example['spacing'])}: "
-                                f"{_value(example['cropped'], example['status_cropped'])} "
-                                f"(cropped) vs {_value(example['scan'], example['status_scan'])} "
-                                "(scan-sized)"})
-    return pd.DataFrame(rows, columns=["tool", "metric", "changed", "compared",
-                                       "max_abs_difference", "example"])
+        rows.append(
+            {
+                "tool": tool,
+                "metric": metric,
+                "changed": len(changed),
+                "compared": len(group),
+                "max_abs_difference": float(magnitude.replace(np.inf, np.nan).max()),
+                "example": f"{example['oar']} at {spacing_title(example['spacing'])}: "
+                f"{_value(example['cropped'], example['status_cropped'])} "
+                f"(cropped) vs {_value(example['scan'], example['status_scan'])} "
+                "(scan-sized)",
+            }
+        )
+    return pd.DataFrame(
+        rows, columns=["tool", "metric", "changed", "compared", "max_abs_difference", "example"]
+    )
 
 
 def _value(value: float, status: str) -> str:
@@ -129,16 +143,22 @@ def read_grid_check(paths: Sequence[str | Path]) -> pd.DataFrame:
         if not Path(path).is_file():
             raise FileNotFoundError(f"{path}: grid-check records not found")
         frames.append(pd.read_parquet(path))
-    return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame(
-        columns=list(GRID_CHECK_COLUMNS))
+    return (
+        pd.concat(frames, ignore_index=True)
+        if frames
+        else pd.DataFrame(columns=list(GRID_CHECK_COLUMNS))
+    )
 
 
-def score_on_grids(tool: str, pairs_by_grid: dict[str, Sequence[str | Path]],
-                   **score_args) -> pd.DataFrame:
+def score_on_grids(
+    tool: str, pairs_by_grid: dict[str, Sequence[str | Path]], **score_args
+) -> pd.DataFrame:
     """Rows of `GRID_CHECK_COLUMNS`: `tool` on every pairs table of each grid
     (`study.scoring.score.score_pairs` with score_args)."""
     from study.scoring.score import read_pairs, score_pairs
 
-    frames = [score_pairs(tool, read_pairs(paths), **score_args).assign(grid=grid)
-              for grid, paths in pairs_by_grid.items()]
+    frames = [
+        score_pairs(tool, read_pairs(paths), **score_args).assign(grid=grid)
+        for grid, paths in pairs_by_grid.items()
+    ]
     return pd.concat(frames, ignore_index=True)[list(GRID_CHECK_COLUMNS)]

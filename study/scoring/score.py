@@ -54,8 +54,15 @@ class ReferenceImplementation(Adapter):
         from reference import compute_metrics
 
         # Only what is asked: HD timing then measures HD, not the dense BIoU grid.
-        return compute_metrics(a, b, spacing, percentile=percentile, tau=tau,
-                               meshing=self.meshing, metrics=list(metrics))
+        return compute_metrics(
+            a,
+            b,
+            spacing,
+            percentile=percentile,
+            tau=tau,
+            meshing=self.meshing,
+            metrics=list(metrics),
+        )
 
 
 def implementation(name: str):
@@ -86,14 +93,31 @@ def outcome_rows(outcome, metrics: Iterable[str], context: Mapping[str, object])
         else:
             value = float(value)
             status, message = status_of(value), warning_text
-        rows.append({**context, "metric": metric, "value": value, "status": status,
-                     "message": message[-MESSAGE_LIMIT:], "seconds": outcome.seconds})
+        rows.append(
+            {
+                **context,
+                "metric": metric,
+                "value": value,
+                "status": status,
+                "message": message[-MESSAGE_LIMIT:],
+                "seconds": outcome.seconds,
+            }
+        )
     return rows
 
 
-def score_pairs(tool: str, pairs: pd.DataFrame, *, dataset: str, percentile: float,
-                tau: float, timeout: float, read_mask, metrics: Sequence[str] = METRICS,
-                progress_every: int = 10) -> pd.DataFrame:
+def score_pairs(
+    tool: str,
+    pairs: pd.DataFrame,
+    *,
+    dataset: str,
+    percentile: float,
+    tau: float,
+    timeout: float,
+    read_mask,
+    metrics: Sequence[str] = METRICS,
+    progress_every: int = 10,
+) -> pd.DataFrame:
     """Score every pair in `pairs` (rows of pairs.csv) with one tool; tidy rows out.
 
     `read_mask(path) -> (mask, spacing, origin)` loads one mask; the tool sees both masks on
@@ -111,24 +135,49 @@ def score_pairs(tool: str, pairs: pd.DataFrame, *, dataset: str, percentile: flo
         if mask_a.size > LARGE_MASK_VOXELS:
             gc.collect()
         # Program tools read the very files the voxelizer wrote.
-        outcome = invoke(impl, mask_a, mask_b, spacing, metrics=metrics,
-                         percentile=percentile, tau=tau, timeout=timeout,
-                         files=(pair.path_a, pair.path_b))
-        context = {"dataset": dataset, "case": pair.case, "oar": pair.oar,
-                   "category": pair.category, "spacing": pair.spacing, "tool": tool,
-                   "tool_version": version}
+        outcome = invoke(
+            impl,
+            mask_a,
+            mask_b,
+            spacing,
+            metrics=metrics,
+            percentile=percentile,
+            tau=tau,
+            timeout=timeout,
+            files=(pair.path_a, pair.path_b),
+        )
+        context = {
+            "dataset": dataset,
+            "case": pair.case,
+            "oar": pair.oar,
+            "category": pair.category,
+            "spacing": pair.spacing,
+            "tool": tool,
+            "tool_version": version,
+        }
         rows.extend(outcome_rows(outcome, metrics, context))
         if done % progress_every == 0 or done == len(pairs):
-            log.info("%s: %d/%d pairs scored, %.1f s elapsed", tool, done, len(pairs),
-                     time.perf_counter() - started)
+            log.info(
+                "%s: %d/%d pairs scored, %.1f s elapsed",
+                tool,
+                done,
+                len(pairs),
+                time.perf_counter() - started,
+            )
     return pd.DataFrame(rows, columns=list(SCORE_COLUMNS))
 
 
 def unavailable_rows(tool: str, reason: str, *, dataset: str) -> pd.DataFrame:
     """The single row that records an unavailable tool once per run, not once per pair."""
     row = {c: "" for c in SCORE_COLUMNS} | {
-        "dataset": dataset, "tool": tool, "tool_version": "", "metric": "",
-        "value": math.nan, "status": "unavailable", "message": reason, "seconds": math.nan,
+        "dataset": dataset,
+        "tool": tool,
+        "tool_version": "",
+        "metric": "",
+        "value": math.nan,
+        "status": "unavailable",
+        "message": reason,
+        "seconds": math.nan,
     }
     return pd.DataFrame([row], columns=list(SCORE_COLUMNS))
 
@@ -148,5 +197,6 @@ def collect(paths: Iterable[str | Path]) -> pd.DataFrame:
     """One long table from the per-job score files, in a stable order."""
     frames = [pd.read_parquet(p) for p in paths]
     table = pd.concat([f for f in frames if len(f)], ignore_index=True)
-    return table.sort_values(["tool", "spacing", "case", "oar", "metric"], kind="stable",
-                             ignore_index=True)
+    return table.sort_values(
+        ["tool", "spacing", "case", "oar", "metric"], kind="stable", ignore_index=True
+    )

@@ -52,14 +52,24 @@ def timed_pairs(pairs: pd.DataFrame, per_category: int | None) -> pd.DataFrame:
     rows if None)."""
     if per_category is None:
         return pairs
-    keep = {(name, oar) for name, case in pairs.groupby("case", sort=False)
-            for oar in first_of_each_category(case["oar"], case["category"], per_category)}
+    keep = {
+        (name, oar)
+        for name, case in pairs.groupby("case", sort=False)
+        for oar in first_of_each_category(case["oar"], case["category"], per_category)
+    }
     return pairs.loc[[key in keep for key in zip(pairs["case"], pairs["oar"], strict=True)]]
 
 
-def time_hd(adapter: Adapter, pairs: Iterable[Mapping], repeats: int, *,
-            base: Path | None = None, timeout: float = 600.0,
-            dataset: str = "", grid: str = "") -> pd.DataFrame:
+def time_hd(
+    adapter: Adapter,
+    pairs: Iterable[Mapping],
+    repeats: int,
+    *,
+    base: Path | None = None,
+    timeout: float = 600.0,
+    dataset: str = "",
+    grid: str = "",
+) -> pd.DataFrame:
     """One row per pair and repeat with `TIMING_COLUMNS`; tool failures become error rows.
 
     `pairs` holds rows of pairs.csv (case, oar, category, spacing, path_a, path_b); relative
@@ -91,14 +101,23 @@ def time_hd(adapter: Adapter, pairs: Iterable[Mapping], repeats: int, *,
                 status, message = "error", "the tool returned no HD"
             else:
                 status, message = status_of(outcome.values["HD"]), "; ".join(outcome.warnings)
-            rows.append({
-                "dataset": row.get("dataset", dataset), "case": row["case"],
-                "oar": row["oar"], "category": row["category"],
-                "spacing": row.get("spacing") or spacing_label(spacing),
-                "grid": grid, "shape": shape_label(a.shape),
-                "tool": adapter.name, "tool_version": version, "repeat": repeat,
-                "seconds": outcome.seconds, "status": status, "message": message,
-            })
+            rows.append(
+                {
+                    "dataset": row.get("dataset", dataset),
+                    "case": row["case"],
+                    "oar": row["oar"],
+                    "category": row["category"],
+                    "spacing": row.get("spacing") or spacing_label(spacing),
+                    "grid": grid,
+                    "shape": shape_label(a.shape),
+                    "tool": adapter.name,
+                    "tool_version": version,
+                    "repeat": repeat,
+                    "seconds": outcome.seconds,
+                    "status": status,
+                    "message": message,
+                }
+            )
     return pd.DataFrame(rows, columns=list(TIMING_COLUMNS))
 
 
@@ -111,6 +130,7 @@ def timed_pair_count(config: Mapping) -> int:
     cases = min(timing["cases"] or config["dataset"]["cases"], config["dataset"]["cases"])
     oars = selected_oars(config["dataset"]["oars"])
     if timing["pairs_per_category"] is not None:
-        oars = first_of_each_category(oars, [OARS[oar] for oar in oars],
-                                      timing["pairs_per_category"])
+        oars = first_of_each_category(
+            oars, [OARS[oar] for oar in oars], timing["pairs_per_category"]
+        )
     return cases * len(oars)

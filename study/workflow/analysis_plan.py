@@ -21,6 +21,7 @@ TABLE_FORMATS: tuple[str, ...] = ("csv", "md", "tex", "html")
 FIGURE_FORMATS: tuple[str, ...] = ("png", "pdf")
 """Renderings of every figure; the PNG goes into the report."""
 
+
 @dataclass(frozen=True)
 class Item:
     """One table or figure: the record it reads, the script that draws it, its job's size."""
@@ -37,8 +38,9 @@ class Item:
 
     def paths(self) -> dict[str, str]:
         """Every rendering's path, by format."""
-        pattern, formats = ((Layout.FIGURE, FIGURE_FORMATS) if self.is_figure
-                            else (Layout.TABLE, TABLE_FORMATS))
+        pattern, formats = (
+            (Layout.FIGURE, FIGURE_FORMATS) if self.is_figure else (Layout.TABLE, TABLE_FORMATS)
+        )
         return {fmt: pattern.format(name=self.name, fmt=fmt) for fmt in formats}
 
 
@@ -61,13 +63,17 @@ class AnalysisPlan:
 
     def __init__(self, config: Mapping):
         meshings = config.get("reference", {}).get("meshings", [])
-        self.meshing_variants = [name for name, meshing in REFERENCE_VARIANTS.items()
-                                 if name != REFERENCE and meshing in meshings]
+        self.meshing_variants = [
+            name
+            for name, meshing in REFERENCE_VARIANTS.items()
+            if name != REFERENCE and meshing in meshings
+        ]
         self.params = {
             "factor": bonferroni_factor_from_config(config),
             "n_implementations": len(implementations(config["tools"])),
-            "voxel_sizes": ", ".join(spacing_title(spacing_label(size))
-                                     for size in config["voxel_sizes"]),
+            "voxel_sizes": ", ".join(
+                spacing_title(spacing_label(size)) for size in config["voxel_sizes"]
+            ),
             "timing_grid": timing_grid_text(config),
         }
 
@@ -82,14 +88,15 @@ class AnalysisPlan:
         the report."""
         paths: dict = item.paths()
         shown, category = ("png", "Figures") if item.is_figure else ("html", "Tables")
-        paths[shown] = report(paths[shown], caption=f"../report/{item.name}.rst",
-                              category=category)
+        paths[shown] = report(paths[shown], caption=f"../report/{item.name}.rst", category=category)
         return paths
 
     def targets(self) -> list[str]:
         """Every table, figure and the findings."""
-        return [*(path for item in self.items() for path in item.paths().values()),
-                *findings_paths().values()]
+        return [
+            *(path for item in self.items() for path in item.paths().values()),
+            *findings_paths().values(),
+        ]
 
 
 def findings_paths() -> dict[str, str]:
@@ -104,6 +111,7 @@ def timing_grid_text(config: Mapping) -> str:
     fov = config["field_of_view"]
     if grid == "union_bbox":
         return f"{GRID_NAMES[grid]} grids (each pair's box plus {fov['margin_mm']:g} mm)"
-    size, around = ((fov["scan_mm"], "each case's organs") if grid == "scan"
-                    else (fov["size_mm"], "each pair"))
+    size, around = (
+        (fov["scan_mm"], "each case's organs") if grid == "scan" else (fov["size_mm"], "each pair")
+    )
     return f"{GRID_NAMES[grid]} grids ({' × '.join(f'{n:g}' for n in size)} mm around {around})"

@@ -77,12 +77,14 @@ def _check_finite(config: dict, where: str) -> None:
         sizes.append(("field_of_view.size_mm", config["field_of_view"]["size_mm"]))
     for key, values in sizes:
         if not all(math.isfinite(v) and v > 0 for v in values):
-            raise ConfigError(f"{where}: {key} must hold positive finite numbers (mm), "
-                              f"got {values!r}")
+            raise ConfigError(
+                f"{where}: {key} must hold positive finite numbers (mm), got {values!r}"
+            )
     for key in ("percentile", "tau_mm"):
         if not math.isfinite(config["metrics"][key]):
-            raise ConfigError(f"{where}: metrics.{key} must be finite, got "
-                              f"{config['metrics'][key]!r}")
+            raise ConfigError(
+                f"{where}: metrics.{key} must be finite, got {config['metrics'][key]!r}"
+            )
     if not math.isfinite(config["field_of_view"]["margin_mm"]):
         raise ConfigError(f"{where}: field_of_view.margin_mm must be finite")
 
@@ -95,25 +97,31 @@ def _check_consistency(config: dict, where: str) -> None:
         except ValueError as error:
             raise ConfigError(str(error)) from None
     if dataset["source"] == "manifest" and not dataset["manifest"]:
-        raise ConfigError(f"{where}: dataset.manifest must name a CSV when dataset.source is "
-                          "'manifest'")
+        raise ConfigError(
+            f"{where}: dataset.manifest must name a CSV when dataset.source is 'manifest'"
+        )
     fov = config["field_of_view"]
     if fov["policy"] == "fixed" and fov["size_mm"] is None:
         raise ConfigError(f"{where}: field_of_view.size_mm is required when policy is 'fixed'")
     # Every analysis compares with the reference itself; other meshings are extra variants.
     if REFERENCE_VARIANTS[REFERENCE] not in config["reference"]["meshings"]:
-        raise ConfigError(f"{where}: reference.meshings must include "
-                          f"{REFERENCE_VARIANTS['reference']} (the reference itself)")
+        raise ConfigError(
+            f"{where}: reference.meshings must include "
+            f"{REFERENCE_VARIANTS['reference']} (the reference itself)"
+        )
     sizes = [tuple(map(float, s)) for s in config["voxel_sizes"]]
     if len(set(sizes)) != len(sizes):
         raise ConfigError(f"{where}: voxel_sizes lists a voxel size twice: {config['voxel_sizes']}")
     if tuple(map(float, config["timing"]["voxel_size"])) not in sizes:
-        raise ConfigError(f"{where}: timing.voxel_size {config['timing']['voxel_size']} is not "
-                          "one of voxel_sizes")
+        raise ConfigError(
+            f"{where}: timing.voxel_size {config['timing']['voxel_size']} is not one of voxel_sizes"
+        )
     for size in config["grid_check"]["voxel_sizes"]:
         if tuple(map(float, size)) not in sizes:
-            raise ConfigError(f"{where}: grid_check.voxel_sizes: {size} is not one of "
-                              f"voxel_sizes {config['voxel_sizes']}")
+            raise ConfigError(
+                f"{where}: grid_check.voxel_sizes: {size} is not one of "
+                f"voxel_sizes {config['voxel_sizes']}"
+            )
 
 
 def _resolve_grid_check(config: dict) -> None:
@@ -135,8 +143,9 @@ def _resolve_tools(config: dict, where: str) -> None:
     for key in ("tools", "cross_checks"):
         unknown = [name for name in config[key] if name not in REGISTRY]
         if unknown:
-            raise ConfigError(f"{where}: {key}: unknown tools {unknown}; registered: "
-                              f"{', '.join(REGISTRY)}")
+            raise ConfigError(
+                f"{where}: {key}: unknown tools {unknown}; registered: {', '.join(REGISTRY)}"
+            )
 
 
 def load_config(source: str | Path | Mapping) -> dict:

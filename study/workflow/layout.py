@@ -60,8 +60,11 @@ class Layout:
         self.scoring_grid = config["field_of_view"]["policy"]
         self.timing_grid = config["timing"]["grid"]
         self._timed_cases = config["timing"]["cases"]
-        self.mesh_root = (f"data/{self.dataset}" if self.source == "synthetic"
-                          else f"results/meshes/{self.dataset}")
+        self.mesh_root = (
+            f"data/{self.dataset}"
+            if self.source == "synthetic"
+            else f"results/meshes/{self.dataset}"
+        )
 
     @functools.cached_property
     def cases(self) -> list[str]:
@@ -95,19 +98,24 @@ class Layout:
     @property
     def timed_cases(self) -> list[str]:
         """The cases the HD timing runs on: the first timing.cases (every case if null)."""
-        return self.cases[:self._timed_cases] if self._timed_cases else self.cases
+        return self.cases[: self._timed_cases] if self._timed_cases else self.cases
 
     def timing_pairs(self) -> list[str]:
         """pairs.csv files of the timed masks: the scored ones when they are on the timing's
         grid, else scan-sized masks voxelized for the timing alone."""
         own_masks = self.timed_grid == "scan" and self.scoring_grid != "scan"
         pattern = self.SCAN_PAIRS if own_masks else self.PAIRS
-        return [pattern.format(dataset=self.dataset, spacing=self.timing_spacing, case=case)
-                for case in self.timed_cases]
+        return [
+            pattern.format(dataset=self.dataset, spacing=self.timing_spacing, case=case)
+            for case in self.timed_cases
+        ]
 
     def dataset_targets(self) -> list[str]:
         return [self.dataset_manifest()]
 
     def voxelize_targets(self) -> list[str]:
-        return [self.PAIRS.format(dataset=self.dataset, spacing=spacing, case=case)
-                for spacing in self.spacings for case in self.cases]
+        return [
+            self.PAIRS.format(dataset=self.dataset, spacing=spacing, case=case)
+            for spacing in self.spacings
+            for case in self.cases
+        ]

@@ -20,20 +20,23 @@ class ScoringPlan:
 
     def __init__(self, config: Mapping, *, dataset: str, cases: Sequence[str]):
         meshings = config["reference"]["meshings"]
-        self.variants = [name for name, meshing in REFERENCE_VARIANTS.items()
-                         if meshing in meshings]
+        self.variants = [
+            name for name, meshing in REFERENCE_VARIANTS.items() if meshing in meshings
+        ]
         self.tools = [*config["tools"], *config.get("cross_checks", [])]
         self.dataset, self.cases = dataset, list(cases)
         self.check_per_category = config["grid_check"]["pairs_per_category"]
-        self.check_spacings = [spacing_label(size)
-                               for size in config["grid_check"]["voxel_sizes"]]
+        self.check_spacings = [spacing_label(size) for size in config["grid_check"]["voxel_sizes"]]
         size = config["scoring"]["cases_per_job"]
-        self.batches = {_batch_name(group): group for group in
-                        (self.cases[start:start + size] for start in range(0, len(cases), size))}
+        self.batches = {
+            _batch_name(group): group
+            for group in (self.cases[start : start + size] for start in range(0, len(cases), size))
+        }
         configure(config.get("tool_paths", {}))  # binaries named in the config count as found
         # implementation() raises ValueError naming the known tools for an unknown name.
-        self.reasons = {name: implementation(name).unavailable()
-                        for name in [*self.variants, *self.tools]}
+        self.reasons = {
+            name: implementation(name).unavailable() for name in [*self.variants, *self.tools]
+        }
 
     def available(self, name: str) -> bool:
         return self.reasons[name] is None
@@ -57,8 +60,10 @@ class ScoringPlan:
         files = []
         for name in [*self.variants, *self.tools]:
             if self.available(name):
-                files += [Layout.SCORES.format(dataset=self.dataset, tool=name, batch=batch)
-                          for batch in self.batches]
+                files += [
+                    Layout.SCORES.format(dataset=self.dataset, tool=name, batch=batch)
+                    for batch in self.batches
+                ]
             else:
                 files.append(Layout.UNAVAILABLE.format(dataset=self.dataset, tool=name))
         return files
@@ -69,25 +74,40 @@ class ScoringPlan:
 
     def timing_files(self) -> list[str]:
         """HD timing of the reference and every available tool."""
-        return [Layout.TIMING.format(tool=name) for name in [REFERENCE, *self.tools]
-                if self.available(name)]
+        return [
+            Layout.TIMING.format(tool=name)
+            for name in [REFERENCE, *self.tools]
+            if self.available(name)
+        ]
 
     def grid_check_masks(self) -> dict[str, list[str]]:
         """Per grid, the pairs tables of the grid check (its voxel sizes, in order)."""
-        return {grid: [Layout.GRID_CHECK_MASKS.format(grid=grid, spacing=spacing)
-                       for spacing in self.check_spacings] for grid in GRIDS}
+        return {
+            grid: [
+                Layout.GRID_CHECK_MASKS.format(grid=grid, spacing=spacing)
+                for spacing in self.check_spacings
+            ]
+            for grid in GRIDS
+        }
 
     def grid_check_files(self) -> list[str]:
         """The reference's and every available tool's grid-check scores (none when the check
         is off: grid_check.pairs_per_category 0)."""
         if not self.check_per_category:
             return []
-        return [Layout.GRID_CHECK.format(tool=name) for name in [REFERENCE, *self.tools]
-                if self.available(name)]
+        return [
+            Layout.GRID_CHECK.format(tool=name)
+            for name in [REFERENCE, *self.tools]
+            if self.available(name)
+        ]
 
     def targets(self) -> list[str]:
-        return [Layout.SCORES_TABLE, *self.edge_case_files(), *self.timing_files(),
-                *self.grid_check_files()]
+        return [
+            Layout.SCORES_TABLE,
+            *self.edge_case_files(),
+            *self.timing_files(),
+            *self.grid_check_files(),
+        ]
 
 
 def _batch_name(cases: Sequence[str]) -> str:

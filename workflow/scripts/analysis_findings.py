@@ -6,6 +6,12 @@ from study.workflow.logs import log_to
 snakemake = globals()["snakemake"]
 
 with log_to(snakemake.log[0]):
-    make_findings(snakemake.input.scores, snakemake.input.wilcoxon, list(snakemake.input.timing),
-                  snakemake.config, snakemake.output.md, snakemake.output.html,
-                  list(snakemake.input.grid_check))
+    make_findings(
+        snakemake.input.scores,
+        snakemake.input.wilcoxon,
+        list(snakemake.input.timing),
+        snakemake.config,
+        snakemake.output.md,
+        snakemake.output.html,
+        list(snakemake.input.grid_check),
+    )

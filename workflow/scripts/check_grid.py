@@ -12,8 +12,13 @@ claim_cores(snakemake.threads)  # its threads stay off the other jobs' cores
 with log_to(snakemake.log[0]):
     configure(snakemake.params.tool_paths)
     table = score_on_grids(
-        snakemake.wildcards.tool, {grid: snakemake.input[grid] for grid in GRIDS},
-        dataset=snakemake.params.dataset, percentile=snakemake.params.percentile,
-        tau=snakemake.params.tau, timeout=snakemake.params.timeout, read_mask=read_mask,
-        metrics=snakemake.params.metrics)
+        snakemake.wildcards.tool,
+        {grid: snakemake.input[grid] for grid in GRIDS},
+        dataset=snakemake.params.dataset,
+        percentile=snakemake.params.percentile,
+        tau=snakemake.params.tau,
+        timeout=snakemake.params.timeout,
+        read_mask=read_mask,
+        metrics=snakemake.params.metrics,
+    )
     table.to_parquet(snakemake.output[0], index=False)

@@ -6,5 +6,4 @@ from study.workflow.logs import log_to
 snakemake = globals()["snakemake"]
 
 with log_to(snakemake.log[0]):
-    make_figure_a4(snakemake.input[0], snakemake.output.png, snakemake.output.pdf,
-                   snakemake.config)
+    make_figure_a4(snakemake.input[0], snakemake.output.png, snakemake.output.pdf, snakemake.config)

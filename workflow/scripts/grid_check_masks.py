@@ -11,6 +11,11 @@ claim_cores(snakemake.threads)  # its threads stay off the other jobs' cores
 
 with log_to(snakemake.log[0]):
     out_dirs = {grid: [Path(pairs).parent for pairs in snakemake.output[grid]] for grid in GRIDS}
-    prepare_masks(snakemake.input[0], snakemake.params.spacings, out_dirs,
-                  per_category=snakemake.params.per_category,
-                  margin_mm=snakemake.params.margin_mm, scan_mm=snakemake.params.scan_mm)
+    prepare_masks(
+        snakemake.input[0],
+        snakemake.params.spacings,
+        out_dirs,
+        per_category=snakemake.params.per_category,
+        margin_mm=snakemake.params.margin_mm,
+        scan_mm=snakemake.params.scan_mm,
+    )

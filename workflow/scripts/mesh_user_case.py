@@ -8,5 +8,9 @@ from study.workflow.logs import log_to
 snakemake = globals()["snakemake"]  # injected by Snakemake's script directive
 
 with log_to(snakemake.log[0]):
-    mesh_user_case(snakemake.input.manifest, snakemake.wildcards.case,
-                   Path(snakemake.output[0]).parent, snakemake.params.oars)
+    mesh_user_case(
+        snakemake.input.manifest,
+        snakemake.wildcards.case,
+        Path(snakemake.output[0]).parent,
+        snakemake.params.oars,
+    )

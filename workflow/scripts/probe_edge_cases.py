@@ -13,8 +13,11 @@ claim_cores(snakemake.threads)  # its threads stay off the other jobs' cores
 
 with log_to(snakemake.log[0]):
     configure(snakemake.params.tool_paths)
-    record = probe(implementation(snakemake.wildcards.tool),
-                   percentile=snakemake.params.percentile, tau=snakemake.params.tau,
-                   timeout=snakemake.params.timeout)
+    record = probe(
+        implementation(snakemake.wildcards.tool),
+        percentile=snakemake.params.percentile,
+        tau=snakemake.params.tau,
+        timeout=snakemake.params.timeout,
+    )
     with open(snakemake.output[0], "w", encoding="utf-8") as stream:
         json.dump(record, stream, indent=1)

@@ -9,4 +9,5 @@ with log_to(snakemake.log[0]):
     tool = snakemake.wildcards.tool
     reason = implementation(tool).unavailable() or "the tool became available; rerun to score it"
     unavailable_rows(tool, reason, dataset=snakemake.wildcards.dataset).to_parquet(
-        snakemake.output[0], index=False)
+        snakemake.output[0], index=False
+    )

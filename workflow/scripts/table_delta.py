@@ -6,5 +6,9 @@ from study.workflow.logs import log_to
 snakemake = globals()["snakemake"]
 
 with log_to(snakemake.log[0]):
-    make_delta_table(snakemake.rule.removeprefix("table_"), snakemake.input[0],
-                     dict(snakemake.output.items()), snakemake.config)
+    make_delta_table(
+        snakemake.rule.removeprefix("table_"),
+        snakemake.input[0],
+        dict(snakemake.output.items()),
+        snakemake.config,
+    )

@@ -9,9 +9,14 @@ snakemake = globals()["snakemake"]
 
 with log_to(snakemake.log[0]):
     configure(snakemake.params.tool_paths)
-    table = time_hd(implementation(snakemake.wildcards.tool),
-                    timed_pairs(read_pairs(snakemake.input.pairs),
-                                snakemake.params.pairs_per_category).to_dict("records"),
-                    snakemake.params.repeats, timeout=snakemake.params.timeout,
-                    dataset=snakemake.params.dataset, grid=snakemake.params.grid)
+    table = time_hd(
+        implementation(snakemake.wildcards.tool),
+        timed_pairs(read_pairs(snakemake.input.pairs), snakemake.params.pairs_per_category).to_dict(
+            "records"
+        ),
+        snakemake.params.repeats,
+        timeout=snakemake.params.timeout,
+        dataset=snakemake.params.dataset,
+        grid=snakemake.params.grid,
+    )
     table.to_parquet(snakemake.output[0], index=False)

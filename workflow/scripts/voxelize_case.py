@@ -11,7 +11,11 @@ claim_cores(snakemake.threads)  # its threads stay off the other jobs' cores
 
 with log_to(snakemake.log[0]):
     # Outputs come in the order of params.spacings (both expand SPACINGS).
-    voxelize_case(snakemake.input[0], snakemake.params.spacings,
-                  [Path(pairs).parent for pairs in snakemake.output],
-                  margin_mm=snakemake.params.margin_mm, size_mm=snakemake.params.size_mm,
-                  scan_mm=snakemake.params.scan_mm)
+    voxelize_case(
+        snakemake.input[0],
+        snakemake.params.spacings,
+        [Path(pairs).parent for pairs in snakemake.output],
+        margin_mm=snakemake.params.margin_mm,
+        size_mm=snakemake.params.size_mm,
+        scan_mm=snakemake.params.scan_mm,
+    )

@@ -11,5 +11,9 @@ snakemake = globals()["snakemake"]  # injected by Snakemake's script directive
 claim_cores(snakemake.threads)  # its threads stay off the other jobs' cores
 
 with log_to(snakemake.log[0]):
-    voxelize_case(snakemake.input[0], [parse_spacing_label(snakemake.wildcards.spacing)],
-                  [Path(snakemake.output[0]).parent], scan_mm=snakemake.params.scan_mm)
+    voxelize_case(
+        snakemake.input[0],
+        [parse_spacing_label(snakemake.wildcards.spacing)],
+        [Path(snakemake.output[0]).parent],
+        scan_mm=snakemake.params.scan_mm,
+    )
