@@ -9,7 +9,7 @@ STAMP := $(VENV)/.installed-$(shell cat requirements.txt constraints.txt pyproje
 CORES ?= all
 SNAKEMAKE_ARGS ?=
 
-.PHONY: run test test-fast lint venv clean-venv tools bench-study bench-reference crosscheck
+.PHONY: run test test-fast lint format venv clean-venv tools bench-study bench-reference crosscheck
 
 venv: $(STAMP)
 
@@ -25,8 +25,7 @@ run: $(STAMP)
 	$(BIN)/snakemake --cores $(CORES) $(SNAKEMAKE_ARGS)
 	$(BIN)/snakemake --cores $(CORES) --report results/report.html $(SNAKEMAKE_ARGS)
 
-test: $(STAMP)
-	$(BIN)/ruff check .
+test: lint
 	$(BIN)/python -m pytest
 
 # The unit tests without the workflow runs and subprocess commands (tests/conftest.py): under a
@@ -40,9 +39,17 @@ test-fast: $(STAMP)
 tools: $(STAMP)
 	$(BIN)/python tools/build.py
 
+# Style and formatting are checked, not applied: make format applies them.
 lint: $(STAMP)
 	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
+	$(BIN)/snakefmt --check Snakefile workflow/rules
 	$(BIN)/snakemake --lint
+
+format: $(STAMP)
+	$(BIN)/ruff check --fix .
+	$(BIN)/ruff format .
+	$(BIN)/snakefmt Snakefile workflow/rules
 
 # Benchmarks print their figures (docs/workflow.md, docs/validation.md).
 bench-study: $(STAMP)

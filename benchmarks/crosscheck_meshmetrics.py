@@ -40,8 +40,11 @@ METRICS: tuple[str, ...] = ("HD", "HD95", "MASD", "ASSD", "NSD", "BIoU", "DSC")
 DISTANCE_METRICS: frozenset[str] = frozenset({"HD", "HD95", "MASD", "ASSD"})
 DISTANCE_FLAG_MM = 0.05
 RATIO_FLAG = 0.005
-SPACINGS: tuple[tuple[float, float, float], ...] = ((1.0, 1.0, 1.0), (2.0, 2.0, 2.0),
-                                                    (0.5, 0.5, 2.0))
+SPACINGS: tuple[tuple[float, float, float], ...] = (
+    (1.0, 1.0, 1.0),
+    (2.0, 2.0, 2.0),
+    (0.5, 0.5, 2.0),
+)
 PERCENTILE = 95.0
 TAU_MM = 2.0
 SEED = 20240215
@@ -111,8 +114,9 @@ def run_meshmetrics(a: np.ndarray, b: np.ndarray, spacing) -> tuple[dict[str, fl
     from adapters import REGISTRY
 
     started = time.perf_counter()
-    scores = REGISTRY["meshmetrics"].compute(a, b, spacing, metrics=METRICS,
-                                             percentile=PERCENTILE, tau=TAU_MM)
+    scores = REGISTRY["meshmetrics"].compute(
+        a, b, spacing, metrics=METRICS, percentile=PERCENTILE, tau=TAU_MM
+    )
     return scores, time.perf_counter() - started
 
 
@@ -122,9 +126,15 @@ def meshmetrics_on_surfaces(surface_a, surface_b, spacing) -> dict[str, float]:
 
     tool = DistanceMetrics(verbose=False)
     tool.set_input(ref=surface_a, pred=surface_b, spacing=spacing)
-    return {"HD": tool.hd(), "HD95": tool.hd(PERCENTILE), "MASD": tool.masd(),
-            "ASSD": tool.assd(), "NSD": tool.nsd(TAU_MM), "BIoU": tool.biou(TAU_MM),
-            "DSC": tool.dsc()}
+    return {
+        "HD": tool.hd(),
+        "HD95": tool.hd(PERCENTILE),
+        "MASD": tool.masd(),
+        "ASSD": tool.assd(),
+        "NSD": tool.nsd(TAU_MM),
+        "BIoU": tool.biou(TAU_MM),
+        "DSC": tool.dsc(),
+    }
 
 
 def mesh_limit_values(a: np.ndarray, b: np.ndarray, spacing, levels: int) -> dict[str, float]:
@@ -151,8 +161,13 @@ def mesh_limit_values(a: np.ndarray, b: np.ndarray, spacing, levels: int) -> dic
         meshes.append(split.GetOutput())
     tool = DistanceMetrics(verbose=False)
     tool.set_input(ref=meshes[0], pred=meshes[1], spacing=spacing)
-    return {"HD": tool.hd(), "HD95": tool.hd(PERCENTILE), "MASD": tool.masd(),
-            "ASSD": tool.assd(), "NSD": tool.nsd(TAU_MM)}
+    return {
+        "HD": tool.hd(),
+        "HD95": tool.hd(PERCENTILE),
+        "MASD": tool.masd(),
+        "ASSD": tool.assd(),
+        "NSD": tool.nsd(TAU_MM),
+    }
 
 
 # ---------------------------------------------------------------------------------------------
@@ -193,10 +208,15 @@ def analytic_surface_pair(kind: str, resolution: int):
     from reference.analytic import sphere_surface
 
     centre = np.zeros(3)
-    other_radius, other_centre = ((OUTER_RADIUS_MM, centre) if kind == "concentric"
-                                  else (RADIUS_MM, centre + OFFSET_MM * OFFSET_DIRECTION))
-    return (sphere_surface(RADIUS_MM, centre, resolution),
-            sphere_surface(other_radius, other_centre, resolution))
+    other_radius, other_centre = (
+        (OUTER_RADIUS_MM, centre)
+        if kind == "concentric"
+        else (RADIUS_MM, centre + OFFSET_MM * OFFSET_DIRECTION)
+    )
+    return (
+        sphere_surface(RADIUS_MM, centre, resolution),
+        sphere_surface(other_radius, other_centre, resolution),
+    )
 
 
 def polydata(surface) -> object:
@@ -213,10 +233,17 @@ def analytic_mask_comparisons(spacings, limit_levels: int) -> Iterator[Compariso
             a, b = analytic_mask_pair(kind, spacing)
             ours, ours_s = run_reference(a, b, spacing)
             theirs, theirs_s = run_meshmetrics(a, b, spacing)
-            yield Comparison("analytic-mask", f"spheres {kind}", "analytic",
-                             spacing_label(spacing), ours, theirs, analytic_values(kind),
-                             mesh_limit_values(a, b, spacing, limit_levels),
-                             {"reference": ours_s, "meshmetrics": theirs_s})
+            yield Comparison(
+                "analytic-mask",
+                f"spheres {kind}",
+                "analytic",
+                spacing_label(spacing),
+                ours,
+                theirs,
+                analytic_values(kind),
+                mesh_limit_values(a, b, spacing, limit_levels),
+                {"reference": ours_s, "meshmetrics": theirs_s},
+            )
 
 
 def analytic_surface_comparisons(resolution: int, grid_spacing) -> Iterator[Comparison]:
@@ -226,19 +253,29 @@ def analytic_surface_comparisons(resolution: int, grid_spacing) -> Iterator[Comp
     for kind in ("concentric", "offset"):
         surface_a, surface_b = analytic_surface_pair(kind, resolution)
         started = time.perf_counter()
-        ours = reference.compute_surface_metrics(surface_a, surface_b, percentile=PERCENTILE,
-                                                 tau=TAU_MM)
+        ours = reference.compute_surface_metrics(
+            surface_a, surface_b, percentile=PERCENTILE, tau=TAU_MM
+        )
         ours_s = time.perf_counter() - started
         started = time.perf_counter()
         theirs = meshmetrics_on_surfaces(polydata(surface_a), polydata(surface_b), grid_spacing)
         theirs_s = time.perf_counter() - started
-        yield Comparison("analytic-surface", f"spheres {kind}", "analytic",
-                         f"surface ({spacing_label(grid_spacing)})", ours, theirs,
-                         analytic_values(kind), {}, {"reference": ours_s, "meshmetrics": theirs_s})
+        yield Comparison(
+            "analytic-surface",
+            f"spheres {kind}",
+            "analytic",
+            f"surface ({spacing_label(grid_spacing)})",
+            ours,
+            theirs,
+            analytic_values(kind),
+            {},
+            {"reference": ours_s, "meshmetrics": theirs_s},
+        )
 
 
-def synthetic_comparisons(cases: Sequence[int], oars: Sequence[str] | None, spacings,
-                          seed: int = SEED) -> Iterator[Comparison]:
+def synthetic_comparisons(
+    cases: Sequence[int], oars: Sequence[str] | None, spacings, seed: int = SEED
+) -> Iterator[Comparison]:
     """Every OAR pair of every case at every voxel size; empty observers are skipped."""
     from study.dataset.synthetic import case_id, generate_case
     from study.dataset.voxelize import voxelize_pair
@@ -249,14 +286,25 @@ def synthetic_comparisons(cases: Sequence[int], oars: Sequence[str] | None, spac
             for spacing in spacings:
                 pair = voxelize_pair(meshes["A"], meshes["B"], spacing)
                 if not (pair.mask_a.any() and pair.mask_b.any()):
-                    print(f"skipped {case_id(case)} {oar} {spacing_label(spacing)}: "
-                          "an observer is empty at this voxel size", file=sys.stderr)
+                    print(
+                        f"skipped {case_id(case)} {oar} {spacing_label(spacing)}: "
+                        "an observer is empty at this voxel size",
+                        file=sys.stderr,
+                    )
                     continue
                 ours, ours_s = run_reference(pair.mask_a, pair.mask_b, spacing)
                 theirs, theirs_s = run_meshmetrics(pair.mask_a, pair.mask_b, spacing)
-                yield Comparison("synthetic", f"{case_id(case)} {oar}", OARS[oar],
-                                 spacing_label(spacing), ours, theirs, {}, {},
-                                 {"reference": ours_s, "meshmetrics": theirs_s})
+                yield Comparison(
+                    "synthetic",
+                    f"{case_id(case)} {oar}",
+                    OARS[oar],
+                    spacing_label(spacing),
+                    ours,
+                    theirs,
+                    {},
+                    {},
+                    {"reference": ours_s, "meshmetrics": theirs_s},
+                )
 
 
 def empty_mask_outputs() -> pd.DataFrame:
@@ -272,8 +320,14 @@ def empty_mask_outputs() -> pd.DataFrame:
             with warnings.catch_warnings(record=True) as caught:
                 warnings.simplefilter("always")
                 scores, _ = run(a, b, spacing)
-            rows.append({"case": case, "tool": tool, **{m: scores[m] for m in METRICS},
-                         "warned": bool(caught)})
+            rows.append(
+                {
+                    "case": case,
+                    "tool": tool,
+                    **{m: scores[m] for m in METRICS},
+                    "warned": bool(caught),
+                }
+            )
     return pd.DataFrame(rows)
 
 
@@ -292,14 +346,24 @@ def analytic_table(comparisons: Sequence[Comparison]) -> pd.DataFrame:
             error_ours = item.reference[metric] - exact
             error_theirs = item.meshmetrics[metric] - exact
             limit = float(item.mesh_limit.get(metric, np.nan))
-            rows.append({"input": item.name, "grid": item.spacing, "metric": metric,
-                         "analytic": exact, "mesh_limit": limit,
-                         "reference": item.reference[metric],
-                         "pymeshmetrics": item.meshmetrics[metric], "err_ref": error_ours,
-                         "err_pmm": error_theirs, "closer": closer(error_ours, error_theirs),
-                         "closer_to_limit": closer(item.reference[metric] - limit,
-                                                   item.meshmetrics[metric] - limit),
-                         "flag": "*" if item.flagged(metric) else ""})
+            rows.append(
+                {
+                    "input": item.name,
+                    "grid": item.spacing,
+                    "metric": metric,
+                    "analytic": exact,
+                    "mesh_limit": limit,
+                    "reference": item.reference[metric],
+                    "pymeshmetrics": item.meshmetrics[metric],
+                    "err_ref": error_ours,
+                    "err_pmm": error_theirs,
+                    "closer": closer(error_ours, error_theirs),
+                    "closer_to_limit": closer(
+                        item.reference[metric] - limit, item.meshmetrics[metric] - limit
+                    ),
+                    "flag": "*" if item.flagged(metric) else "",
+                }
+            )
     return pd.DataFrame(rows)
 
 
@@ -316,8 +380,12 @@ def difference_table(comparisons: Sequence[Comparison]) -> pd.DataFrame:
     """One row per input pair: reference - pymeshmetrics per metric, '*' where flagged."""
     rows = []
     for item in comparisons:
-        row = {"source": item.source, "pair": item.name, "category": item.category,
-               "spacing": item.spacing}
+        row = {
+            "source": item.source,
+            "pair": item.name,
+            "category": item.category,
+            "spacing": item.spacing,
+        }
         for metric in METRICS:
             row[metric] = f"{item.difference(metric):+.4f}{'*' if item.flagged(metric) else ''}"
         rows.append(row)
@@ -326,9 +394,17 @@ def difference_table(comparisons: Sequence[Comparison]) -> pd.DataFrame:
 
 def summary_table(comparisons: Sequence[Comparison]) -> pd.DataFrame:
     """Per source, voxel size and metric: count, mean, min, max of the difference, flags."""
-    rows = [{"source": item.source, "spacing": item.spacing, "metric": metric,
-             "difference": item.difference(metric), "flagged": item.flagged(metric)}
-            for item in comparisons for metric in METRICS]
+    rows = [
+        {
+            "source": item.source,
+            "spacing": item.spacing,
+            "metric": metric,
+            "difference": item.difference(metric),
+            "flagged": item.flagged(metric),
+        }
+        for item in comparisons
+        for metric in METRICS
+    ]
     frame = pd.DataFrame(rows)
     grouped = frame.groupby(["source", "spacing", "metric"], sort=False)
     summary = grouped.difference.agg(n="count", mean="mean", min="min", max="max")
@@ -341,9 +417,11 @@ def reference_commit() -> str:
 
     Called before the reference is imported, so a printed table names the code it measured.
     """
+
     def git(*arguments: str) -> str:
-        said = subprocess.run(["git", "-C", str(REPO), *arguments], capture_output=True,
-                              text=True, timeout=10)
+        said = subprocess.run(
+            ["git", "-C", str(REPO), *arguments], capture_output=True, text=True, timeout=10
+        )
         return said.stdout.strip()
 
     try:
@@ -361,10 +439,14 @@ def print_report(comparisons: Sequence[Comparison], empties: pd.DataFrame, commi
 
     pd.set_option("display.width", 200)
     pd.set_option("display.max_rows", 1000)
-    print(f"reference {reference.__version__} (commit {commit}), "
-          f"pymeshmetrics {meshmetrics.__version__}; p = {PERCENTILE:g}, tau = {TAU_MM:g} mm")
-    print(f"flag: |reference - pymeshmetrics| > {DISTANCE_FLAG_MM} mm (HD, HD95, MASD, ASSD) "
-          f"or > {RATIO_FLAG} (NSD, BIoU, DSC)\n")
+    print(
+        f"reference {reference.__version__} (commit {commit}), "
+        f"pymeshmetrics {meshmetrics.__version__}; p = {PERCENTILE:g}, tau = {TAU_MM:g} mm"
+    )
+    print(
+        f"flag: |reference - pymeshmetrics| > {DISTANCE_FLAG_MM} mm (HD, HD95, MASD, ASSD) "
+        f"or > {RATIO_FLAG} (NSD, BIoU, DSC)\n"
+    )
     analytic = [c for c in comparisons if c.analytic]
     if analytic:
         print("== Analytic spheres: closed form of the continuous shapes (analytic) and the exact")
@@ -383,17 +465,28 @@ def print_report(comparisons: Sequence[Comparison], empties: pd.DataFrame, commi
 
 def parse_arguments(argv: Sequence[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--cases", type=int, nargs="+", default=[1],
-                        help="synthetic case numbers (default: 1)")
-    parser.add_argument("--oars", nargs="+", default=["all"],
-                        help="OAR names, or 'all' (default)")
+    parser.add_argument(
+        "--cases", type=int, nargs="+", default=[1], help="synthetic case numbers (default: 1)"
+    )
+    parser.add_argument("--oars", nargs="+", default=["all"], help="OAR names, or 'all' (default)")
     parser.add_argument("--seed", type=int, default=SEED)
-    parser.add_argument("--surface-resolution", type=int, default=150,
-                        help="theta/phi resolution of the tessellated spheres")
-    parser.add_argument("--limit-levels", type=int, default=3,
-                        help="splits (x4 triangles each) for the mesh-limit values")
-    parser.add_argument("--quick", action="store_true",
-                        help="tiny run for tests: 2 mm grid, one small OAR, coarse spheres")
+    parser.add_argument(
+        "--surface-resolution",
+        type=int,
+        default=150,
+        help="theta/phi resolution of the tessellated spheres",
+    )
+    parser.add_argument(
+        "--limit-levels",
+        type=int,
+        default=3,
+        help="splits (x4 triangles each) for the mesh-limit values",
+    )
+    parser.add_argument(
+        "--quick",
+        action="store_true",
+        help="tiny run for tests: 2 mm grid, one small OAR, coarse spheres",
+    )
     parser.add_argument("--json", type=Path, help="also write every comparison to this file")
     add_record_option(parser, __file__)
     args = parser.parse_args(argv)
@@ -414,16 +507,25 @@ def main(argv: Sequence[str] | None = None) -> None:
     args = parse_arguments(argv)
     started, commit = time.perf_counter(), reference_commit()
     with recorded(args.record):
-        comparisons = [*analytic_mask_comparisons(args.spacings, args.limit_levels),
-                       *analytic_surface_comparisons(args.surface_resolution, (0.5, 0.5, 0.5)),
-                       *synthetic_comparisons(args.cases, args.oars, args.spacings, args.seed)]
+        comparisons = [
+            *analytic_mask_comparisons(args.spacings, args.limit_levels),
+            *analytic_surface_comparisons(args.surface_resolution, (0.5, 0.5, 0.5)),
+            *synthetic_comparisons(args.cases, args.oars, args.spacings, args.seed),
+        ]
         empties = empty_mask_outputs()
         print_report(comparisons, empties, commit)
         print(f"\n{len(comparisons)} pairs in {time.perf_counter() - started:.0f} s")
     if args.json:
-        args.json.write_text(json.dumps(
-            {"comparisons": [asdict(c) for c in comparisons],
-             "empty_masks": empties.to_dict(orient="records")}, default=_json_number, indent=1))
+        args.json.write_text(
+            json.dumps(
+                {
+                    "comparisons": [asdict(c) for c in comparisons],
+                    "empty_masks": empties.to_dict(orient="records"),
+                },
+                default=_json_number,
+                indent=1,
+            )
+        )
 
 
 def _json_number(value):

@@ -25,9 +25,12 @@ RECORDS = Path(__file__).resolve().parents[1] / "results" / "benchmarks"
 def add_record_option(parser: argparse.ArgumentParser, script: str) -> None:
     """--record PATH, by default results/benchmarks/<name of `script` without .py>.md."""
     name = Path(script).stem
-    parser.add_argument("--record", type=Path, default=RECORDS / f"{name}.md",
-                        help=f"Markdown file for what the run prints "
-                             f"(default: results/benchmarks/{name}.md)")
+    parser.add_argument(
+        "--record",
+        type=Path,
+        default=RECORDS / f"{name}.md",
+        help=f"Markdown file for what the run prints (default: results/benchmarks/{name}.md)",
+    )
 
 
 class _Tee(io.TextIOBase):
@@ -51,12 +54,15 @@ def recorded(path: Path) -> Iterator[None]:
     printed = io.StringIO()
     with contextlib.redirect_stdout(_Tee(sys.stdout, printed)):
         yield
-    header = (f"# {Path(sys.argv[0]).name}\n\n"
-              f"- command: `{shlex.join(['python', *sys.argv])}`\n"
-              f"- finished: {datetime.datetime.now().isoformat(timespec='seconds')}\n"
-              f"- machine: {platform.machine()}, {os.cpu_count()} CPUs, "
-              f"Python {platform.python_version()}\n\n")
+    header = (
+        f"# {Path(sys.argv[0]).name}\n\n"
+        f"- command: `{shlex.join(['python', *sys.argv])}`\n"
+        f"- finished: {datetime.datetime.now().isoformat(timespec='seconds')}\n"
+        f"- machine: {platform.machine()}, {os.cpu_count()} CPUs, "
+        f"Python {platform.python_version()}\n\n"
+    )
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(header + "```text\n" + printed.getvalue().rstrip("\n") + "\n```\n",
-                    encoding="utf-8")
+    path.write_text(
+        header + "```text\n" + printed.getvalue().rstrip("\n") + "\n```\n", encoding="utf-8"
+    )
     print(f"recorded in {path}")

@@ -29,8 +29,11 @@ SPACINGS = ((1.0, 1.0, 1.0), (2.0, 2.0, 2.0), (0.5, 0.5, 2.0))
 
 
 def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(prog="reference_convergence.py", description=__doc__,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        prog="reference_convergence.py",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     parser.add_argument("--case", type=int, default=2)
     parser.add_argument("--seed", type=int, default=20240215)
     parser.add_argument("--oars", nargs="+", default=list(DEFAULT_OARS))
@@ -43,8 +46,10 @@ def main(argv: list[str] | None = None) -> None:
 
 def print_table(args) -> None:
     meshes = generate_case(args.case, args.seed, oars=args.oars)
-    print(f"case {args.case}, seed {args.seed}: default (adaptive, level {DEFAULT_SUBDIVISION},"
-          f" HD bracket) minus uniform level {args.fine}; max |difference| per row\n")
+    print(
+        f"case {args.case}, seed {args.seed}: default (adaptive, level {DEFAULT_SUBDIVISION},"
+        f" HD bracket) minus uniform level {args.fine}; max |difference| per row\n"
+    )
     print("| category | spacing (mm) | OARs | " + " | ".join(DISTANCE_KEYS) + " |")
     print("|---|---|---|" + "---|" * len(DISTANCE_KEYS))
     categories = sorted({OARS[name] for name in args.oars})

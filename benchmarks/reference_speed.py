@@ -73,15 +73,24 @@ def reference_all(a, b, spacing):
 def reference_without_biou(a, b, spacing):
     import reference
 
-    return reference.compute_metrics(a, b, spacing, percentile=PERCENTILE, tau=TAU_MM,
-                                     metrics=NO_BIOU)
+    return reference.compute_metrics(
+        a, b, spacing, percentile=PERCENTILE, tau=TAU_MM, metrics=NO_BIOU
+    )
 
 
 def reference_at_centres(a, b, spacing):
     import reference
 
-    return reference.compute_metrics(a, b, spacing, percentile=PERCENTILE, tau=TAU_MM,
-                                     metrics=CENTRES_ONLY, subdivision=0, quadrature="midpoint")
+    return reference.compute_metrics(
+        a,
+        b,
+        spacing,
+        percentile=PERCENTILE,
+        tau=TAU_MM,
+        metrics=CENTRES_ONLY,
+        subdivision=0,
+        quadrature="midpoint",
+    )
 
 
 def adapter_call(name: str, metrics: Sequence[str]) -> Call:
@@ -91,15 +100,19 @@ def adapter_call(name: str, metrics: Sequence[str]) -> Call:
 
     def call(a, b, spacing):
         return adapter.compute(a, b, spacing, metrics=metrics, percentile=PERCENTILE, tau=TAU_MM)
+
     return call
 
 
 def tools() -> dict[str, Call]:
     """Tool label -> call."""
-    return {"reference": reference_all, "reference_noBIoU": reference_without_biou,
-            "ref_centres": reference_at_centres,
-            "deepmind": adapter_call("deepmind", NO_BIOU),
-            "pymeshmetrics": adapter_call("meshmetrics", crosscheck.METRICS)}
+    return {
+        "reference": reference_all,
+        "reference_noBIoU": reference_without_biou,
+        "ref_centres": reference_at_centres,
+        "deepmind": adapter_call("deepmind", NO_BIOU),
+        "pymeshmetrics": adapter_call("meshmetrics", crosscheck.METRICS),
+    }
 
 
 def time_call(call: Call, a, b, spacing, *, repeats: int, budget_s: float) -> float:
@@ -129,8 +142,11 @@ def choose_oars(per_category: int, oars: Sequence[str] | None) -> list[str]:
 
     if oars is not None:
         return list(oars)
-    return [name for category in CATEGORIES
-            for name in [n for n, c in OARS.items() if c == category][:per_category]]
+    return [
+        name
+        for category in CATEGORIES
+        for name in [n for n, c in OARS.items() if c == category][:per_category]
+    ]
 
 
 def large_pair(size: int) -> tuple[np.ndarray, np.ndarray]:
@@ -141,8 +157,10 @@ def large_pair(size: int) -> tuple[np.ndarray, np.ndarray]:
     centre = np.full(3, extent / 2) + 0.13
     radius = 0.465 * extent
     shape = (size,) * 3
-    return (ball_mask(shape, LARGE_SPACING, radius, centre - [0.75, 0, 0]),
-            ball_mask(shape, LARGE_SPACING, radius, centre + [0.75, 0, 0]))
+    return (
+        ball_mask(shape, LARGE_SPACING, radius, centre - [0.75, 0, 0]),
+        ball_mask(shape, LARGE_SPACING, radius, centre + [0.75, 0, 0]),
+    )
 
 
 def time_synthetic(calls, oars, case: int, seed: int, *, repeats: int, budget_s: float):
@@ -156,11 +174,16 @@ def time_synthetic(calls, oars, case: int, seed: int, *, repeats: int, budget_s:
             pair = voxelize_pair(meshes["A"], meshes["B"], spacing)
             if not (pair.mask_a.any() and pair.mask_b.any()):
                 continue
-            row = {"pair": oar, "category": OARS[oar], "spacing": crosscheck.spacing_label(
-                spacing), "voxels": int(np.prod(pair.shape))}
+            row = {
+                "pair": oar,
+                "category": OARS[oar],
+                "spacing": crosscheck.spacing_label(spacing),
+                "voxels": int(np.prod(pair.shape)),
+            }
             for label, call in calls.items():
-                row[label] = time_call(call, pair.mask_a, pair.mask_b, spacing,
-                                       repeats=repeats, budget_s=budget_s)
+                row[label] = time_call(
+                    call, pair.mask_a, pair.mask_b, spacing, repeats=repeats, budget_s=budget_s
+                )
             rows.append(row)
             print(f"  timed {oar} {row['spacing']}", file=sys.stderr, flush=True)
     return pd.DataFrame(rows)
@@ -172,8 +195,9 @@ def time_synthetic(calls, oars, case: int, seed: int, *, repeats: int, budget_s:
 
 def measure_in_child(masks: Path, compute: bool, timeout_s: float) -> dict:
     """Run this script on the saved large pair in a fresh interpreter; its peak RSS in bytes."""
-    command = [sys.executable, __file__, "--child", str(masks)] + ([] if compute else
-                                                                   ["--no-compute"])
+    command = [sys.executable, __file__, "--child", str(masks)] + (
+        [] if compute else ["--no-compute"]
+    )
     finished = subprocess.run(command, capture_output=True, text=True, timeout=timeout_s)
     if finished.returncode != 0:
         raise RuntimeError(f"memory probe failed: {finished.stderr.strip()[-2000:]}")
@@ -218,8 +242,10 @@ def accuracy_verdicts(spacings, limit_levels: int, surface_resolution: int) -> p
     limit, distance metrics) and the closed form (BIoU, DSC, which the limit does not give);
     for tessellated spheres, the closed form.
     """
-    items = [*crosscheck.analytic_mask_comparisons(spacings, limit_levels),
-             *crosscheck.analytic_surface_comparisons(surface_resolution, (0.5, 0.5, 0.5))]
+    items = [
+        *crosscheck.analytic_mask_comparisons(spacings, limit_levels),
+        *crosscheck.analytic_surface_comparisons(surface_resolution, (0.5, 0.5, 0.5)),
+    ]
     rows = []
     for item in items:
         for metric in crosscheck.METRICS:
@@ -229,11 +255,24 @@ def accuracy_verdicts(spacings, limit_levels: int, surface_resolution: int) -> p
             kind = "distance" if metric in crosscheck.DISTANCE_METRICS else "ratio"
             error_ours = abs(item.reference[metric] - truth)
             error_theirs = abs(item.meshmetrics[metric] - truth)
-            verdict = ("better" if error_ours < error_theirs - ACCURACY_SLACK[kind] else
-                       "worse" if error_ours > error_theirs + ACCURACY_SLACK[kind] else "equal")
-            rows.append({"input": item.name, "grid": item.spacing, "metric": metric,
-                         "truth": truth, "err_ref": error_ours, "err_pmm": error_theirs,
-                         "verdict": verdict})
+            verdict = (
+                "better"
+                if error_ours < error_theirs - ACCURACY_SLACK[kind]
+                else "worse"
+                if error_ours > error_theirs + ACCURACY_SLACK[kind]
+                else "equal"
+            )
+            rows.append(
+                {
+                    "input": item.name,
+                    "grid": item.spacing,
+                    "metric": metric,
+                    "truth": truth,
+                    "err_ref": error_ours,
+                    "err_pmm": error_theirs,
+                    "verdict": verdict,
+                }
+            )
     return pd.DataFrame(rows)
 
 
@@ -250,35 +289,45 @@ def add_ratios(frame: pd.DataFrame) -> pd.DataFrame:
     return frame
 
 
-def targets(timings: pd.DataFrame, accuracy: pd.DataFrame, peak_gb: float | None,
-            memory_note: str) -> list[str]:
+def targets(
+    timings: pd.DataFrame, accuracy: pd.DataFrame, peak_gb: float | None, memory_note: str
+) -> list[str]:
     """One line per target of the issue, saying met or not met and the numbers behind it."""
+
     def verdict(ok: bool) -> str:
         return "MET" if ok else "NOT MET"
 
     speedup = float(timings["pmm/ref"].median())
     worse = accuracy[accuracy.verdict == "worse"]
-    lines = [f"[{verdict(speedup >= TARGET_SPEEDUP_OVER_PYMESHMETRICS and worse.empty)}] "
-             f">= {TARGET_SPEEDUP_OVER_PYMESHMETRICS:g}x faster than pymeshmetrics with equal or "
-             f"better accuracy: median per-pair speed-up {speedup:.2f}x (all metrics both); "
-             f"analytic accuracy: {(accuracy.verdict == 'better').sum()} better, "
-             f"{(accuracy.verdict == 'equal').sum()} equal, {len(worse)} worse"]
+    lines = [
+        f"[{verdict(speedup >= TARGET_SPEEDUP_OVER_PYMESHMETRICS and worse.empty)}] "
+        f">= {TARGET_SPEEDUP_OVER_PYMESHMETRICS:g}x faster than pymeshmetrics with equal or "
+        f"better accuracy: median per-pair speed-up {speedup:.2f}x (all metrics both); "
+        f"analytic accuracy: {(accuracy.verdict == 'better').sum()} better, "
+        f"{(accuracy.verdict == 'equal').sum()} equal, {len(worse)} worse"
+    ]
     medians = timings[["reference_noBIoU", "deepmind"]].median()
     ratio = medians["reference_noBIoU"] / medians["deepmind"]
-    lines.append(f"[{verdict(ratio <= TARGET_RATIO_TO_DEEPMIND)}] median per-case time <= "
-                 f"{TARGET_RATIO_TO_DEEPMIND:g}x DeepMind's: {medians['reference_noBIoU']:.3f} s "
-                 f"vs {medians['deepmind']:.3f} s = {ratio:.2f}x (reference without BIoU, "
-                 "like for like)")
+    lines.append(
+        f"[{verdict(ratio <= TARGET_RATIO_TO_DEEPMIND)}] median per-case time <= "
+        f"{TARGET_RATIO_TO_DEEPMIND:g}x DeepMind's: {medians['reference_noBIoU']:.3f} s "
+        f"vs {medians['deepmind']:.3f} s = {ratio:.2f}x (reference without BIoU, "
+        "like for like)"
+    )
     centres = timings["ref_centres"].median()
-    lines.append(f"[for scale] the reference's meshing and index at centres only (no "
-                 f"subdivision, interpolation or HD bracket; what pymeshmetrics measures): "
-                 f"{centres:.3f} s = {centres / medians['deepmind']:.2f}x DeepMind's median")
+    lines.append(
+        f"[for scale] the reference's meshing and index at centres only (no "
+        f"subdivision, interpolation or HD bracket; what pymeshmetrics measures): "
+        f"{centres:.3f} s = {centres / medians['deepmind']:.2f}x DeepMind's median"
+    )
     if peak_gb is None:
         lines.append(f"[NOT MET] peak memory < {TARGET_PEAK_MEMORY_GB:g} GB: {memory_note}")
     else:
-        lines.append(f"[{verdict(peak_gb < TARGET_PEAK_MEMORY_GB)}] peak memory < "
-                     f"{TARGET_PEAK_MEMORY_GB:g} GB on the large pair: {peak_gb:.2f} GB "
-                     f"({memory_note})")
+        lines.append(
+            f"[{verdict(peak_gb < TARGET_PEAK_MEMORY_GB)}] peak memory < "
+            f"{TARGET_PEAK_MEMORY_GB:g} GB on the large pair: {peak_gb:.2f} GB "
+            f"({memory_note})"
+        )
     return lines
 
 
@@ -302,21 +351,40 @@ def print_tables(timings: pd.DataFrame, large: pd.DataFrame, accuracy: pd.DataFr
 
 def parse_arguments(argv: Sequence[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--per-category", type=int, default=2,
-                        help="OARs per category (first ones in HaN-Seg order; default 2)")
+    parser.add_argument(
+        "--per-category",
+        type=int,
+        default=2,
+        help="OARs per category (first ones in HaN-Seg order; default 2)",
+    )
     parser.add_argument("--oars", nargs="+", help="OAR names or 'all' (overrides per-category)")
     parser.add_argument("--case", type=int, default=1)
     parser.add_argument("--seed", type=int, default=crosscheck.SEED)
     parser.add_argument("--repeats", type=int, default=3)
-    parser.add_argument("--budget", type=float, default=20.0,
-                        help="stop repeating a tool on a pair after this many seconds")
-    parser.add_argument("--large-size", type=int, default=300,
-                        help="edge of the large pair's cube in voxels (0.5 mm)")
-    parser.add_argument("--large-timeout", type=float, default=600.0,
-                        help="seconds the reference may take on the large pair")
+    parser.add_argument(
+        "--budget",
+        type=float,
+        default=20.0,
+        help="stop repeating a tool on a pair after this many seconds",
+    )
+    parser.add_argument(
+        "--large-size",
+        type=int,
+        default=300,
+        help="edge of the large pair's cube in voxels (0.5 mm)",
+    )
+    parser.add_argument(
+        "--large-timeout",
+        type=float,
+        default=600.0,
+        help="seconds the reference may take on the large pair",
+    )
     parser.add_argument("--limit-levels", type=int, default=3)
-    parser.add_argument("--quick", action="store_true",
-                        help="tiny run for tests: one small OAR, a 40^3 large pair, one repeat")
+    parser.add_argument(
+        "--quick",
+        action="store_true",
+        help="tiny run for tests: one small OAR, a 40^3 large pair, one repeat",
+    )
     parser.add_argument("--child", type=Path, help=argparse.SUPPRESS)
     parser.add_argument("--no-compute", action="store_true", help=argparse.SUPPRESS)
     add_record_option(parser, __file__)
@@ -325,6 +393,7 @@ def parse_arguments(argv: Sequence[str] | None) -> argparse.Namespace:
         args.oars, args.large_size, args.repeats, args.limit_levels = ["Cochlea_L"], 24, 1, 1
     if args.oars == ["all"]:
         from study.oars import OARS
+
         args.oars = list(OARS)
     if args.repeats < 1 or args.per_category < 1 or args.large_size < 20:
         parser.error("--repeats and --per-category must be >= 1, --large-size >= 20")
@@ -347,19 +416,32 @@ def measure_and_print(args: argparse.Namespace) -> None:
     a, b = large_pair(args.large_size)
     try:
         baseline, measured = memory_of_large_pair(a, b, args.large_timeout)
-        peak_gb, note = measured["peak_bytes"] / 1e9, (
-            f"baseline without computing {baseline['peak_bytes'] / 1e9:.2f} GB; "
-            f"{args.large_size}^3 voxels")
+        peak_gb, note = (
+            measured["peak_bytes"] / 1e9,
+            (
+                f"baseline without computing {baseline['peak_bytes'] / 1e9:.2f} GB; "
+                f"{args.large_size}^3 voxels"
+            ),
+        )
     except (RuntimeError, subprocess.TimeoutExpired) as error:
         measured, peak_gb, note = {"seconds": np.nan}, None, f"not measured: {error}"
 
     calls = tools()
     warm_up(calls)
-    timings = add_ratios(time_synthetic(calls, choose_oars(args.per_category, args.oars),
-                                        args.case, args.seed, repeats=args.repeats,
-                                        budget_s=args.budget))
-    large = {"pair": f"spheres {args.large_size}^3", "reference (fresh process)":
-             measured["seconds"]}
+    timings = add_ratios(
+        time_synthetic(
+            calls,
+            choose_oars(args.per_category, args.oars),
+            args.case,
+            args.seed,
+            repeats=args.repeats,
+            budget_s=args.budget,
+        )
+    )
+    large = {
+        "pair": f"spheres {args.large_size}^3",
+        "reference (fresh process)": measured["seconds"],
+    }
     for label, call in calls.items():
         if label != "reference":
             large[label] = time_call(call, a, b, LARGE_SPACING, repeats=1, budget_s=0)
@@ -367,8 +449,11 @@ def measure_and_print(args: argparse.Namespace) -> None:
     accuracy = accuracy_verdicts(spacings, args.limit_levels, 40 if args.quick else 150)
 
     import reference
-    print(f"reference {reference.__version__} (commit {commit}); "
-          f"case {args.case}, seed {args.seed}; repeats {args.repeats}; warm-up done")
+
+    print(
+        f"reference {reference.__version__} (commit {commit}); "
+        f"case {args.case}, seed {args.seed}; repeats {args.repeats}; warm-up done"
+    )
     print_tables(timings, pd.DataFrame([large]), accuracy)
     print("\n== Targets")
     for line in targets(timings, accuracy, peak_gb, note):

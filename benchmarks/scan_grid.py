@@ -39,8 +39,9 @@ REPO = Path(__file__).resolve().parents[1]
 GRIDS = ("cropped", "scan")
 
 
-def voxelize_both(workdir: Path, oars: list[str], spacing: tuple[float, ...],
-                  config: dict) -> dict[str, Path]:
+def voxelize_both(
+    workdir: Path, oars: list[str], spacing: tuple[float, ...], config: dict
+) -> dict[str, Path]:
     """pairs.csv of one synthetic case on each grid (cropped, scan)."""
     from study.dataset.synthetic import write_case
     from study.dataset.voxelize import voxelize_case
@@ -48,10 +49,10 @@ def voxelize_both(workdir: Path, oars: list[str], spacing: tuple[float, ...],
     manifest = write_case(workdir / "data", 1, config["dataset"]["seed"], oars)
     fov = config["field_of_view"]
     return {
-        "cropped": voxelize_case(manifest, [spacing], [workdir / "cropped"],
-                                 margin_mm=fov["margin_mm"])[0],
-        "scan": voxelize_case(manifest, [spacing], [workdir / "scan"],
-                              scan_mm=fov["scan_mm"])[0],
+        "cropped": voxelize_case(
+            manifest, [spacing], [workdir / "cropped"], margin_mm=fov["margin_mm"]
+        )[0],
+        "scan": voxelize_case(manifest, [spacing], [workdir / "scan"], scan_mm=fov["scan_mm"])[0],
     }
 
 
@@ -59,18 +60,44 @@ def voxelize_in_child(workdir: Path, oars: list[str], spacing, configfile: Path)
     """`voxelize_both` in a fresh Python: the masks never enter this process, whose memory
     every tool's process would otherwise start from (Linux carries ru_maxrss across fork)."""
     said = subprocess.run(
-        [sys.executable, __file__, "--voxelize", str(workdir), "--configfile", str(configfile),
-         "--spacing", *map(str, spacing), "--oars", *oars],
-        check=True, capture_output=True, text=True, cwd=REPO)
+        [
+            sys.executable,
+            __file__,
+            "--voxelize",
+            str(workdir),
+            "--configfile",
+            str(configfile),
+            "--spacing",
+            *map(str, spacing),
+            "--oars",
+            *oars,
+        ],
+        check=True,
+        capture_output=True,
+        text=True,
+        cwd=REPO,
+    )
     return json.loads(said.stdout.strip().splitlines()[-1])
 
 
 def time_in_child(tool: str, pairs: dict[str, str], repeats: int) -> dict:
     """Run `measure` for one tool in a fresh Python; its seconds per pair and peak memory."""
     said = subprocess.run(
-        [sys.executable, __file__, "--child", tool, "--repeats", str(repeats),
-         "--pairs", json.dumps(pairs)],
-        check=True, capture_output=True, text=True, cwd=REPO)
+        [
+            sys.executable,
+            __file__,
+            "--child",
+            tool,
+            "--repeats",
+            str(repeats),
+            "--pairs",
+            json.dumps(pairs),
+        ],
+        check=True,
+        capture_output=True,
+        text=True,
+        cwd=REPO,
+    )
     return json.loads(said.stdout.strip().splitlines()[-1])
 
 
@@ -101,18 +128,29 @@ def measure(tool: str, pairs: dict[str, str], repeats: int) -> dict:
         result[f"{grid}_shapes"] = sorted(shapes)
     # Linux reports ru_maxrss in KiB: the process's peak, imports and native memory included,
     # or a program tool's own process if that was larger.
-    result["peak_mb"] = max(resource.getrusage(who).ru_maxrss for who in (
-        resource.RUSAGE_SELF, resource.RUSAGE_CHILDREN)) / 1024
+    result["peak_mb"] = (
+        max(
+            resource.getrusage(who).ru_maxrss
+            for who in (resource.RUSAGE_SELF, resource.RUSAGE_CHILDREN)
+        )
+        / 1024
+    )
     return result
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    first_of_each_category = [next(oar for oar, category in OARS.items() if category == wanted)
-                              for wanted in CATEGORIES]
+    first_of_each_category = [
+        next(oar for oar, category in OARS.items() if category == wanted) for wanted in CATEGORIES
+    ]
     parser.add_argument("--oars", nargs="+", default=first_of_each_category)
-    parser.add_argument("--spacing", nargs=3, type=float, default=None,
-                        help="voxel size in mm (default: the config's timing.voxel_size)")
+    parser.add_argument(
+        "--spacing",
+        nargs=3,
+        type=float,
+        default=None,
+        help="voxel size in mm (default: the config's timing.voxel_size)",
+    )
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--configfile", type=Path, default=REPO / "config.yaml")
     parser.add_argument("--tools", nargs="+")
@@ -122,8 +160,9 @@ def main() -> None:
     add_record_option(parser, __file__)
     args = parser.parse_args()
     if args.voxelize:
-        pairs = voxelize_both(args.voxelize, args.oars, tuple(args.spacing),
-                              load_config(args.configfile))
+        pairs = voxelize_both(
+            args.voxelize, args.oars, tuple(args.spacing), load_config(args.configfile)
+        )
         print(json.dumps({grid: str(path) for grid, path in pairs.items()}))
         return
     if args.child:
@@ -145,11 +184,16 @@ def compare_grids(args) -> None:
     table = pd.DataFrame(rows).set_index("tool").sort_values("scan_s")
     table["scan / cropped"] = table["scan_s"] / table["cropped_s"]
     pd.set_option("display.width", 140)
-    print(f"{len(args.oars)} pairs ({', '.join(args.oars)}) at {spacing_label(spacing)} mm, "
-          f"{args.repeats} repeat(s); scan grid {table['scan_shapes'].iloc[0]} voxels, "
-          f"field_of_view.scan_mm {config['field_of_view']['scan_mm']}")
-    print(table[["cropped_s", "scan_s", "scan / cropped", "peak_mb", "cropped_errors",
-                 "scan_errors"]].round(3).to_string())
+    print(
+        f"{len(args.oars)} pairs ({', '.join(args.oars)}) at {spacing_label(spacing)} mm, "
+        f"{args.repeats} repeat(s); scan grid {table['scan_shapes'].iloc[0]} voxels, "
+        f"field_of_view.scan_mm {config['field_of_view']['scan_mm']}"
+    )
+    print(
+        table[["cropped_s", "scan_s", "scan / cropped", "peak_mb", "cropped_errors", "scan_errors"]]
+        .round(3)
+        .to_string()
+    )
 
 
 if __name__ == "__main__":

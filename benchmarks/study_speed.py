@@ -37,8 +37,20 @@ SNAKEMAKE = [sys.executable, "-m", "snakemake", "--snakefile", str(REPO / "Snake
 def run_study(workdir: Path, configfile: Path, cores: int) -> float:
     """Run every target of the study in `workdir`; return the wall time in seconds."""
     started = time.perf_counter()
-    subprocess.run([*SNAKEMAKE, "--directory", str(workdir), "--configfile", str(configfile),
-                    "--cores", str(cores), "--quiet", "progress"], check=True)
+    subprocess.run(
+        [
+            *SNAKEMAKE,
+            "--directory",
+            str(workdir),
+            "--configfile",
+            str(configfile),
+            "--cores",
+            str(cores),
+            "--quiet",
+            "progress",
+        ],
+        check=True,
+    )
     return time.perf_counter() - started
 
 
@@ -46,12 +58,27 @@ def dry_run(configfile: Path, cores: int) -> tuple[dict[str, int], set[str]]:
     """Jobs per rule of a fresh run of `configfile` (Snakemake's dry-run job stats), and the
     rules whose jobs claim all `cores` (they run with nothing beside them)."""
     with tempfile.TemporaryDirectory() as scratch:
-        said = subprocess.run([*SNAKEMAKE, "--directory", scratch, "--configfile",
-                               str(configfile), "--cores", str(cores), "--dry-run"],
-                              check=True, capture_output=True, text=True).stdout
-    stats = said[said.index("Job stats:"):]
-    counts = {rule: int(count) for rule, count in re.findall(r"^(\w+)\s+(\d+)$", stats, re.M)
-              if rule != "total"}
+        said = subprocess.run(
+            [
+                *SNAKEMAKE,
+                "--directory",
+                scratch,
+                "--configfile",
+                str(configfile),
+                "--cores",
+                str(cores),
+                "--dry-run",
+            ],
+            check=True,
+            capture_output=True,
+            text=True,
+        ).stdout
+    stats = said[said.index("Job stats:") :]
+    counts = {
+        rule: int(count)
+        for rule, count in re.findall(r"^(\w+)\s+(\d+)$", stats, re.M)
+        if rule != "total"
+    }
     jobs = re.findall(r"^(?:local)?rule (\w+):\n(?:    .*\n)*?    threads: (\d+)$", said, re.M)
     return counts, {rule for rule, threads in jobs if int(threads) >= cores}
 
@@ -67,12 +94,16 @@ def project(rules: pd.DataFrame, wall: float, cores: int, exclusive: set[str]) -
     packed_wall = wall - rules.loc[alone, "sum"].sum()
     efficiency = rules.loc[~alone, "sum"].sum() / (packed_wall * cores)
     projected = rules["sum"] * rules["scale"]
-    return {"wall": projected[alone].sum() + projected[~alone].sum() / cores / efficiency,
-            "core_seconds": projected.sum(), "efficiency": efficiency}
+    return {
+        "wall": projected[alone].sum() + projected[~alone].sum() / cores / efficiency,
+        "core_seconds": projected.sum(),
+        "efficiency": efficiency,
+    }
 
 
-def scoring_scale(job_seconds: float, call_seconds: float, jobs: int, paper_jobs: int,
-                  pair_scale: float) -> float:
+def scoring_scale(
+    job_seconds: float, call_seconds: float, jobs: int, paper_jobs: int, pair_scale: float
+) -> float:
     """Growth of score_case's job-seconds at paper size, from two measured parts.
 
     The tools' calls (call_seconds, the scores' own timings) grow with the pairs; the rest of
@@ -87,16 +118,21 @@ def scoring_scale(job_seconds: float, call_seconds: float, jobs: int, paper_jobs
 
 def rule_seconds(workdir: Path) -> pd.DataFrame:
     """Seconds of every job that wrote a benchmark file, by rule."""
-    rows = [{"rule": path.relative_to(workdir / "results/benchmarks").parts[0],
-             "seconds": float(pd.read_csv(path, sep="\t")["s"].iloc[0])}
-            for path in (workdir / "results/benchmarks").rglob("*.tsv")]
+    rows = [
+        {
+            "rule": path.relative_to(workdir / "results/benchmarks").parts[0],
+            "seconds": float(pd.read_csv(path, sep="\t")["s"].iloc[0]),
+        }
+        for path in (workdir / "results/benchmarks").rglob("*.tsv")
+    ]
     return pd.DataFrame(rows).groupby("rule").seconds.agg(["count", "sum", "median"])
 
 
 def per_pair_cost(scores: pd.DataFrame) -> pd.DataFrame:
     """Seconds of one call (all of a tool's metrics on one pair), per tool."""
     calls = scores[scores.status != "unavailable"].drop_duplicates(
-        ["tool", "case", "oar", "spacing"])
+        ["tool", "case", "oar", "spacing"]
+    )
     return calls.groupby("tool").seconds.agg(["count", "median", "mean"]).sort_values("mean")
 
 
@@ -111,11 +147,16 @@ def scan_scoring_extra(scores: pd.DataFrame, checked: pd.DataFrame) -> tuple[flo
     grid's voxel count, so an unchecked voxel size cannot borrow another's.
     """
     calls = checked.loc[~checked["oar"].str.endswith(EMPTY_SUFFIX)].drop_duplicates(
-        ["tool", "spacing", "oar", "grid"])
+        ["tool", "spacing", "oar", "grid"]
+    )
     mean = calls.groupby(["tool", "spacing", "grid"])["seconds"].mean().unstack("grid")
     ratio = (mean["scan"] / mean["cropped"]).rename("ratio")
-    measured = scores[scores.status != "unavailable"].drop_duplicates(
-        ["tool", "case", "oar", "spacing"]).groupby(["tool", "spacing"])["seconds"].sum()
+    measured = (
+        scores[scores.status != "unavailable"]
+        .drop_duplicates(["tool", "case", "oar", "spacing"])
+        .groupby(["tool", "spacing"])["seconds"]
+        .sum()
+    )
     both = pd.concat([measured, ratio], axis=1, join="inner")
     unchecked = sorted(set(scores["spacing"]) - set(checked["spacing"]))
     return float((both["seconds"] * (both["ratio"] - 1)).sum()), unchecked
@@ -145,57 +186,77 @@ def measure_and_project(args) -> None:
 
     # Validated, with defaults filled in: a config may leave out cases, sizes or repeats.
     ours, paper = load_config(args.configfile), load_config(args.paper)
-    (ours_jobs, exclusive), (paper_jobs, _) = (dry_run(args.configfile, args.cores),
-                                               dry_run(args.paper, args.cores))
+    (ours_jobs, exclusive), (paper_jobs, _) = (
+        dry_run(args.configfile, args.cores),
+        dry_run(args.paper, args.cores),
+    )
     pairs = scores[scores.status != "unavailable"].drop_duplicates(["case", "oar", "spacing"])
     n_pairs = len(pairs)
     scale_pairs = (paper["dataset"]["cases"] / ours["dataset"]["cases"]) * (
-        len(paper["voxel_sizes"]) / len(ours["voxel_sizes"]))
-    rules["scale"] = [paper_jobs.get(r, 0) / ours_jobs[r] if ours_jobs.get(r) else 1.0
-                      for r in rules.index]
+        len(paper["voxel_sizes"]) / len(ours["voxel_sizes"])
+    )
+    rules["scale"] = [
+        paper_jobs.get(r, 0) / ours_jobs[r] if ours_jobs.get(r) else 1.0 for r in rules.index
+    ]
     if "time_hd" in rules.index:  # one job per tool; its work grows with pairs x repeats
         rules.loc["time_hd", "scale"] = (timed_pair_count(paper) / timed_pair_count(ours)) * (
-            paper["timing"]["repeats"] / ours["timing"]["repeats"])
+            paper["timing"]["repeats"] / ours["timing"]["repeats"]
+        )
     calls = per_pair_cost(scores)
     if "score_case" in rules.index:  # calls grow with pairs, per-job costs with jobs
         call_seconds = float((calls["count"] * calls["mean"]).sum())
         rules.loc["score_case", "scale"] = scoring_scale(
-            rules.loc["score_case", "sum"], call_seconds, ours_jobs["score_case"],
-            paper_jobs["score_case"], scale_pairs)
+            rules.loc["score_case", "sum"],
+            call_seconds,
+            ours_jobs["score_case"],
+            paper_jobs["score_case"],
+            scale_pairs,
+        )
     rules["projected"] = rules["sum"] * rules["scale"]
     projection = project(rules, wall, args.cores, exclusive)
 
     pd.set_option("display.width", 120)
-    print(f"study: {args.configfile.name}, {n_pairs} mask pairs (x voxel sizes), "
-          f"{args.cores} cores")
-    print(f"wall time: {wall:.0f} s ({wall / 60:.1f} min); job-seconds {rules['sum'].sum():.0f}; "
-          f"packing efficiency {rules['sum'].sum() / (wall * args.cores):.0%} "
-          f"({projection['efficiency']:.0%} outside the jobs that run alone: "
-          f"{', '.join(sorted(exclusive)) or 'none'})\n")
+    print(
+        f"study: {args.configfile.name}, {n_pairs} mask pairs (x voxel sizes), {args.cores} cores"
+    )
+    print(
+        f"wall time: {wall:.0f} s ({wall / 60:.1f} min); job-seconds {rules['sum'].sum():.0f}; "
+        f"packing efficiency {rules['sum'].sum() / (wall * args.cores):.0%} "
+        f"({projection['efficiency']:.0%} outside the jobs that run alone: "
+        f"{', '.join(sorted(exclusive)) or 'none'})\n"
+    )
     print("per-pair cost of one call computing all of a tool's metrics (s):")
     print(calls.round(4).to_string(), "\n")
     print("job-seconds by rule, and the projection to the paper preset:")
     print(rules.round(2).to_string(), "\n")
     if "score_case" in rules.index:
-        print(f"score_case: {call_seconds:.0f} s in tool calls (x {scale_pairs:.2f} pairs), "
-              f"{rules.loc['score_case', 'sum'] - call_seconds:.0f} s of per-job costs over "
-              f"{ours_jobs['score_case']} jobs (paper preset: {paper_jobs['score_case']} "
-              f"jobs, scoring.cases_per_job {paper['scoring']['cases_per_job']})\n")
-    print(f"paper preset ({args.paper.name}): ~{scale_pairs * n_pairs:.0f} mask pairs; "
-          f"projected wall time on {args.cores} cores: {projection['wall'] / 3600:.2f} h "
-          f"({projection['core_seconds'] / 3600:.2f} core-hours)")
+        print(
+            f"score_case: {call_seconds:.0f} s in tool calls (x {scale_pairs:.2f} pairs), "
+            f"{rules.loc['score_case', 'sum'] - call_seconds:.0f} s of per-job costs over "
+            f"{ours_jobs['score_case']} jobs (paper preset: {paper_jobs['score_case']} "
+            f"jobs, scoring.cases_per_job {paper['scoring']['cases_per_job']})\n"
+        )
+    print(
+        f"paper preset ({args.paper.name}): ~{scale_pairs * n_pairs:.0f} mask pairs; "
+        f"projected wall time on {args.cores} cores: {projection['wall'] / 3600:.2f} h "
+        f"({projection['core_seconds'] / 3600:.2f} core-hours)"
+    )
     if not checked.empty and "score_case" in rules.index:
         extra, unchecked = scan_scoring_extra(scores, checked)
         extra *= scale_pairs
-        print(f"  scored on scan-sized grids (field_of_view.policy: scan): + "
-              f"{extra / 3600:.2f} core-hours of tool calls (each tool's scan / cropped time per "
-              f"call at each voxel size, from the grid check), about "
-              f"{(projection['wall'] + extra / args.cores / projection['efficiency']) / 3600:.1f}"
-              f" h in all; voxelizing on scan-sized grids not included")
+        print(
+            f"  scored on scan-sized grids (field_of_view.policy: scan): + "
+            f"{extra / 3600:.2f} core-hours of tool calls (each tool's scan / cropped time per "
+            f"call at each voxel size, from the grid check), about "
+            f"{(projection['wall'] + extra / args.cores / projection['efficiency']) / 3600:.1f}"
+            f" h in all; voxelizing on scan-sized grids not included"
+        )
         if unchecked:
-            print(f"  not projected: the voxel sizes the grid check skipped ({', '.join(unchecked)}"
-                  "); run with a config whose "
-                  "grid_check.voxel_sizes is all for the whole figure")
+            print(
+                f"  not projected: the voxel sizes the grid check skipped ({', '.join(unchecked)}"
+                "); run with a config whose "
+                "grid_check.voxel_sizes is all for the whole figure"
+            )
 
 
 if __name__ == "__main__":

@@ -14,8 +14,11 @@ from maskio.cli import add_pair_arguments, load_pair_or_exit
 def parser() -> argparse.ArgumentParser:
     from reference.meshing import MESHINGS
 
-    command = argparse.ArgumentParser(prog="python -m reference", description=__doc__,
-                                      formatter_class=argparse.RawDescriptionHelpFormatter)
+    command = argparse.ArgumentParser(
+        prog="python -m reference",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     add_pair_arguments(command)
     command.add_argument("--meshing", choices=MESHINGS, default=MESHINGS[0])
     command.add_argument("--json", action="store_true", help="print JSON instead of a table")
@@ -28,8 +31,14 @@ def main(argv: list[str] | None = None) -> int:
     command = parser()
     arguments = command.parse_args(argv)
     pair = load_pair_or_exit(command, arguments)
-    scores = compute_metrics(pair.a, pair.b, pair.spacing, percentile=arguments.percentile,
-                             tau=arguments.tau, meshing=arguments.meshing)
+    scores = compute_metrics(
+        pair.a,
+        pair.b,
+        pair.spacing,
+        percentile=arguments.percentile,
+        tau=arguments.tau,
+        meshing=arguments.meshing,
+    )
     if arguments.json:
         print(json.dumps(scores))
     else:

@@ -62,14 +62,24 @@ def concentric(r_a: float, r_b: float, tau: float, dim: int) -> dict[str, float]
     """Exact metrics of concentric spheres (dim 3) or circles (dim 2)."""
     gap = abs(r_b - r_a)
     band_a, band_b = (r_a - tau, r_a), (r_b - tau, r_b)
-    overlap = shell_volume(max(band_a[0], band_b[0]), min(band_a[1], band_b[1]), dim) \
-        if min(band_a[1], band_b[1]) > max(band_a[0], band_b[0]) else 0.0
+    overlap = (
+        shell_volume(max(band_a[0], band_b[0]), min(band_a[1], band_b[1]), dim)
+        if min(band_a[1], band_b[1]) > max(band_a[0], band_b[0])
+        else 0.0
+    )
     union = shell_volume(*band_a, dim) + shell_volume(*band_b, dim) - overlap
     small, large = sorted((r_a, r_b))
-    return {"HD": gap, "HD95": gap, "MASD": gap, "ASSD": gap,
-            "NSD": 1.0 if gap <= tau else 0.0, "BIoU": overlap / union,
-            "DSC": 2 * shell_volume(0, small, dim) / (shell_volume(0, small, dim)
-                                                      + shell_volume(0, large, dim))}
+    return {
+        "HD": gap,
+        "HD95": gap,
+        "MASD": gap,
+        "ASSD": gap,
+        "NSD": 1.0 if gap <= tau else 0.0,
+        "BIoU": overlap / union,
+        "DSC": 2
+        * shell_volume(0, small, dim)
+        / (shell_volume(0, small, dim) + shell_volume(0, large, dim)),
+    }
 
 
 def offset_spheres(radius: float, offset: float, tau: float, percentile: float = 95):
@@ -82,6 +92,7 @@ def offset_spheres(radius: float, offset: float, tau: float, percentile: float =
     def cdf(q):
         def u_of(s):
             return (r * r + c * c - s * s) / (2 * r * c)
+
         return (min(1.0, u_of(max(r - q, 0.0))) - max(-1.0, u_of(r + q))) / 2
 
     mean = integrate.quad(distance, -1, 1, points=[c / (2 * r)])[0] / 2

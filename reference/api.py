@@ -20,7 +20,6 @@ DEFAULT_SUBDIVISION = 2
 """Levels of selective subdivision; chosen by the convergence study (docs/reference.md)."""
 
 
-
 def _check_metrics(metrics) -> tuple[str, ...]:
     """The asked keys in METRIC_KEYS order; None means all of them."""
     if metrics is None:
@@ -89,15 +88,33 @@ def _empty_result(empty_a: bool, empty_b: bool, keys=METRIC_KEYS) -> dict[str, f
     if empty_a and empty_b:
         warnings.warn("both masks are empty: every metric is undefined (NaN)", stacklevel=3)
         return dict.fromkeys(keys, math.nan)
-    warnings.warn(f"mask {'a' if empty_a else 'b'} is empty: distances are inf, "
-                  "NSD, BIoU and DSC are 0", stacklevel=3)
-    values = {"HD": math.inf, "HD95": math.inf, "MASD": math.inf, "ASSD": math.inf,
-              "NSD": 0.0, "BIoU": 0.0, "DSC": 0.0}
+    warnings.warn(
+        f"mask {'a' if empty_a else 'b'} is empty: distances are inf, NSD, BIoU and DSC are 0",
+        stacklevel=3,
+    )
+    values = {
+        "HD": math.inf,
+        "HD95": math.inf,
+        "MASD": math.inf,
+        "ASSD": math.inf,
+        "NSD": 0.0,
+        "BIoU": 0.0,
+        "DSC": 0.0,
+    }
     return {key: values[key] for key in keys}
 
 
-def _distance_metrics(surface_a, surface_b, *, percentile, tau, subdivision, refine,
-                      quadrature="linear", keys=METRIC_KEYS):
+def _distance_metrics(
+    surface_a,
+    surface_b,
+    *,
+    percentile,
+    tau,
+    subdivision,
+    refine,
+    quadrature="linear",
+    keys=METRIC_KEYS,
+):
     """Weighted metrics from one distance pass per direction; also the two surface indexes.
 
     The pass runs only if one of HD95, MASD, ASSD, NSD is asked, the HD bracket only for HD.
@@ -107,31 +124,52 @@ def _distance_metrics(surface_a, surface_b, *, percentile, tau, subdivision, ref
     scores: dict[str, float] = {}
     centres = [None, None]  # the distance pass's queries at the element centres, if it ran
     if set(keys) & {"HD95", "MASD", "ASSD", "NSD"}:
-        directed = [directed_distances(src[0][src[1]], target, percentile=percentile,
-                                       threshold=threshold, subdivision=subdivision,
-                                       refine=refine, quadrature=quadrature)
-                    for src, target in ((surface_a, index_b), (surface_b, index_a))]
-        scores = weighted_metrics(*directed, percentile=percentile, threshold=threshold,
-                                  tau=tau)
+        directed = [
+            directed_distances(
+                src[0][src[1]],
+                target,
+                percentile=percentile,
+                threshold=threshold,
+                subdivision=subdivision,
+                refine=refine,
+                quadrature=quadrature,
+            )
+            for src, target in ((surface_a, index_b), (surface_b, index_a))
+        ]
+        scores = weighted_metrics(*directed, percentile=percentile, threshold=threshold, tau=tau)
         centres = [one.centres for one in directed]
     if "HD" in keys:
         # HD is a maximum over the whole surface, not over element centres: bracket it at
         # vertices and adaptively refined points to HD_TOLERANCE (module `hausdorff`). Each
         # direction is bracketed only down to the largest exact distance found so far.
         found = scores.get("HD", 0.0)
-        for (vertices, cells), target, at_centres in zip((surface_a, surface_b),
-                                                         (index_b, index_a), centres, strict=True):
-            found = max(found, directed_hausdorff(vertices, cells, target, floor=found,
-                                                  at_centres=at_centres).lower)
+        for (vertices, cells), target, at_centres in zip(
+            (surface_a, surface_b), (index_b, index_a), centres, strict=True
+        ):
+            found = max(
+                found,
+                directed_hausdorff(
+                    vertices, cells, target, floor=found, at_centres=at_centres
+                ).lower,
+            )
         scores["HD"] = found
     return scores, index_a, index_b, threshold
 
 
-def compute_metrics(a, b, spacing=None, *, percentile: float = 95, tau: float = 2.0,
-                    meshing: str = "discrete_marching_cubes",
-                    subdivision: int = DEFAULT_SUBDIVISION, origin=None,
-                    refine: str = "adaptive", quadrature: str = "linear",
-                    metrics=None) -> dict[str, float]:
+def compute_metrics(
+    a,
+    b,
+    spacing=None,
+    *,
+    percentile: float = 95,
+    tau: float = 2.0,
+    meshing: str = "discrete_marching_cubes",
+    subdivision: int = DEFAULT_SUBDIVISION,
+    origin=None,
+    refine: str = "adaptive",
+    quadrature: str = "linear",
+    metrics=None,
+) -> dict[str, float]:
     """HD, HDp ("HD95"), MASD, ASSD, NSD, BIoU, DSC between two masks (2D or 3D).
 
     metrics: the keys to compute (a subset of METRIC_KEYS; None = all); the result holds
@@ -171,9 +209,19 @@ def compute_metrics(a, b, spacing=None, *, percentile: float = 95, tau: float = 
     # DSC of masks is a voxel count: no mesh needed.
     scores = {"DSC": 2.0 * np.count_nonzero(a & b) / (np.count_nonzero(a) + np.count_nonzero(b))}
     if set(keys) - {"DSC"}:
-        scores |= _mesh_metrics(a, b, spacing, crop_origin, keys, meshing=meshing,
-                                percentile=percentile, tau=tau, subdivision=subdivision,
-                                refine=refine, quadrature=quadrature)
+        scores |= _mesh_metrics(
+            a,
+            b,
+            spacing,
+            crop_origin,
+            keys,
+            meshing=meshing,
+            percentile=percentile,
+            tau=tau,
+            subdivision=subdivision,
+            refine=refine,
+            quadrature=quadrature,
+        )
     return {key: float(scores[key]) for key in keys}
 
 
@@ -181,16 +229,19 @@ def _mesh_metrics(a, b, spacing, crop_origin, keys, *, meshing, **options) -> di
     """Distance metrics and BIoU of two cropped, non-empty masks (only the asked keys)."""
     surface_a = mesh_surface(a, spacing, crop_origin, meshing)
     surface_b = mesh_surface(b, spacing, crop_origin, meshing)
-    scores, index_a, index_b, threshold = _distance_metrics(surface_a, surface_b, keys=keys,
-                                                            **options)
+    scores, index_a, index_b, threshold = _distance_metrics(
+        surface_a, surface_b, keys=keys, **options
+    )
     if "BIoU" in keys:
         # The meshes stay within one voxel of the cropped masks; every band point is inside.
-        grid = biou.dense_grid_of_image(crop_origin, spacing, -np.ones(a.ndim, int),
-                                        np.array(a.shape) + 1)
+        grid = biou.dense_grid_of_image(
+            crop_origin, spacing, -np.ones(a.ndim, int), np.array(a.shape) + 1
+        )
         # The band uses the NSD tie rule: dense points at exactly tau (they exist whenever tau
         # is an odd multiple of a tenth of a voxel) are in, whatever the coordinates' rounding.
-        scores["BIoU"] = biou.count_bands(surface_a, surface_b, threshold, grid,
-                                          index_a=index_a, index_b=index_b).biou()
+        scores["BIoU"] = biou.count_bands(
+            surface_a, surface_b, threshold, grid, index_a=index_a, index_b=index_b
+        ).biou()
     return scores
 
 
@@ -246,10 +297,15 @@ def _check_surface(surface, name: str, dim: int | None = None):
         raise ValueError(f"{name} must be (vertices, cells)") from error
     if vertices.ndim != 2 or vertices.shape[1] not in (2, 3):
         raise ValueError(f"{name}: vertices must be (n, 2) or (n, 3); got {vertices.shape}")
-    if cells.ndim != 2 or cells.shape[1] != vertices.shape[1] or not np.issubdtype(
-            cells.dtype, np.integer):
-        raise ValueError(f"{name}: cells must be integer (m, {vertices.shape[1]}); "
-                         f"got {cells.dtype} {cells.shape}")
+    if (
+        cells.ndim != 2
+        or cells.shape[1] != vertices.shape[1]
+        or not np.issubdtype(cells.dtype, np.integer)
+    ):
+        raise ValueError(
+            f"{name}: cells must be integer (m, {vertices.shape[1]}); "
+            f"got {cells.dtype} {cells.shape}"
+        )
     if len(cells) and (cells.min() < 0 or cells.max() >= len(vertices)):
         raise ValueError(f"{name}: cells index vertices out of range")
     if not np.all(np.isfinite(vertices)):
@@ -259,10 +315,17 @@ def _check_surface(surface, name: str, dim: int | None = None):
     return vertices, cells.astype(np.int64)
 
 
-def compute_surface_metrics(surface_a, surface_b, *, percentile: float = 95, tau: float = 2.0,
-                            subdivision: int = DEFAULT_SUBDIVISION, grid_step: float | None = None,
-                            refine: str = "adaptive", quadrature: str = "linear"
-                            ) -> dict[str, float]:
+def compute_surface_metrics(
+    surface_a,
+    surface_b,
+    *,
+    percentile: float = 95,
+    tau: float = 2.0,
+    subdivision: int = DEFAULT_SUBDIVISION,
+    grid_step: float | None = None,
+    refine: str = "adaptive",
+    quadrature: str = "linear",
+) -> dict[str, float]:
     """The same metrics between two closed surfaces given in mm (vertices, cells).
 
     BIoU and DSC are counted on a regular grid of step `grid_step` (default tau / 10) over the
@@ -277,14 +340,21 @@ def compute_surface_metrics(surface_a, surface_b, *, percentile: float = 95, tau
     surface_a = (surface_a[0], orient_outward(*surface_a))
     surface_b = (surface_b[0], orient_outward(*surface_b))
     scores, index_a, index_b, threshold = _distance_metrics(
-        surface_a, surface_b, percentile=percentile, tau=tau, subdivision=subdivision,
-        refine=refine, quadrature=quadrature)
+        surface_a,
+        surface_b,
+        percentile=percentile,
+        tau=tau,
+        subdivision=subdivision,
+        refine=refine,
+        quadrature=quadrature,
+    )
     step = tau / 10 if grid_step is None else float(grid_step)
     points = np.concatenate([surface_a[0], surface_b[0]])
     low, high = points.min(axis=0) - step, points.max(axis=0) + step
     shape = tuple(int(n) for n in np.ceil((high - low) / step))
     grid = biou.DenseGrid(low + 0.5 * step, np.full(len(low), step), shape)
-    counts = biou.count_bands(surface_a, surface_b, threshold, grid, index_a=index_a,
-                              index_b=index_b)
+    counts = biou.count_bands(
+        surface_a, surface_b, threshold, grid, index_a=index_a, index_b=index_b
+    )
     scores["BIoU"], scores["DSC"] = counts.biou(), counts.dsc()
     return {key: float(scores[key]) for key in METRIC_KEYS}

@@ -137,13 +137,15 @@ class SurfaceRaster:
         for first in range(start, stop, RASTER_SLICES):
             last = min(first + RASTER_SLICES, stop) - 1
             low, high = (grid.origin[0] + index * grid.step[0] for index in (first, last))
-            inside[first - start:last - start + 1] = inside_raster(
-                self.polydata(low - margin, high + margin), grid, first, last)
+            inside[first - start : last - start + 1] = inside_raster(
+                self.polydata(low - margin, high + margin), grid, first, last
+            )
         return inside
 
 
-def inside_raster(polydata: vtk.vtkPolyData, grid: DenseGrid, first: int = 0,
-                  last: int | None = None) -> np.ndarray:
+def inside_raster(
+    polydata: vtk.vtkPolyData, grid: DenseGrid, first: int = 0, last: int | None = None
+) -> np.ndarray:
     """Bool array (slices first..last of grid): points strictly enclosed by the closed surface.
 
     vtkPolyDataToImageStencil cuts the surface with every grid slice and fills the enclosed
@@ -247,8 +249,7 @@ def _paint(within: np.ndarray, index: np.ndarray, side: np.ndarray) -> None:
 def _block_view(values: np.ndarray, side: np.ndarray) -> np.ndarray:
     """A view of `values` with a (block, point-in-block) pair of axes per grid axis: one
     fancy-index read or write reaches every point of many blocks at once."""
-    return values.reshape([m for n, s in zip(values.shape, side, strict=True)
-                           for m in (n // s, s)])
+    return values.reshape([m for n, s in zip(values.shape, side, strict=True) for m in (n // s, s)])
 
 
 def _blocks_at(index: np.ndarray) -> tuple:
@@ -267,8 +268,9 @@ class _Pending:
 
     def rows(self, part: slice) -> _Pending:
         """The blocks `part` of these."""
-        return _Pending(self.index[part], self.centre[part], self.distance[part],
-                        self.closest[part])
+        return _Pending(
+            self.index[part], self.centre[part], self.distance[part], self.closest[part]
+        )
 
 
 APPROXIMATION_SLACK = 1e-3
@@ -277,8 +279,14 @@ block it places farther than this from the decision threshold is decided by it; 
 get the exact float64 distance."""
 
 
-def _decide(surface: SurfaceIndex, index: np.ndarray, side: np.ndarray, grid: DenseGrid,
-            tau: float, within: np.ndarray) -> _Pending:
+def _decide(
+    surface: SurfaceIndex,
+    index: np.ndarray,
+    side: np.ndarray,
+    grid: DenseGrid,
+    tau: float,
+    within: np.ndarray,
+) -> _Pending:
     """Query the blocks' centres; paint the blocks all within tau, return the undecided ones.
 
     d is 1-Lipschitz: with rho the half-diagonal, a block is all within tau if d(c) + rho <=
@@ -299,12 +307,17 @@ def _decide(surface: SurfaceIndex, index: np.ndarray, side: np.ndarray, grid: De
     undecided = ~inner & ~(distance - rho > tau)
     if rho == 0 and undecided.any():
         raise FloatingPointError("distance is NaN at a dense grid point")
-    return _Pending(index[undecided], centre[undecided], distance[undecided],
-                    closest[undecided])
+    return _Pending(index[undecided], centre[undecided], distance[undecided], closest[undecided])
 
 
-def _children(pending: _Pending, parent_side: np.ndarray, side: np.ndarray, grid: DenseGrid,
-              occupied: np.ndarray, tau: float):
+def _children(
+    pending: _Pending,
+    parent_side: np.ndarray,
+    side: np.ndarray,
+    grid: DenseGrid,
+    occupied: np.ndarray,
+    tau: float,
+):
     """Child blocks (`side` points per axis) of the pending blocks that hold inside points,
     and which of them lie wholly within tau of their parent's closest point p.
 
@@ -328,8 +341,9 @@ def _children(pending: _Pending, parent_side: np.ndarray, side: np.ndarray, grid
     return index[keep & ~inner], index[inner]
 
 
-def within_tau(surface: SurfaceIndex, inside: np.ndarray, tau: float,
-               grid: DenseGrid) -> np.ndarray:
+def within_tau(
+    surface: SurfaceIndex, inside: np.ndarray, tau: float, grid: DenseGrid
+) -> np.ndarray:
     """Bool array (grid.shape): d(x) <= tau, decided exactly wherever `inside` is True.
 
     Where `inside` is False the value is False or True (such points are never in the band).
@@ -346,14 +360,12 @@ def within_tau(surface: SurfaceIndex, inside: np.ndarray, tau: float,
     pending = _decide(surface, np.argwhere(occupied[level]), sides[level], grid, tau, within)
     while len(pending.index) and level > last:
         level -= 1
-        todo, inner = _children(pending, sides[level + 1], sides[level], grid,
-                                occupied[level], tau)
+        todo, inner = _children(pending, sides[level + 1], sides[level], grid, occupied[level], tau)
         _paint(within, inner, sides[level])
         pending = _decide(surface, todo, sides[level], grid, tau, within)
     for start in range(0, len(pending.index), POINT_STAGE_BLOCKS):
         part = slice(start, start + POINT_STAGE_BLOCKS)
-        _decide_points(surface, pending.rows(part), sides[level], grid, tau, occupied[0],
-                       within)
+        _decide_points(surface, pending.rows(part), sides[level], grid, tau, occupied[0], within)
     return within[tuple(slice(0, n) for n in inside.shape)]
 
 
@@ -369,8 +381,9 @@ POINT_STAGE_BLOCKS = 1 << 15
 
 def point_level(sides: list[np.ndarray], step: np.ndarray, tau: float) -> int:
     """The coarsest level whose blocks span at most POINT_CELL_PER_TAU * tau mm per axis."""
-    fits = [level for level, side in enumerate(sides)
-            if np.max(side * step) <= POINT_CELL_PER_TAU * tau]
+    fits = [
+        level for level, side in enumerate(sides) if np.max(side * step) <= POINT_CELL_PER_TAU * tau
+    ]
     return max(fits, default=0)
 
 
@@ -380,8 +393,15 @@ def _box_offsets(counts) -> np.ndarray:
     return np.array(list(itertools.product(*(range(count) for count in counts))))
 
 
-def _decide_points(surface: SurfaceIndex, pending: _Pending, side: np.ndarray,
-                   grid: DenseGrid, tau: float, inside: np.ndarray, within: np.ndarray) -> None:
+def _decide_points(
+    surface: SurfaceIndex,
+    pending: _Pending,
+    side: np.ndarray,
+    grid: DenseGrid,
+    tau: float,
+    inside: np.ndarray,
+    within: np.ndarray,
+) -> None:
     """Decide every inside point of the pending blocks on its own; paint those within tau.
 
     The block of `side` points from index i * side lies in the closed cell from i * side to
@@ -407,15 +427,17 @@ def _decide_points(surface: SurfaceIndex, pending: _Pending, side: np.ndarray,
     dims = np.asarray(inside.shape) + 1  # far corners of the last blocks lie one past the end
     flat = np.ravel_multi_index(tuple(corners.reshape(-1, dim).T), dims)
     unique, inverse = np.unique(flat, return_inverse=True)
-    found = surface.query(grid.origin + np.column_stack(np.unravel_index(unique, dims))
-                          * grid.step, reach)
+    found = surface.query(
+        grid.origin + np.column_stack(np.unravel_index(unique, dims)) * grid.step, reach
+    )
     distance = np.minimum(found.distance, reach)[inverse].reshape(corners.shape[:2])
     closest = found.point[inverse].reshape(corners.shape)  # NaN where nothing within reach
 
     offsets = _box_offsets(side)  # (q, dim)
     fraction = offsets / side
-    weights = np.prod(np.where(corner_offsets == 1, fraction[:, None, :],
-                               1 - fraction[:, None, :]), axis=2)  # (q, 2^dim)
+    weights = np.prod(
+        np.where(corner_offsets == 1, fraction[:, None, :], 1 - fraction[:, None, :]), axis=2
+    )  # (q, 2^dim)
     spread = (fraction * (1 - fraction) * (side * grid.step) ** 2).sum(axis=1)
     out = (distance * distance) @ weights.T - spread > (tau + APPROXIMATION_SLACK) ** 2
 
@@ -428,15 +450,19 @@ def _decide_points(surface: SurfaceIndex, pending: _Pending, side: np.ndarray,
     upper2 = np.full(open_.shape, np.inf)
     for point in (pending.closest[rows], *closest[rows].transpose(1, 0, 2)):
         reach_p = first - point  # NaN rows (no closest point) never win the fmin
-        np.fmin(upper2, (reach_p * reach_p).sum(axis=1)[:, None] + 2 * reach_p @ offset_mm.T
-                + (offset_mm * offset_mm).sum(axis=1), out=upper2)
+        np.fmin(
+            upper2,
+            (reach_p * reach_p).sum(axis=1)[:, None]
+            + 2 * reach_p @ offset_mm.T
+            + (offset_mm * offset_mm).sum(axis=1),
+            out=upper2,
+        )
     # The expansion rounds at about 1e-12 mm^2: a margin keeps "in" rigorous.
     in_ = open_ & (upper2 <= tau * tau - 1e-9)
     view = _block_view(within, side)  # pending blocks were never painted: assign, no OR
     view[_blocks_at(index)] = in_.reshape(len(index), *side)
     block, point = np.nonzero(open_ & ~in_)  # the rest, each point a block of its own
-    _decide(surface, index[block] * side + offsets[point], np.ones_like(side), grid, tau,
-            within)
+    _decide(surface, index[block] * side + offsets[point], np.ones_like(side), grid, tau, within)
 
 
 def _block_points(values: np.ndarray, index: np.ndarray, side: np.ndarray) -> np.ndarray:
@@ -458,16 +484,24 @@ def slabs(grid: DenseGrid, points: int):
         yield start, min(start + thickness, grid.shape[0])
 
 
-def count_bands(surface_a: tuple[np.ndarray, np.ndarray], surface_b: tuple[np.ndarray, np.ndarray],
-                tau: float, grid: DenseGrid, *, index_a: SurfaceIndex | None = None,
-                index_b: SurfaceIndex | None = None) -> BandCounts:
+def count_bands(
+    surface_a: tuple[np.ndarray, np.ndarray],
+    surface_b: tuple[np.ndarray, np.ndarray],
+    tau: float,
+    grid: DenseGrid,
+    *,
+    index_a: SurfaceIndex | None = None,
+    index_b: SurfaceIndex | None = None,
+) -> BandCounts:
     """Dense points in A_b, B_b and both, and in A, B and both.
 
     surface_x = (vertices, cells), closed; index_x its `SurfaceIndex` (built if not given).
     Every point is decided exactly on its own, so counting slab by slab changes nothing.
     """
-    surfaces = [(SurfaceRaster(*surface), SurfaceIndex(*surface) if index is None else index)
-                for surface, index in ((surface_a, index_a), (surface_b, index_b))]
+    surfaces = [
+        (SurfaceRaster(*surface), SurfaceIndex(*surface) if index is None else index)
+        for surface, index in ((surface_a, index_a), (surface_b, index_b))
+    ]
     counts = BandCounts()
     for start, stop in slabs(grid, SLAB_POINTS):
         slab = grid.slices(start, stop)

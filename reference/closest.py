@@ -67,8 +67,9 @@ class SurfaceIndex:
         bound on the distance) lets the BVH discard most of the tree at once.
         """
         # map + attrgetter reads the per-point result objects a third faster than a generator.
-        return np.fromiter(map(_PRIMITIVE_INDEX, self._search(points, radius)), np.int64,
-                           len(points))
+        return np.fromiter(
+            map(_PRIMITIVE_INDEX, self._search(points, radius)), np.int64, len(points)
+        )
 
     def nearest_cells(self, points: np.ndarray, radius) -> tuple[np.ndarray, np.ndarray]:
         """Closest cell (-1: none within radius) and the BVH's float32 distance to it (inf).
@@ -112,11 +113,16 @@ class SurfaceIndex:
         radius = np.broadcast_to(np.asarray(max_distance, dtype=np.float64), (len(points),))
         if len(points) <= QUERY_CHUNK:
             return self._query(points, radius)
-        parts = [self._query(points[start:start + QUERY_CHUNK],
-                             radius[start:start + QUERY_CHUNK])
-                 for start in range(0, len(points), QUERY_CHUNK)]
-        return ClosestPoints(*(np.concatenate([getattr(part, field) for part in parts])
-                               for field in ("distance", "cell", "point", "feature")))
+        parts = [
+            self._query(points[start : start + QUERY_CHUNK], radius[start : start + QUERY_CHUNK])
+            for start in range(0, len(points), QUERY_CHUNK)
+        ]
+        return ClosestPoints(
+            *(
+                np.concatenate([getattr(part, field) for part in parts])
+                for field in ("distance", "cell", "point", "feature")
+            )
+        )
 
     def _query(self, points: np.ndarray, radius: np.ndarray) -> ClosestPoints:
         cell = self.closest_cells(points, radius)
@@ -126,5 +132,6 @@ class SurfaceIndex:
         feature = np.full(len(points), -1)
         if found.any():
             distance[found], closest[found], feature[found] = self.distance_to_cells(
-                points[found], cell[found])
+                points[found], cell[found]
+            )
         return ClosestPoints(distance, cell, closest, feature)

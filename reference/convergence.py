@@ -17,18 +17,26 @@ from reference.keys import DISTANCE_KEYS
 from reference.metrics import directed_distances, split_elements, tie_threshold, weighted_metrics
 
 
-def fine_scores(surface_a, surface_b, *, fine: int, percentile: float = 95,
-                tau: float = 2.0) -> dict[str, float]:
+def fine_scores(
+    surface_a, surface_b, *, fine: int, percentile: float = 95, tau: float = 2.0
+) -> dict[str, float]:
     """Distance metrics with every element split `fine` times; HD = max at fine centres and
     fine corners (the corners are the mesh vertices and the midpoints added by splitting)."""
     threshold = tie_threshold(tau, surface_a[0], surface_b[0])
     index_a, index_b = SurfaceIndex(*surface_a), SurfaceIndex(*surface_b)
     directions = ((surface_a, index_b), (surface_b, index_a))
-    directed = [directed_distances(src[0][src[1]], target, percentile=percentile,
-                                   threshold=threshold, subdivision=fine, refine="uniform")
-                for src, target in directions]
-    scores = weighted_metrics(*directed, percentile=percentile, threshold=threshold,
-                                  tau=tau)
+    directed = [
+        directed_distances(
+            src[0][src[1]],
+            target,
+            percentile=percentile,
+            threshold=threshold,
+            subdivision=fine,
+            refine="uniform",
+        )
+        for src, target in directions
+    ]
+    scores = weighted_metrics(*directed, percentile=percentile, threshold=threshold, tau=tau)
     for src, target in directions:
         scores["HD"] = max(scores["HD"], _max_at_fine_corners(src, target, fine))
     return scores
@@ -48,7 +56,13 @@ def differences(a: np.ndarray, b: np.ndarray, spacing, *, fine: int = 4) -> dict
     origin = np.zeros(a.ndim)
     surface_a = mesh_surface(a, spacing, origin, "discrete_marching_cubes")
     surface_b = mesh_surface(b, spacing, origin, "discrete_marching_cubes")
-    default = _distance_metrics(surface_a, surface_b, percentile=95, tau=2.0,
-                                subdivision=DEFAULT_SUBDIVISION, refine="adaptive")[0]
+    default = _distance_metrics(
+        surface_a,
+        surface_b,
+        percentile=95,
+        tau=2.0,
+        subdivision=DEFAULT_SUBDIVISION,
+        refine="adaptive",
+    )[0]
     reference = fine_scores(surface_a, surface_b, fine=fine)
     return {key: float(default[key] - reference[key]) for key in DISTANCE_KEYS}

@@ -61,12 +61,16 @@ def closest_on_triangles(points: np.ndarray, a: np.ndarray, b: np.ndarray, c: np
     with np.errstate(invalid="ignore", divide="ignore"):
         v, w = vb / area2, vc / area2
         t_bc = (d4 - d3) / ((d4 - d3) + (d5 - d6))
-        edges = (((va <= 0) & (d4 - d3 >= 0) & (d5 - d6 >= 0), 1 - t_bc, t_bc, EDGE12),
-                 ((vb <= 0) & (d2 >= 0) & (d6 <= 0), 0.0, d2 / (d2 - d6), EDGE20),
-                 ((vc <= 0) & (d1 >= 0) & (d3 <= 0), d1 / (d1 - d3), 0.0, EDGE01))
-    vertices = (((d6 >= 0) & (d5 <= d6), 0.0, 1.0, VERT2),
-                ((d3 >= 0) & (d4 <= d3), 1.0, 0.0, VERT1),
-                ((d1 <= 0) & (d2 <= 0), 0.0, 0.0, VERT0))
+        edges = (
+            ((va <= 0) & (d4 - d3 >= 0) & (d5 - d6 >= 0), 1 - t_bc, t_bc, EDGE12),
+            ((vb <= 0) & (d2 >= 0) & (d6 <= 0), 0.0, d2 / (d2 - d6), EDGE20),
+            ((vc <= 0) & (d1 >= 0) & (d3 <= 0), d1 / (d1 - d3), 0.0, EDGE01),
+        )
+    vertices = (
+        ((d6 >= 0) & (d5 <= d6), 0.0, 1.0, VERT2),
+        ((d3 >= 0) & (d4 <= d3), 1.0, 0.0, VERT1),
+        ((d1 <= 0) & (d2 <= 0), 0.0, 0.0, VERT0),
+    )
     for region, v_region, w_region, code in edges + vertices:
         v, w = np.where(region, v_region, v), np.where(region, w_region, w)
         feature[region] = code
@@ -77,7 +81,8 @@ def closest_on_triangles(points: np.ndarray, a: np.ndarray, b: np.ndarray, c: np
         # On a sliver the face weights lose every digit; its edges are within the sliver's
         # width (sin(angle) x edge length) of any of its points.
         closest[degenerate], feature[degenerate] = _closest_on_edges(
-            points[degenerate], a[degenerate], b[degenerate], c[degenerate])
+            points[degenerate], a[degenerate], b[degenerate], c[degenerate]
+        )
     return closest, feature
 
 
@@ -90,8 +95,9 @@ def _closest_on_edges(points, a, b, c):
     return closest, np.array([EDGE01, EDGE12, EDGE20])[best]
 
 
-def closest_on_cells(points: np.ndarray, vertices: np.ndarray, cells: np.ndarray,
-                     cell_index: np.ndarray):
+def closest_on_cells(
+    points: np.ndarray, vertices: np.ndarray, cells: np.ndarray, cell_index: np.ndarray
+):
     """Closest points on the given cells (one per point) and their feature codes, float64."""
     corners = vertices[cells[cell_index]]
     if cells.shape[1] == 2:
@@ -99,16 +105,17 @@ def closest_on_cells(points: np.ndarray, vertices: np.ndarray, cells: np.ndarray
     return closest_on_triangles(points, corners[:, 0], corners[:, 1], corners[:, 2])
 
 
-def brute_force_distances(points: np.ndarray, vertices: np.ndarray, cells: np.ndarray,
-                          chunk: int = 256) -> np.ndarray:
+def brute_force_distances(
+    points: np.ndarray, vertices: np.ndarray, cells: np.ndarray, chunk: int = 256
+) -> np.ndarray:
     """min over all cells of the exact point-to-cell distance: slow, independent check."""
     out = np.empty(len(points))
     all_cells = np.arange(len(cells))
     for start in range(0, len(points), chunk):
-        block = points[start:start + chunk]
+        block = points[start : start + chunk]
         rep_points = np.repeat(block, len(cells), axis=0)
         rep_cells = np.tile(all_cells, len(block))
         closest, _ = closest_on_cells(rep_points, vertices, cells, rep_cells)
         dist = np.linalg.norm(rep_points - closest, axis=1).reshape(len(block), len(cells))
-        out[start:start + chunk] = dist.min(axis=1)
+        out[start : start + chunk] = dist.min(axis=1)
     return out

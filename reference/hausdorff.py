@@ -50,8 +50,9 @@ class Bracket:
     upper: float
 
 
-def _convexity_bound(corners: np.ndarray, candidate_cells: list[np.ndarray],
-                     target: SurfaceIndex) -> np.ndarray:
+def _convexity_bound(
+    corners: np.ndarray, candidate_cells: list[np.ndarray], target: SurfaceIndex
+) -> np.ndarray:
     """min over candidate elements f of max over corners v_i of dist(v_i, f), per element."""
     count, per_cell, dim = corners.shape
     flat = corners.reshape(-1, dim)
@@ -88,16 +89,24 @@ class _Corners:
         count, edges, dim = midpoints.shape
         radius = np.linalg.norm(midpoints[:, :, None] - closest[:, None], axis=3).min(axis=2)
         hit = target.query(midpoints.reshape(-1, dim), radius.reshape(-1))
-        return _Corners(split_values(corners, midpoints),
-                        split_values(self.distance[chosen], hit.distance.reshape(count, edges)),
-                        split_values(self.cell[chosen], hit.cell.reshape(count, edges)),
-                        split_values(closest, hit.point.reshape(count, edges, dim)))
+        return _Corners(
+            split_values(corners, midpoints),
+            split_values(self.distance[chosen], hit.distance.reshape(count, edges)),
+            split_values(self.cell[chosen], hit.cell.reshape(count, edges)),
+            split_values(closest, hit.point.reshape(count, edges, dim)),
+        )
 
 
-def directed_hausdorff(vertices: np.ndarray, cells: np.ndarray, target: SurfaceIndex, *,
-                       tolerance: float = HD_TOLERANCE, max_levels: int = MAX_LEVELS,
-                       floor: float = 0.0,
-                       at_centres: tuple[np.ndarray, np.ndarray] | None = None) -> Bracket:
+def directed_hausdorff(
+    vertices: np.ndarray,
+    cells: np.ndarray,
+    target: SurfaceIndex,
+    *,
+    tolerance: float = HD_TOLERANCE,
+    max_levels: int = MAX_LEVELS,
+    floor: float = 0.0,
+    at_centres: tuple[np.ndarray, np.ndarray] | None = None,
+) -> Bracket:
     """Bracket of h = max_{x in X} d_Y(x): X = (vertices (n, dim), cells (m, dim)), Y = target.
 
     lower <= h <= upper always; upper <= max(lower, floor) + tolerance (see module docstring).
@@ -137,10 +146,12 @@ def directed_hausdorff(vertices: np.ndarray, cells: np.ndarray, target: SurfaceI
         # the Lipschitz bound leaves the element open.
         open_ = upper > enough
         if open_.any():
-            candidates = [centre_cell[open_]] + [elements.cell[open_, i]
-                                                    for i in range(corners.shape[1])]
-            upper[open_] = np.minimum(upper[open_],
-                                      _convexity_bound(corners[open_], candidates, target))
+            candidates = [centre_cell[open_]] + [
+                elements.cell[open_, i] for i in range(corners.shape[1])
+            ]
+            upper[open_] = np.minimum(
+                upper[open_], _convexity_bound(corners[open_], candidates, target)
+            )
         split = upper > enough
         settled_upper = max(settled_upper, float(upper[~split].max(initial=0.0)))
         if not split.any():

@@ -55,8 +55,9 @@ def _filter(meshing: str, dim: int):
     return algorithm
 
 
-def mesh_mask(mask: np.ndarray, spacing, origin=None,
-              meshing: str = "discrete_marching_cubes") -> tuple[np.ndarray, np.ndarray]:
+def mesh_mask(
+    mask: np.ndarray, spacing, origin=None, meshing: str = "discrete_marching_cubes"
+) -> tuple[np.ndarray, np.ndarray]:
     """Closed surface of a bool mask: vertices (n, dim) in mm, cells (m, dim).
 
     Triangles in 3D, segments in 2D; all connected components together.
@@ -83,7 +84,7 @@ def mesh_mask(mask: np.ndarray, spacing, origin=None,
 def vtk_points(vertices: np.ndarray) -> vtk.vtkPoints:
     """vtkPoints of (n, 2 or 3) coordinates, in the column order given (z = 0 in 2D)."""
     xyz = np.zeros((len(vertices), 3))
-    xyz[:, :vertices.shape[1]] = vertices
+    xyz[:, : vertices.shape[1]] = vertices
     points = vtk.vtkPoints()
     points.SetData(numpy_to_vtk(xyz, deep=True))
     return points
@@ -94,8 +95,10 @@ def to_polydata(points: vtk.vtkPoints, cells: np.ndarray) -> vtk.vtkPolyData:
     per_cell = cells.shape[1]
     offsets = np.arange(0, per_cell * len(cells) + 1, per_cell, dtype=np.int64)
     cell_array = vtk.vtkCellArray()
-    cell_array.SetData(numpy_to_vtk(offsets, deep=True),
-                       numpy_to_vtk(np.ascontiguousarray(cells, np.int64).ravel(), deep=True))
+    cell_array.SetData(
+        numpy_to_vtk(offsets, deep=True),
+        numpy_to_vtk(np.ascontiguousarray(cells, np.int64).ravel(), deep=True),
+    )
     polydata = vtk.vtkPolyData()
     polydata.SetPoints(points)
     if per_cell == 3:

@@ -52,8 +52,9 @@ def tie_threshold(tau: float, *vertices: np.ndarray) -> float:
     return tau + TIE_TOLERANCE * max(extent, tau)
 
 
-def linear_share_within(corner_distance: np.ndarray, t: float, *,
-                        presorted: bool = False) -> np.ndarray:
+def linear_share_within(
+    corner_distance: np.ndarray, t: float, *, presorted: bool = False
+) -> np.ndarray:
     """Share of each element's size on which the linear interpolant of its corner distances
     is <= t: corner_distance (k, 2) for segments, (k, 3) for triangles.
 
@@ -70,8 +71,11 @@ def linear_share_within(corner_distance: np.ndarray, t: float, *,
             share = (t - low) / (high - low)
         else:
             mid = d[:, 1]
-            share = np.where(t < mid, (t - low) ** 2 / ((mid - low) * (high - low)),
-                             1 - (high - t) ** 2 / ((high - low) * (high - mid)))
+            share = np.where(
+                t < mid,
+                (t - low) ** 2 / ((mid - low) * (high - low)),
+                1 - (high - t) ** 2 / ((high - low) * (high - mid)),
+            )
     return np.where(t < low, 0.0, np.where(t >= high, 1.0, share))
 
 
@@ -120,8 +124,9 @@ class Directed:
         sorted distances when no element is open."""
         if percentile not in self._percentiles:
             if self.open is None or len(self.open) == 0:
-                value = _weighted_step_percentile(self.distance, self.size,
-                                                  percentile / 100.0 * self.size.sum())
+                value = _weighted_step_percentile(
+                    self.distance, self.size, percentile / 100.0 * self.size.sum()
+                )
             else:
                 value = self._interpolated_percentile(percentile)
             self._percentiles[percentile] = value
@@ -144,7 +149,8 @@ class Directed:
 
         def step_percentile(open_values):
             return _weighted_step_percentile(
-                np.concatenate([self.distance[closed], open_values]), sizes, target)
+                np.concatenate([self.distance[closed], open_values]), sizes, target
+            )
 
         low, high = step_percentile(corners[:, 0]), step_percentile(corners[:, -1])
         reaching = (corners[:, 0] <= high) & (corners[:, -1] > low)
@@ -152,14 +158,19 @@ class Directed:
         order = np.argsort(steps, kind="stable")
         steps = steps[order]
         cumulative = np.concatenate(
-            [[0.0], np.cumsum(np.concatenate([self.size[closed],
-                                              self.size[self.open][~reaching]])[order])])
+            [
+                [0.0],
+                np.cumsum(
+                    np.concatenate([self.size[closed], self.size[self.open][~reaching]])[order]
+                ),
+            ]
+        )
         partial, partial_size = corners[reaching], self.size[self.open][reaching]
 
         def size_within(t: float) -> float:
-            return (cumulative[np.searchsorted(steps, t, side="right")]
-                    + float(np.dot(partial_size, linear_share_within(partial, t,
-                                                                     presorted=True))))
+            return cumulative[np.searchsorted(steps, t, side="right")] + float(
+                np.dot(partial_size, linear_share_within(partial, t, presorted=True))
+            )
 
         if size_within(low) >= target:
             return low
@@ -195,8 +206,10 @@ class Directed:
 _EDGES = {2: ((0, 1),), 3: ((0, 1), (1, 2), (2, 0))}
 """Edges of a segment / triangle, as corner pairs; their midpoints are the new points of a split."""
 
-_CHILDREN = {2: np.array([[0, 2], [2, 1]]),
-             3: np.array([[0, 3, 5], [3, 1, 4], [5, 4, 2], [3, 4, 5]])}
+_CHILDREN = {
+    2: np.array([[0, 2], [2, 1]]),
+    3: np.array([[0, 3, 5], [3, 1, 4], [5, 4, 2], [3, 4, 5]]),
+}
 """Children of a split element, as indices into (corners..., edge midpoints...): a segment
 (a, b) -> (a, m), (m, b); a triangle (a, b, c) -> (a, ab, ca), (ab, b, bc), (ca, bc, c),
 (ab, bc, ca)."""
@@ -204,8 +217,9 @@ _CHILDREN = {2: np.array([[0, 2], [2, 1]]),
 
 def edge_midpoints(corners: np.ndarray) -> np.ndarray:
     """(k, dim, dim) corners -> (k, edges, dim) midpoints of the elements' edges."""
-    return np.stack([0.5 * (corners[:, i] + corners[:, j]) for i, j in _EDGES[corners.shape[1]]],
-                    axis=1)
+    return np.stack(
+        [0.5 * (corners[:, i] + corners[:, j]) for i, j in _EDGES[corners.shape[1]]], axis=1
+    )
 
 
 def split_values(corner_values: np.ndarray, midpoint_values: np.ndarray) -> np.ndarray:
@@ -224,8 +238,9 @@ def split_elements(corners: np.ndarray) -> np.ndarray:
 def _sizes(corners: np.ndarray) -> np.ndarray:
     if corners.shape[1] == 2:
         return np.linalg.norm(corners[:, 1] - corners[:, 0], axis=1)
-    return 0.5 * np.linalg.norm(np.cross(corners[:, 1] - corners[:, 0],
-                                         corners[:, 2] - corners[:, 0]), axis=1)
+    return 0.5 * np.linalg.norm(
+        np.cross(corners[:, 1] - corners[:, 0], corners[:, 2] - corners[:, 0]), axis=1
+    )
 
 
 def element_radius(corners: np.ndarray, centres: np.ndarray) -> np.ndarray:
@@ -277,9 +292,16 @@ OPEN_ROUNDS = 4
 into the range of an element that was closed; each round opens those, usually one suffices."""
 
 
-def directed_distances(corners: np.ndarray, target: SurfaceIndex, *, percentile: float,
-                       threshold: float, subdivision: int, refine: str = "adaptive",
-                       quadrature: str = "linear") -> Directed:
+def directed_distances(
+    corners: np.ndarray,
+    target: SurfaceIndex,
+    *,
+    percentile: float,
+    threshold: float,
+    subdivision: int,
+    refine: str = "adaptive",
+    quadrature: str = "linear",
+) -> Directed:
     """Distances from the element centres of one surface (corners (k, dim, dim)) to `target`."""
     hit = target.query(corners.mean(axis=1))
     at_centres = hit.distance, hit.cell
@@ -327,20 +349,31 @@ def directed_distances(corners: np.ndarray, target: SurfaceIndex, *, percentile:
         per_cell, dim = corners.shape[1:]
         out = np.empty((len(leaves), per_cell))
         if old.any():
-            hit = target.query(corners[source[leaves[old]]].reshape(-1, dim),
-                               np.repeat(high[leaves[old]], per_cell))
+            hit = target.query(
+                corners[source[leaves[old]]].reshape(-1, dim),
+                np.repeat(high[leaves[old]], per_cell),
+            )
             out[old] = hit.distance.reshape(-1, per_cell)
         if not old.all():
-            out[~old] = _family_corner_distance(children, leaves[~old] - len(source),
-                                                high[leaves[~old]], target)
+            out[~old] = _family_corner_distance(
+                children, leaves[~old] - len(source), high[leaves[~old]], target
+            )
         return out
 
-    return _open_straddling(directed, leaf_corner_distance, low, high, settled,
-                            percentile=percentile, threshold=threshold)
+    return _open_straddling(
+        directed,
+        leaf_corner_distance,
+        low,
+        high,
+        settled,
+        percentile=percentile,
+        threshold=threshold,
+    )
 
 
-def _family_corner_distance(children: np.ndarray, chosen: np.ndarray, radius: np.ndarray,
-                            target: SurfaceIndex) -> np.ndarray:
+def _family_corner_distance(
+    children: np.ndarray, chosen: np.ndarray, radius: np.ndarray, target: SurfaceIndex
+) -> np.ndarray:
     """Exact distances at the corners of children[chosen] (each within `radius` of target).
 
     The children of one split element share corners: a triangle's four children have six
@@ -366,8 +399,16 @@ def _family_corner_distance(children: np.ndarray, chosen: np.ndarray, radius: np
     return distance[which[:, None], members]
 
 
-def _open_straddling(directed: Directed, leaf_corner_distance, low, high, settled, *,
-                     percentile: float, threshold: float) -> Directed:
+def _open_straddling(
+    directed: Directed,
+    leaf_corner_distance,
+    low,
+    high,
+    settled,
+    *,
+    percentile: float,
+    threshold: float,
+) -> Directed:
     """Open the elements whose range [low, high] holds the percentile or straddles tau, and
     measure the exact distances at their corners (`leaf_corner_distance(leaves)`)."""
     is_open = np.zeros(len(directed.distance), bool)
@@ -380,13 +421,24 @@ def _open_straddling(directed: Directed, leaf_corner_distance, low, high, settle
         is_open[new] = True
         opened.append(new)
         corner_distance.append(leaf_corner_distance(new))
-        directed = Directed(directed.distance, directed.size, directed.centres,
-                            np.concatenate(opened), np.concatenate(corner_distance))
+        directed = Directed(
+            directed.distance,
+            directed.size,
+            directed.centres,
+            np.concatenate(opened),
+            np.concatenate(corner_distance),
+        )
     return directed
 
 
-def weighted_metrics(a_to_b: Directed, b_to_a: Directed, *, percentile: float,
-                     threshold: float, tau: float | None = None) -> dict[str, float]:
+def weighted_metrics(
+    a_to_b: Directed,
+    b_to_a: Directed,
+    *,
+    percentile: float,
+    threshold: float,
+    tau: float | None = None,
+) -> dict[str, float]:
     """HD, HDp ("HD95"), MASD, ASSD, NSD from both directions (see module docstring)."""
     area_a, area_b = a_to_b.size.sum(), b_to_a.size.sum()
     return {
@@ -394,6 +446,5 @@ def weighted_metrics(a_to_b: Directed, b_to_a: Directed, *, percentile: float,
         "HD95": max(a_to_b.percentile(percentile), b_to_a.percentile(percentile)),
         "MASD": 0.5 * (a_to_b.weighted_sum() / area_a + b_to_a.weighted_sum() / area_b),
         "ASSD": (a_to_b.weighted_sum() + b_to_a.weighted_sum()) / (area_a + area_b),
-        "NSD": (a_to_b.within(threshold, tau) + b_to_a.within(threshold, tau))
-        / (area_a + area_b),
+        "NSD": (a_to_b.within(threshold, tau) + b_to_a.within(threshold, tau)) / (area_a + area_b),
     }

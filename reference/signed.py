@@ -24,8 +24,9 @@ def orient_outward(vertices: np.ndarray, cells: np.ndarray) -> np.ndarray:
     if cells.shape[1] == 2:
         signed = np.sum(corners[:, 0, 0] * corners[:, 1, 1] - corners[:, 1, 0] * corners[:, 0, 1])
     else:
-        signed = np.sum(np.einsum("ij,ij->i", corners[:, 0],
-                                  np.cross(corners[:, 1], corners[:, 2])))
+        signed = np.sum(
+            np.einsum("ij,ij->i", corners[:, 0], np.cross(corners[:, 1], corners[:, 2]))
+        )
     return cells[:, ::-1].copy() if signed < 0 else cells
 
 
@@ -51,8 +52,9 @@ class SignedSurface:
                 np.add.at(vertex_normal, c[:, k], self.face_normal)
             self.edge_normal = None
         else:
-            self.face_normal = _unit(np.cross(corners[:, 1] - corners[:, 0],
-                                              corners[:, 2] - corners[:, 0]))
+            self.face_normal = _unit(
+                np.cross(corners[:, 1] - corners[:, 0], corners[:, 2] - corners[:, 0])
+            )
             vertex_normal = np.zeros_like(v)
             for k in range(3):
                 # Angle at corner k weights the face normal at that vertex.

@@ -45,10 +45,22 @@ def test_paper_triangle_example_weighted_vs_point_based():
     a, b = triangle((2.0, 6.0)), triangle((2.0, 2.0))
     scores = compute_surface_metrics(a, b, subdivision=0, quadrature="midpoint")
     assert scores["HD95"] == pytest.approx(np.sqrt(2), abs=1e-9)
-    a_to_b = directed_distances(a[0][a[1]], SurfaceIndex(*b), percentile=95, threshold=2,
-                                subdivision=0, quadrature="midpoint")
-    b_to_a = directed_distances(b[0][b[1]], SurfaceIndex(*a), percentile=95, threshold=2,
-                                subdivision=0, quadrature="midpoint")
+    a_to_b = directed_distances(
+        a[0][a[1]],
+        SurfaceIndex(*b),
+        percentile=95,
+        threshold=2,
+        subdivision=0,
+        quadrature="midpoint",
+    )
+    b_to_a = directed_distances(
+        b[0][b[1]],
+        SurfaceIndex(*a),
+        percentile=95,
+        threshold=2,
+        subdivision=0,
+        quadrature="midpoint",
+    )
     # Same distances with unit weights: the point-based HD95 is the 96th of 101 = 0.
     unit = [Directed(d.distance, np.ones_like(d.size)) for d in (a_to_b, b_to_a)]
     assert max(u.percentile(95) for u in unit) == 0.0
@@ -99,13 +111,17 @@ def test_interpolated_percentile_equals_the_sampled_distribution():
     corners = rng.normal(size=(30, 3, 3))
     slope, offset = rng.normal(size=3), rng.normal(size=30) + 3
     corner_values = corners @ slope + offset[:, None]
-    sizes = 0.5 * np.linalg.norm(np.cross(corners[:, 1] - corners[:, 0],
-                                          corners[:, 2] - corners[:, 0]), axis=1)
+    sizes = 0.5 * np.linalg.norm(
+        np.cross(corners[:, 1] - corners[:, 0], corners[:, 2] - corners[:, 0]), axis=1
+    )
     steps = rng.uniform(2, 4, 50)
     step_sizes = rng.uniform(0.1, 1.0, 50)
-    directed = Directed(np.concatenate([steps, corner_values.mean(axis=1)]),
-                        np.concatenate([step_sizes, sizes]),
-                        open=np.arange(50, 80), corner_distance=corner_values)
+    directed = Directed(
+        np.concatenate([steps, corner_values.mean(axis=1)]),
+        np.concatenate([step_sizes, sizes]),
+        open=np.arange(50, 80),
+        corner_distance=corner_values,
+    )
     # The same distribution as a weighted sample: each open element by 20,000 points.
     samples = _affine_samples(corners, slope, offset, 20_000)
     values = np.concatenate([steps, samples.ravel()])
@@ -120,8 +136,11 @@ def test_interpolated_percentile_equals_the_sampled_distribution():
     for open_ in (None, np.arange(0)):
         closed = Directed(steps, step_sizes, open=open_, corner_distance=np.empty((0, 3)))
         for p in (5, 50, 95):
-            n_p = next(n for n, total in enumerate(np.cumsum(step_sizes[np.argsort(steps)]))
-                       if total >= p / 100 * step_sizes.sum())
+            n_p = next(
+                n
+                for n, total in enumerate(np.cumsum(step_sizes[np.argsort(steps)]))
+                if total >= p / 100 * step_sizes.sum()
+            )
             assert closed.percentile(p) == np.sort(steps)[n_p]
 
 
@@ -135,16 +154,27 @@ def test_linear_quadrature_converges_faster_than_midpoint(segments, offset, tau)
     index_a, index_b = SurfaceIndex(*a), SurfaceIndex(*b)
 
     def scores(level, refine, quadrature):
-        directed = [directed_distances(src[0][src[1]], target, percentile=95, threshold=tau,
-                                       subdivision=level, refine=refine, quadrature=quadrature)
-                    for src, target in ((a, index_b), (b, index_a))]
+        directed = [
+            directed_distances(
+                src[0][src[1]],
+                target,
+                percentile=95,
+                threshold=tau,
+                subdivision=level,
+                refine=refine,
+                quadrature=quadrature,
+            )
+            for src, target in ((a, index_b), (b, index_a))
+        ]
         return weighted_metrics(*directed, percentile=95, threshold=tau)
 
     fine = scores(11, "uniform", "midpoint")
     for level in (1, 2, 3):
-        error = {quadrature: {key: abs(got[key] - fine[key]) for key in ("HD95", "NSD")}
-                 for quadrature in ("midpoint", "linear")
-                 for got in [scores(level, "adaptive", quadrature)]}
+        error = {
+            quadrature: {key: abs(got[key] - fine[key]) for key in ("HD95", "NSD")}
+            for quadrature in ("midpoint", "linear")
+            for got in [scores(level, "adaptive", quadrature)]
+        }
         assert error["linear"]["NSD"] < error["midpoint"]["NSD"] / 5, (level, error)
         assert error["linear"]["HD95"] <= error["midpoint"]["HD95"] + 1e-12, (level, error)
     assert error["linear"]["NSD"] < 1e-5 and error["linear"]["HD95"] < 1e-4, error
@@ -157,31 +187,41 @@ def test_concentric_spheres_as_surfaces(r_b):
     # all of them: level 2 (16x) is enough for 0.01 mm here and keeps the test fast.
     # 80 x 80 tessellation: chords 0.4 mm, sagitta 0.01 mm; volumes counted on a 0.2 mm grid,
     # whose quantization moves the thin-shell BIoU by up to ~1e-3 (circles below pin 1e-3).
-    got = compute_surface_metrics(analytic.sphere_surface(10.0, resolution=80),
-                                  analytic.sphere_surface(r_b, resolution=80),
-                                  tau=tau, grid_step=0.2, subdivision=2)
+    got = compute_surface_metrics(
+        analytic.sphere_surface(10.0, resolution=80),
+        analytic.sphere_surface(r_b, resolution=80),
+        tau=tau,
+        grid_step=0.2,
+        subdivision=2,
+    )
     _close(got, analytic.concentric(10.0, r_b, tau, 3), 0.01, 0.001, got, {"BIoU": 0.002})
 
 
 @pytest.mark.parametrize("r_b", [6.5, 8.1])
 def test_concentric_circles_as_surfaces(r_b):
-    got = compute_surface_metrics(analytic.circle_surface(5.0), analytic.circle_surface(r_b),
-                                  tau=3.0, grid_step=0.02)
+    got = compute_surface_metrics(
+        analytic.circle_surface(5.0), analytic.circle_surface(r_b), tau=3.0, grid_step=0.02
+    )
     _close(got, analytic.concentric(5.0, r_b, 3.0, 2), 0.01, 0.001, got)
 
 
 def test_offset_spheres_as_surfaces():
     want = analytic.offset_spheres(10.0, 3.0, tau=2.0)
-    got = compute_surface_metrics(analytic.sphere_surface(10.0, resolution=80),
-                                  analytic.sphere_surface(10.0, (3.0, 0, 0), resolution=80),
-                                  tau=2.0, grid_step=0.2)
+    got = compute_surface_metrics(
+        analytic.sphere_surface(10.0, resolution=80),
+        analytic.sphere_surface(10.0, (3.0, 0, 0), resolution=80),
+        tau=2.0,
+        grid_step=0.2,
+    )
     _close(got, want, 0.01, 0.001, want)
     # BIoU has no closed form here: count the bands of the exact sphere distances |x - c| - R
     # on an independent, finer grid (0.1 mm).
     axes = [np.arange(-12.0, 15.0, 0.1), np.arange(-12.0, 12.0, 0.1), np.arange(-12.0, 12.0, 0.1)]
     x, y, z = np.meshgrid(*axes, indexing="ij", sparse=True)
-    bands = [(r <= 10.0) & (r >= 8.0) for r in (np.sqrt(x**2 + y**2 + z**2),
-                                                np.sqrt((x - 3.0) ** 2 + y**2 + z**2))]
+    bands = [
+        (r <= 10.0) & (r >= 8.0)
+        for r in (np.sqrt(x**2 + y**2 + z**2), np.sqrt((x - 3.0) ** 2 + y**2 + z**2))
+    ]
     exact_biou = np.count_nonzero(bands[0] & bands[1]) / np.count_nonzero(bands[0] | bands[1])
     assert got["BIoU"] == pytest.approx(exact_biou, abs=0.003)
 
@@ -189,8 +229,10 @@ def test_offset_spheres_as_surfaces():
 def _ball_pair(spacing, centre_b, r_b):
     shape = tuple(int(40 / s) for s in spacing)
     centre = (20.0,) * len(spacing)
-    return (analytic.ball_mask(shape, spacing, 10.0, centre),
-            analytic.ball_mask(shape, spacing, r_b, centre_b))
+    return (
+        analytic.ball_mask(shape, spacing, 10.0, centre),
+        analytic.ball_mask(shape, spacing, r_b, centre_b),
+    )
 
 
 def test_concentric_spheres_as_masks():
@@ -223,10 +265,12 @@ def test_anisotropic_masks_measure_the_masks_not_the_spheres(centre_b, r_b):
     a, b = _ball_pair(spacing, centre_b, r_b)
     got = compute_metrics(a, b, spacing)
     surfels = surface_distance.compute_surface_distances(a, b, spacing)
-    assert got["HD"] == pytest.approx(surface_distance.compute_robust_hausdorff(surfels, 100),
-                                      abs=0.05)
+    assert got["HD"] == pytest.approx(
+        surface_distance.compute_robust_hausdorff(surfels, 100), abs=0.05
+    )
     assert got["NSD"] == pytest.approx(
-        surface_distance.compute_surface_dice_at_tolerance(surfels, 2.0), abs=0.03)
+        surface_distance.compute_surface_dice_at_tolerance(surfels, 2.0), abs=0.03
+    )
     offset = float(np.linalg.norm(np.subtract(centre_b, 20.0)))
     true_hd = max(abs(r_b - 10.0), offset)
     assert abs(got["HD"] - true_hd) <= 2 * np.linalg.norm(spacing)
@@ -278,8 +322,13 @@ def test_closest_on_triangles_equals_plane_or_edge_distance():
     closest, feature = geometry.closest_on_triangles(points, a, b, c)
     got = np.linalg.norm(points - closest, axis=1)
 
-    edges = np.min([np.linalg.norm(points - geometry.closest_on_segments(points, s, e)[0], axis=1)
-                    for s, e in ((a, b), (b, c), (c, a))], axis=0)
+    edges = np.min(
+        [
+            np.linalg.norm(points - geometry.closest_on_segments(points, s, e)[0], axis=1)
+            for s, e in ((a, b), (b, c), (c, a))
+        ],
+        axis=0,
+    )
     normal = np.cross(b - a, c - a)
     area2 = np.einsum("ij,ij->i", normal, normal)
     proper = area2 > 1e-12
@@ -289,8 +338,9 @@ def test_closest_on_triangles_equals_plane_or_edge_distance():
     # Barycentric coordinates of the foot from signed sub-areas.
     inside = np.ones(proper.sum(), bool)
     for s, e in ((a, b), (b, c), (c, a)):
-        sub = np.einsum("ij,ij->i", np.cross(e[proper] - s[proper], foot - s[proper]),
-                        normal[proper])
+        sub = np.einsum(
+            "ij,ij->i", np.cross(e[proper] - s[proper], foot - s[proper]), normal[proper]
+        )
         inside &= sub >= 0
     want = edges.copy()
     want[np.flatnonzero(proper)[inside]] = np.abs(height[inside])
@@ -332,8 +382,10 @@ def _cube_surface(half: float):
     fine.SetNumberOfSubdivisions(int(np.log2(n)) if 2 ** int(np.log2(n)) == n else 0)
     fine.Update()
     data = fine.GetOutput()
-    return (vtk_to_numpy(data.GetPoints().GetData()).astype(float),
-            vtk_to_numpy(data.GetPolys().GetConnectivityArray()).reshape(-1, 3).astype(int))
+    return (
+        vtk_to_numpy(data.GetPoints().GetData()).astype(float),
+        vtk_to_numpy(data.GetPolys().GetConnectivityArray()).reshape(-1, 3).astype(int),
+    )
 
 
 def _invariance_runs():
@@ -342,11 +394,13 @@ def _invariance_runs():
     b = analytic.ball_mask((24, 28, 22), spacing, 6.0, (13.0, 10.0, 12.5))
     base = compute_metrics(a, b, spacing)
     swapped = compute_metrics(b, a, spacing)
-    moved = compute_metrics(np.roll(a, 2, axis=1), np.roll(b, 2, axis=1), spacing,
-                            origin=(5.0, -3.0, 2.0))
+    moved = compute_metrics(
+        np.roll(a, 2, axis=1), np.roll(b, 2, axis=1), spacing, origin=(5.0, -3.0, 2.0)
+    )
     order = (2, 0, 1)
-    permuted = compute_metrics(a.transpose(order), b.transpose(order),
-                               tuple(spacing[i] for i in order))
+    permuted = compute_metrics(
+        a.transpose(order), b.transpose(order), tuple(spacing[i] for i in order)
+    )
     return base, (swapped, moved, permuted)
 
 
@@ -370,8 +424,7 @@ def _every_point_counts(surface_a, surface_b, tau, grid):
     sd_a = SignedSurface(*surface_a).signed_distance(points)
     sd_b = SignedSurface(*surface_b).signed_distance(points)
     band_a, band_b = (sd_a >= -tau) & (sd_a <= 0), (sd_b >= -tau) & (sd_b <= 0)
-    return (band_a.sum(), band_b.sum(), (band_a & band_b).sum(),
-            ((sd_a <= 0) & (sd_b <= 0)).sum())
+    return (band_a.sum(), band_b.sum(), (band_a & band_b).sum(), ((sd_a <= 0) & (sd_b <= 0)).sum())
 
 
 def test_biou_shortcut_equals_every_point_on_circles():
@@ -382,8 +435,12 @@ def test_biou_shortcut_equals_every_point_on_circles():
     # by the convention of each method, and neither convention is the "right" one.
     grid = DenseGrid(np.array([-4.013, -3.987]), np.array([0.1, 0.1]), (81, 81))
     counts = count_bands(a, b, 1.0, grid)
-    assert (counts.band_a, counts.band_b, counts.band_both, counts.inside_both) == \
-        _every_point_counts(a, b, 1.0, grid)
+    assert (
+        counts.band_a,
+        counts.band_b,
+        counts.band_both,
+        counts.inside_both,
+    ) == _every_point_counts(a, b, 1.0, grid)
 
 
 def _ball_mask_surfaces(spacing):
@@ -392,21 +449,31 @@ def _ball_mask_surfaces(spacing):
     a = analytic.ball_mask(shape, spacing, 4.0, (6.0, 6.0, 6.0))
     b = analytic.ball_mask(shape, spacing, 3.0, (6.8, 5.6, 6.4))
     origin = np.zeros(3)
-    surfaces = [mesh_surface(m, np.array(spacing), origin, "discrete_marching_cubes")
-                for m in (a, b)]
-    return surfaces, dense_grid_of_image(origin, spacing, -np.ones(3, int),
-                                         np.array(shape) + 1)
+    surfaces = [
+        mesh_surface(m, np.array(spacing), origin, "discrete_marching_cubes") for m in (a, b)
+    ]
+    return surfaces, dense_grid_of_image(origin, spacing, -np.ones(3, int), np.array(shape) + 1)
 
 
 def _assert_counts_equal_every_point(surfaces, tau, grid):
     counts = count_bands(*surfaces, tau, grid)
-    assert (counts.band_a, counts.band_b, counts.band_both, counts.inside_both) == \
-        _every_point_counts(*surfaces, tau, grid)
+    assert (
+        counts.band_a,
+        counts.band_b,
+        counts.band_both,
+        counts.inside_both,
+    ) == _every_point_counts(*surfaces, tau, grid)
 
 
-@pytest.mark.parametrize("spacing, slab_points", [
-    ((1.0, 1.0, 1.0), None), ((0.5, 0.5, 2.0), None), ((1.0, 0.8, 1.2), None),
-    ((1.0, 0.8, 1.2), 20_000)])
+@pytest.mark.parametrize(
+    "spacing, slab_points",
+    [
+        ((1.0, 1.0, 1.0), None),
+        ((0.5, 0.5, 2.0), None),
+        ((1.0, 0.8, 1.2), None),
+        ((1.0, 0.8, 1.2), 20_000),
+    ],
+)
 def test_biou_shortcut_equals_every_point_on_masks(spacing, slab_points, monkeypatch):
     """Meshes of voxelized balls on the study grids (and one with exact ties at tau); counted
     in one slab and in many thin slabs (a few slices each)."""
@@ -437,9 +504,15 @@ def test_point_stage_at_any_block_size_equals_every_point(cell_per_tau, monkeypa
     assert (sum(stage_blocks) > 0) == (cell_per_tau > 0)
 
 
-@pytest.mark.parametrize("shape, step", [
-    ((400, 400, 100), (0.1, 0.1, 0.4)), ((200, 200, 200), (0.2, 0.2, 0.2)),
-    ((8, 1000, 1000), (0.2, 0.2, 0.2)), ((500, 400), (0.16, 0.24))])
+@pytest.mark.parametrize(
+    "shape, step",
+    [
+        ((400, 400, 100), (0.1, 0.1, 0.4)),
+        ((200, 200, 200), (0.2, 0.2, 0.2)),
+        ((8, 1000, 1000), (0.2, 0.2, 0.2)),
+        ((500, 400), (0.16, 0.24)),
+    ],
+)
 def test_blocks_stay_near_cubes_in_mm(shape, step):
     """Block extents (mm) approach cubes level by level (among the axes that may still grow,
     the ratio of the largest to the smallest never grows beyond 2 once it is at most 2, and
@@ -457,8 +530,9 @@ def test_blocks_stay_near_cubes_in_mm(shape, step):
     assert all(later <= max(earlier, 2.0) for earlier, later in itertools.pairwise(ratios))
     assert ratios[-1] <= 2.0
     top = sides[-1]
-    assert np.prod(-(-np.array(shape) // top)) <= biou.TOP_LEVEL_BLOCKS or \
-        not np.any(4 * top <= np.array(shape))
+    assert np.prod(-(-np.array(shape) // top)) <= biou.TOP_LEVEL_BLOCKS or not np.any(
+        4 * top <= np.array(shape)
+    )
 
 
 def test_cutting_the_dense_grid_changes_no_inside_answer(monkeypatch):
@@ -471,8 +545,10 @@ def test_cutting_the_dense_grid_changes_no_inside_answer(monkeypatch):
     organ = generate_case(1, 20240215, oars=["BuccalMucosa"])["BuccalMucosa"]
     pair = voxelize_pair(organ["A"], organ["B"], (1.0, 1.0, 1.0))
     spacing, origin = np.ones(3), np.zeros(3)
-    surfaces = [mesh_surface(m, spacing, origin, "discrete_marching_cubes")
-                for m in (pair.mask_a, pair.mask_b)]
+    surfaces = [
+        mesh_surface(m, spacing, origin, "discrete_marching_cubes")
+        for m in (pair.mask_a, pair.mask_b)
+    ]
     grid = dense_grid_of_image(origin, spacing, -np.ones(3, int), np.array(pair.shape) + 1)
     raster = biou.SurfaceRaster(*surfaces[0])
     whole = biou.inside_raster(biou.to_polydata(raster.points, raster.cells), grid)
@@ -497,21 +573,27 @@ def test_empty_masks():
     assert all(np.isnan(v) for v in both.values())
 
 
-@pytest.mark.parametrize("kwargs, message", [
-    ({"b": np.zeros((4, 5, 4), bool)}, "same shape"),
-    ({"a": np.full((4, 4, 4), 2)}, "binary"),
-    ({"spacing": (1, 1)}, "spacing"),
-    ({"spacing": (1, 0, 1)}, "positive"),
-    ({"spacing": (1, np.nan, 1)}, "positive"),
-    ({"percentile": 0}, "percentile"),
-    ({"percentile": 101}, "percentile"),
-    ({"tau": -1}, "tau"),
-    ({"meshing": "voxels"}, "meshing"),
-    ({"quadrature": "simpson"}, "quadrature"),
-])
+@pytest.mark.parametrize(
+    "kwargs, message",
+    [
+        ({"b": np.zeros((4, 5, 4), bool)}, "same shape"),
+        ({"a": np.full((4, 4, 4), 2)}, "binary"),
+        ({"spacing": (1, 1)}, "spacing"),
+        ({"spacing": (1, 0, 1)}, "positive"),
+        ({"spacing": (1, np.nan, 1)}, "positive"),
+        ({"percentile": 0}, "percentile"),
+        ({"percentile": 101}, "percentile"),
+        ({"tau": -1}, "tau"),
+        ({"meshing": "voxels"}, "meshing"),
+        ({"quadrature": "simpson"}, "quadrature"),
+    ],
+)
 def test_bad_input_names_the_argument(kwargs, message):
-    args = {"a": np.ones((4, 4, 4), bool), "b": np.ones((4, 4, 4), bool),
-            "spacing": (1, 1, 1)} | kwargs
+    args = {
+        "a": np.ones((4, 4, 4), bool),
+        "b": np.ones((4, 4, 4), bool),
+        "spacing": (1, 1, 1),
+    } | kwargs
     with pytest.raises(ValueError, match=message):
         compute_metrics(args.pop("a"), args.pop("b"), args.pop("spacing"), **args)
 
@@ -521,9 +603,20 @@ def test_subdivision_error_falls_and_hd_bracket_holds_the_exact_value():
     a = analytic.circle_surface(5.0, segments=40)
     b = analytic.circle_surface(5.0, (1.3, 0.0), segments=40)
     index_b = SurfaceIndex(*b)
-    errors = [abs(directed_distances(a[0][a[1]], index_b, percentile=95, threshold=2.0,
-                                     subdivision=level, refine="uniform").distance.max() - 1.3)
-              for level in (0, 2, 4)]
+    errors = [
+        abs(
+            directed_distances(
+                a[0][a[1]],
+                index_b,
+                percentile=95,
+                threshold=2.0,
+                subdivision=level,
+                refine="uniform",
+            ).distance.max()
+            - 1.3
+        )
+        for level in (0, 2, 4)
+    ]
     assert errors[0] > errors[1] > errors[2]
     # The polygon's farthest point from the other polygon is not the circle's: bracket the
     # polygon's own value against brute force on 20000 points per segment.
@@ -542,8 +635,9 @@ def test_subdivision_error_falls_and_hd_bracket_holds_the_exact_value():
     assert floored.lower - 1e-9 <= brute <= floored.upper + 1e-9
     assert floored.upper <= 1.5 + 1e-3 and floored.upper - floored.lower > 1e-3
     # The distance pass's centre queries, handed over, give the bracket its own query gives.
-    passed = directed_distances(a[0][a[1]], index_b, percentile=95, threshold=2.0,
-                                subdivision=2).centres
+    passed = directed_distances(
+        a[0][a[1]], index_b, percentile=95, threshold=2.0, subdivision=2
+    ).centres
     assert directed_hausdorff(*a, index_b, at_centres=passed) == bracket
 
 
@@ -554,8 +648,10 @@ def synthetic_pairs():
     from study.dataset.voxelize import voxelize_pair
 
     meshes = generate_case(2, 20240215, oars=["Cochlea_L", "A_Carotid_L"])
-    return [(voxelize_pair(meshes[name]["A"], meshes[name]["B"], spacing), spacing)
-            for name, spacing in (("Cochlea_L", (1.0, 1.0, 1.0)), ("A_Carotid_L", (2.0, 2.0, 2.0)))]
+    return [
+        (voxelize_pair(meshes[name]["A"], meshes[name]["B"], spacing), spacing)
+        for name, spacing in (("Cochlea_L", (1.0, 1.0, 1.0)), ("A_Carotid_L", (2.0, 2.0, 2.0)))
+    ]
 
 
 def test_default_subdivision_converges_on_synthetic_oars(synthetic_pairs):
@@ -581,16 +677,20 @@ def test_metrics_switch_gives_the_same_values_and_only_the_asked_keys(synthetic_
         got = compute_metrics(pair.mask_a, pair.mask_b, spacing, metrics=asked)
         assert list(got) == [key for key in everything if key in asked]
         assert got == pytest.approx({key: everything[key] for key in asked}, abs=1e-12)
-    voxels = 2 * np.count_nonzero(pair.mask_a & pair.mask_b) / (
-        np.count_nonzero(pair.mask_a) + np.count_nonzero(pair.mask_b))
+    voxels = (
+        2
+        * np.count_nonzero(pair.mask_a & pair.mask_b)
+        / (np.count_nonzero(pair.mask_a) + np.count_nonzero(pair.mask_b))
+    )
     assert everything["DSC"] == pytest.approx(voxels, abs=1e-12)
     with pytest.raises(ValueError, match="metrics must be"):
         compute_metrics(pair.mask_a, pair.mask_b, spacing, metrics=["HD", "Dice"])
     with pytest.raises(ValueError, match="metrics must be"):
         compute_metrics(pair.mask_a, pair.mask_b, spacing, metrics="HD")
     with pytest.warns(UserWarning, match="empty"):
-        empty = compute_metrics(np.zeros((4, 4, 4), bool), np.ones((4, 4, 4), bool),
-                                (1, 1, 1), metrics=["BIoU", "HD"])
+        empty = compute_metrics(
+            np.zeros((4, 4, 4), bool), np.ones((4, 4, 4), bool), (1, 1, 1), metrics=["BIoU", "HD"]
+        )
     assert empty == {"HD": np.inf, "BIoU": 0.0}
 
 
@@ -600,8 +700,9 @@ def test_biou_is_never_computed_when_not_asked(synthetic_pairs, monkeypatch):
 
     monkeypatch.setattr(biou, "count_bands", forbidden)
     pair, spacing = synthetic_pairs[0]
-    got = compute_metrics(pair.mask_a, pair.mask_b, spacing,
-                          metrics=["HD", "HD95", "MASD", "ASSD", "NSD", "DSC"])
+    got = compute_metrics(
+        pair.mask_a, pair.mask_b, spacing, metrics=["HD", "HD95", "MASD", "ASSD", "NSD", "DSC"]
+    )
     assert "BIoU" not in got
 
 
@@ -616,8 +717,10 @@ def test_family_corner_queries_give_each_childs_own_corner_distances(dim):
     children = split_elements(parents)
     chosen = np.sort(rng.choice(len(children), len(children) // 2, replace=False))
     corners = children[chosen]
-    expected = brute_force_distances(corners.reshape(-1, dim), target_vertices,
-                                     target_cells).reshape(len(chosen), dim)
-    got = _family_corner_distance(children, chosen, np.full(len(chosen), np.inf),
-                                  SurfaceIndex(target_vertices, target_cells))
+    expected = brute_force_distances(
+        corners.reshape(-1, dim), target_vertices, target_cells
+    ).reshape(len(chosen), dim)
+    got = _family_corner_distance(
+        children, chosen, np.full(len(chosen), np.inf), SurfaceIndex(target_vertices, target_cells)
+    )
     np.testing.assert_allclose(got, expected, atol=1e-9)
