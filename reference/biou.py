@@ -286,6 +286,14 @@ def _decide(surface: SurfaceIndex, index: np.ndarray, side: np.ndarray, grid: De
     """
     centre = _centres(index, side, grid)
     rho = _half_diagonal(side, grid)
+    if surface.compiled:
+        # One exact search (the closest of equally close elements changes no decision here:
+        # the distances are the same, and any closest point gives a valid bound).
+        if rho == 0:  # single points: only whether some element lies within tau matters
+            _paint(within, index[surface.any_within(centre, tau)], side)
+            return _Pending(index[:0], centre[:0], np.empty(0), centre[:0])
+        hit = surface.exact_query(centre, tau + rho)
+        return _paint_and_keep(within, index, side, rho, tau, hit.distance, hit.point, centre)
     cell, approximate = surface.nearest_cells(centre, tau + rho)
     certain_in = approximate + rho <= tau - APPROXIMATION_SLACK
     certain_out = approximate - rho > tau + APPROXIMATION_SLACK
@@ -294,6 +302,12 @@ def _decide(surface: SurfaceIndex, index: np.ndarray, side: np.ndarray, grid: De
     open_ = ~(certain_in | certain_out)
     index, centre, cell = index[open_], centre[open_], cell[open_]
     distance, closest, _ = surface.distance_to_cells(centre, cell)
+    return _paint_and_keep(within, index, side, rho, tau, distance, closest, centre)
+
+
+def _paint_and_keep(within, index, side, rho, tau, distance, closest, centre) -> _Pending:
+    """Paint the blocks whose exact centre distance puts them all within tau; return the
+    blocks it leaves undecided."""
     inner = distance + rho <= tau
     _paint(within, index[inner], side)
     undecided = ~inner & ~(distance - rho > tau)
@@ -407,10 +421,20 @@ def _decide_points(surface: SurfaceIndex, pending: _Pending, side: np.ndarray,
     dims = np.asarray(inside.shape) + 1  # far corners of the last blocks lie one past the end
     flat = np.ravel_multi_index(tuple(corners.reshape(-1, dim).T), dims)
     unique, inverse = np.unique(flat, return_inverse=True)
-    found = surface.query(grid.origin + np.column_stack(np.unravel_index(unique, dims))
+    search = surface.exact_query if surface.compiled else surface.query
+    found = search(grid.origin + np.column_stack(np.unravel_index(unique, dims))
                           * grid.step, reach)
     distance = np.minimum(found.distance, reach)[inverse].reshape(corners.shape[:2])
     closest = found.point[inverse].reshape(corners.shape)  # NaN where nothing within reach
+    if surface.compiled:  # the same bounds and exact decisions, point by point, compiled
+        kernels, tree = surface._hierarchy()
+        kernels.decide_points(
+            np.ascontiguousarray(pending.index, np.int64), np.asarray(side, np.int64),
+            np.asarray(grid.origin, np.float64), np.asarray(grid.step, np.float64),
+            float(tau), APPROXIMATION_SLACK, inside.reshape(-1), within.reshape(-1),
+            np.asarray(inside.shape, np.int64), np.ascontiguousarray(distance),
+            np.ascontiguousarray(closest), np.ascontiguousarray(pending.closest), *tree)
+        return
 
     offsets = _box_offsets(side)  # (q, dim)
     fraction = offsets / side
@@ -460,13 +484,15 @@ def slabs(grid: DenseGrid, points: int):
 
 def count_bands(surface_a: tuple[np.ndarray, np.ndarray], surface_b: tuple[np.ndarray, np.ndarray],
                 tau: float, grid: DenseGrid, *, index_a: SurfaceIndex | None = None,
-                index_b: SurfaceIndex | None = None) -> BandCounts:
+                index_b: SurfaceIndex | None = None,
+                implementation: str = "compiled") -> BandCounts:
     """Dense points in A_b, B_b and both, and in A, B and both.
 
     surface_x = (vertices, cells), closed; index_x its `SurfaceIndex` (built if not given).
     Every point is decided exactly on its own, so counting slab by slab changes nothing.
     """
-    surfaces = [(SurfaceRaster(*surface), SurfaceIndex(*surface) if index is None else index)
+    surfaces = [(SurfaceRaster(*surface),
+                 SurfaceIndex(*surface, implementation) if index is None else index)
                 for surface, index in ((surface_a, index_a), (surface_b, index_b))]
     counts = BandCounts()
     for start, stop in slabs(grid, SLAB_POINTS):

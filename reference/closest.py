@@ -1,11 +1,24 @@
-"""Closest points on a surface: a float32 BVH finds the closest element, float64 measures it.
+"""Closest points on a surface, exact in float64, by one of two implementations.
 
-fcpw's bounding volume hierarchy answers closest-element queries fast but in float32 (about
-1e-5 mm error on coordinates of a few hundred mm). Its only job here is to name the closest
-element; the distance to that element is then recomputed exactly in float64
-(`geometry.closest_on_cells`). When two elements are within float32 rounding of each other
-the BVH may name the slightly farther one, so a distance can exceed the true minimum by at
-most a few 1e-5 mm; `metrics.TIE_TOLERANCE` absorbs this at the NSD threshold.
+"compiled" (the default) adds the float64 bounding volume hierarchy of module `kernels`, which
+finds the closest element and measures it exactly in one pass, with array results
+(`exact_query`, `any_within`); `query` keeps the classic search below, with the exact
+re-measure compiled. Why both: where two elements are equally close (common on voxel meshes:
+a point midway between two parallel faces) the closest point is a matter of choice, and the
+subdivision of the distance pass and the HD bracket depend on that choice through their upper
+bounds; MASD and ASSD then move by up to ~5e-5 mm (different elements subdivided). The
+compiled search breaks such ties its own way, so it serves only where the choice changes no
+result: the exact decisions of BIoU's dense grid.
+
+"classic" (kept for one release as a cross-check) and `query` of both: a float32 BVH finds the
+closest element, float64 measures it (numpy in "classic", compiled in "compiled": the same
+distance to the last bit). fcpw's bounding volume hierarchy answers closest-element queries
+fast but in float32 (about 1e-5 mm error on coordinates of a few hundred mm). Its only job
+here is to name the closest element; the distance to that element is then recomputed
+exactly in float64 (`geometry.closest_on_cells`). When two elements are within float32
+rounding of each other the BVH may name the slightly farther one, so a distance can exceed
+the true minimum by at most a few 1e-5 mm; `metrics.TIE_TOLERANCE` absorbs this at the NSD
+threshold.
 """
 
 from __future__ import annotations
@@ -20,6 +33,21 @@ from reference import geometry
 
 _PRIMITIVE_INDEX = attrgetter("primitive_index")
 _DISTANCE = attrgetter("d")
+
+IMPLEMENTATIONS = ("compiled", "classic")
+"""Engines of `SurfaceIndex` (and of the public functions' `implementation=`)."""
+
+
+def check_implementation(implementation) -> str:
+    if implementation not in IMPLEMENTATIONS:
+        raise ValueError(f"implementation must be one of {IMPLEMENTATIONS}; "
+                         f"got {implementation!r}")
+    return implementation
+
+
+RADIUS_SLACK = 1e-9
+"""Relative and absolute (mm) padding of the compiled engine's search radius: callers pass
+rigorous float64 upper bounds, which rounding could place a few ulps below the distance."""
 
 QUERY_CHUNK = 1 << 18
 """Points per BVH query call (bounds the memory of one query, see `SurfaceIndex.query`)."""
@@ -38,10 +66,14 @@ class ClosestPoints:
 class SurfaceIndex:
     """Spatial index over one surface (vertices (n, dim), cells (m, dim)) for exact queries."""
 
-    def __init__(self, vertices: np.ndarray, cells: np.ndarray):
+    def __init__(self, vertices: np.ndarray, cells: np.ndarray,
+                 implementation: str = "compiled"):
+        self.implementation = check_implementation(implementation)
+        self.compiled = implementation == "compiled"
         self.vertices = np.ascontiguousarray(vertices, dtype=np.float64)
         self.cells = np.ascontiguousarray(cells, dtype=np.int64)
         self.dim = self.vertices.shape[1]
+        self._tree = None  # the compiled hierarchy, built on first use
         # Centre the coordinates before rounding to float32: rounding error scales with |x|.
         self.shift = 0.5 * (self.vertices.min(axis=0) + self.vertices.max(axis=0))
         local = np.asfortranarray(self.vertices - self.shift, dtype=np.float32)
@@ -97,6 +129,10 @@ class SurfaceIndex:
 
     def distance_to_cells(self, points: np.ndarray, cell: np.ndarray):
         """Exact float64 distance from each point to one given cell: (distance, point, feature)."""
+        if self.compiled:
+            from reference import kernels
+
+            return kernels.to_cells(_plain(points), self.vertices[self.cells[cell]])
         closest, feature = geometry.closest_on_cells(points, self.vertices, self.cells, cell)
         return np.linalg.norm(points - closest, axis=1), closest, feature
 
@@ -118,6 +154,28 @@ class SurfaceIndex:
         return ClosestPoints(*(np.concatenate([getattr(part, field) for part in parts])
                                for field in ("distance", "cell", "point", "feature")))
 
+    def _hierarchy(self):
+        from reference import kernels
+
+        if self._tree is None:
+            self._tree = kernels.build(self.vertices, self.cells)
+        return kernels, self._tree
+
+    def exact_query(self, points: np.ndarray, max_distance=np.inf) -> ClosestPoints:
+        """Like `query`, by the compiled hierarchy: the distance is the exact minimum over
+        all elements; among equally close elements any one may be named."""
+        kernels, tree = self._hierarchy()
+        points = _plain(np.asarray(points, dtype=np.float64).reshape(-1, self.dim))
+        radius = np.broadcast_to(np.asarray(max_distance, dtype=np.float64), (len(points),))
+        padded = _plain(radius * (1 + RADIUS_SLACK) + RADIUS_SLACK)
+        return ClosestPoints(*kernels.query(points, padded, *tree))
+
+    def any_within(self, points: np.ndarray, threshold: float) -> np.ndarray:
+        """Per point: is the exact distance to the surface <= threshold? (compiled)"""
+        kernels, tree = self._hierarchy()
+        points = _plain(np.asarray(points, dtype=np.float64).reshape(-1, self.dim))
+        return kernels.any_within(points, float(threshold), *tree)
+
     def _query(self, points: np.ndarray, radius: np.ndarray) -> ClosestPoints:
         cell = self.closest_cells(points, radius)
         found = cell >= 0
@@ -128,3 +186,9 @@ class SurfaceIndex:
             distance[found], closest[found], feature[found] = self.distance_to_cells(
                 points[found], cell[found])
         return ClosestPoints(distance, cell, closest, feature)
+
+
+def _plain(array: np.ndarray) -> np.ndarray:
+    """A C-contiguous, writable float64 array: the one layout the kernels are compiled for."""
+    array = np.require(array, dtype=np.float64, requirements=("C", "W"))
+    return array
