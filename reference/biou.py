@@ -286,14 +286,11 @@ def _decide(surface: SurfaceIndex, index: np.ndarray, side: np.ndarray, grid: De
     """
     centre = _centres(index, side, grid)
     rho = _half_diagonal(side, grid)
-    if surface.compiled:
-        # One exact search (the closest of equally close elements changes no decision here:
-        # the distances are the same, and any closest point gives a valid bound).
-        if rho == 0:  # single points: only whether some element lies within tau matters
-            _paint(within, index[surface.any_within(centre, tau)], side)
-            return _Pending(index[:0], centre[:0], np.empty(0), centre[:0])
-        hit = surface.exact_query(centre, tau + rho)
-        return _paint_and_keep(within, index, side, rho, tau, hit.distance, hit.point, centre)
+    if surface.compiled and rho == 0:
+        # Single points: only whether some element lies within tau matters (compiled search
+        # with an early exit; the classic search below is faster where closest points count).
+        _paint(within, index[surface.any_within(centre, tau)], side)
+        return _Pending(index[:0], centre[:0], np.empty(0), centre[:0])
     cell, approximate = surface.nearest_cells(centre, tau + rho)
     certain_in = approximate + rho <= tau - APPROXIMATION_SLACK
     certain_out = approximate - rho > tau + APPROXIMATION_SLACK
@@ -302,12 +299,6 @@ def _decide(surface: SurfaceIndex, index: np.ndarray, side: np.ndarray, grid: De
     open_ = ~(certain_in | certain_out)
     index, centre, cell = index[open_], centre[open_], cell[open_]
     distance, closest, _ = surface.distance_to_cells(centre, cell)
-    return _paint_and_keep(within, index, side, rho, tau, distance, closest, centre)
-
-
-def _paint_and_keep(within, index, side, rho, tau, distance, closest, centre) -> _Pending:
-    """Paint the blocks whose exact centre distance puts them all within tau; return the
-    blocks it leaves undecided."""
     inner = distance + rho <= tau
     _paint(within, index[inner], side)
     undecided = ~inner & ~(distance - rho > tau)
@@ -421,8 +412,7 @@ def _decide_points(surface: SurfaceIndex, pending: _Pending, side: np.ndarray,
     dims = np.asarray(inside.shape) + 1  # far corners of the last blocks lie one past the end
     flat = np.ravel_multi_index(tuple(corners.reshape(-1, dim).T), dims)
     unique, inverse = np.unique(flat, return_inverse=True)
-    search = surface.exact_query if surface.compiled else surface.query
-    found = search(grid.origin + np.column_stack(np.unravel_index(unique, dims))
+    found = surface.query(grid.origin + np.column_stack(np.unravel_index(unique, dims))
                           * grid.step, reach)
     distance = np.minimum(found.distance, reach)[inverse].reshape(corners.shape[:2])
     closest = found.point[inverse].reshape(corners.shape)  # NaN where nothing within reach

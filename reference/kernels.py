@@ -471,38 +471,50 @@ def decide_points(index, side, origin, step, threshold, slack, inside, within, s
     points = 1
     for k in range(dim):
         points *= side[k]
+    # Per point of a block (offsets in itertools.product order): its multilinear weights of
+    # the cell corners and its spread sum_k t_k (1 - t_k) H_k^2, the same for every block.
+    offsets = np.empty((points, dim), np.int64)
+    weights = np.empty((points, n_corners))
+    spread = np.zeros(points)
+    flat_offset = np.zeros(points, np.int64)
+    for q in range(points):
+        rest = q
+        for k in range(dim - 1, -1, -1):
+            offsets[q, k] = rest % side[k]
+            rest //= side[k]
+        for k in range(dim):
+            t = offsets[q, k] / side[k]
+            extent = side[k] * step[k]
+            spread[q] += t * (1.0 - t) * extent * extent
+            flat_offset[q] += offsets[q, k] * strides[k]
+        for j in range(n_corners):
+            weight = 1.0
+            for k in range(dim):
+                t = offsets[q, k] / side[k]
+                weight *= t if (j >> (dim - 1 - k)) & 1 else 1.0 - t
+            weights[q, j] = weight
+    squared = np.empty(n_corners)
     searched = 0
     hint = -1
-    offset = np.zeros(dim, np.int64)
     x = np.zeros(3)
     for b in range(count):
+        base = 0
+        for k in range(dim):
+            base += index[b, k] * side[k] * strides[k]
+        for j in range(n_corners):
+            squared[j] = corner_distance[b, j] * corner_distance[b, j]
         for q in range(points):
-            rest = q
-            for k in range(dim - 1, -1, -1):
-                offset[k] = rest % side[k]
-                rest //= side[k]
-            flat = 0
-            for k in range(dim):
-                flat += (index[b, k] * side[k] + offset[k]) * strides[k]
+            flat = base + flat_offset[q]
             if not inside[flat]:
                 continue
-            for k in range(dim):
-                x[k] = origin[k] + (index[b, k] * side[k] + offset[k]) * step[k]
             # Out: d^2 >= sum_j w_j d_j^2 - sum_k t_k (1 - t_k) H_k^2 (concavity).
             weighted = 0.0
             for j in range(n_corners):
-                weight = 1.0
-                for k in range(dim):
-                    t = offset[k] / side[k]
-                    weight *= t if (j >> (dim - 1 - k)) & 1 else 1.0 - t
-                weighted += weight * corner_distance[b, j] * corner_distance[b, j]
-            spread = 0.0
-            for k in range(dim):
-                t = offset[k] / side[k]
-                extent = side[k] * step[k]
-                spread += t * (1.0 - t) * extent * extent
-            if weighted - spread > out_bound:
+                weighted += weights[q, j] * squared[j]
+            if weighted - spread[q] > out_bound:
                 continue
+            for k in range(dim):
+                x[k] = origin[k] + (index[b, k] * side[k] + offsets[q, k]) * step[k]
             # In: d(x) <= |x - p| for every known closest point p.
             near2 = np.inf
             for j in range(n_corners + 1):
