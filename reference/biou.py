@@ -286,11 +286,6 @@ def _decide(surface: SurfaceIndex, index: np.ndarray, side: np.ndarray, grid: De
     """
     centre = _centres(index, side, grid)
     rho = _half_diagonal(side, grid)
-    if surface.compiled and rho == 0:
-        # Single points: only whether some element lies within tau matters (compiled search
-        # with an early exit; the classic search below is faster where closest points count).
-        _paint(within, index[surface.any_within(centre, tau)], side)
-        return _Pending(index[:0], centre[:0], np.empty(0), centre[:0])
     cell, approximate = surface.nearest_cells(centre, tau + rho)
     certain_in = approximate + rho <= tau - APPROXIMATION_SLACK
     certain_out = approximate - rho > tau + APPROXIMATION_SLACK
@@ -416,14 +411,16 @@ def _decide_points(surface: SurfaceIndex, pending: _Pending, side: np.ndarray,
                           * grid.step, reach)
     distance = np.minimum(found.distance, reach)[inverse].reshape(corners.shape[:2])
     closest = found.point[inverse].reshape(corners.shape)  # NaN where nothing within reach
-    if surface.compiled:  # the same bounds and exact decisions, point by point, compiled
-        kernels, tree = surface._hierarchy()
-        kernels.decide_points(
+    if surface.compiled:  # the same bounds, compiled; the points they leave, as below
+        from reference import kernels
+
+        left = kernels.point_bounds(
             np.ascontiguousarray(pending.index, np.int64), np.asarray(side, np.int64),
-            np.asarray(grid.origin, np.float64), np.asarray(grid.step, np.float64),
-            float(tau), APPROXIMATION_SLACK, inside.reshape(-1), within.reshape(-1),
-            np.asarray(inside.shape, np.int64), np.ascontiguousarray(distance),
-            np.ascontiguousarray(closest), np.ascontiguousarray(pending.closest), *tree)
+            np.asarray(grid.step, np.float64), float(tau), APPROXIMATION_SLACK,
+            inside.reshape(-1), within.reshape(-1), np.asarray(inside.shape, np.int64),
+            np.ascontiguousarray(distance), np.ascontiguousarray(closest),
+            np.ascontiguousarray(pending.closest), np.asarray(grid.origin, np.float64))
+        _decide(surface, left, np.ones_like(side), grid, tau, within)
         return
 
     offsets = _box_offsets(side)  # (q, dim)

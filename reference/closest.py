@@ -1,24 +1,19 @@
-"""Closest points on a surface, exact in float64, by one of two implementations.
+"""Closest points on a surface: a float32 BVH finds the closest element, float64 measures it.
 
-"compiled" (the default) adds the float64 bounding volume hierarchy of module `kernels`, which
-finds the closest element and measures it exactly in one pass, with array results
-(`exact_query`, `any_within`); `query` keeps the classic search below, with the exact
-re-measure compiled. Why both: where two elements are equally close (common on voxel meshes:
-a point midway between two parallel faces) the closest point is a matter of choice, and the
-subdivision of the distance pass and the HD bracket depend on that choice through their upper
-bounds; MASD and ASSD then move by up to ~5e-5 mm (different elements subdivided). The
-compiled search breaks such ties its own way, so it serves only where the choice changes no
-result: the exact decisions of BIoU's dense grid.
+Both implementations ("compiled", the default, and "classic", kept for one release as a
+cross-check) search alike; "compiled" re-measures with module `kernels` (the same distance to
+the last bit, no (k, 3) temporaries), "classic" with numpy (`geometry.closest_on_cells`).
+Measured on this machine before choosing (docs/reference.md, Speed): a compiled float64 BVH
+(binned surface-area splits, scalar code) took 1.6-1.8x fcpw's time per query, and where
+two elements are equally close (common on voxel meshes) it names another element than fcpw,
+which moves MASD and ASSD by up to 5e-5 mm through the subdivision's bounds.
 
-"classic" (kept for one release as a cross-check) and `query` of both: a float32 BVH finds the
-closest element, float64 measures it (numpy in "classic", compiled in "compiled": the same
-distance to the last bit). fcpw's bounding volume hierarchy answers closest-element queries
-fast but in float32 (about 1e-5 mm error on coordinates of a few hundred mm). Its only job
-here is to name the closest element; the distance to that element is then recomputed
-exactly in float64 (`geometry.closest_on_cells`). When two elements are within float32
-rounding of each other the BVH may name the slightly farther one, so a distance can exceed
-the true minimum by at most a few 1e-5 mm; `metrics.TIE_TOLERANCE` absorbs this at the NSD
-threshold.
+fcpw's bounding volume hierarchy answers closest-element queries fast but in float32 (about
+1e-5 mm error on coordinates of a few hundred mm). Its only job here is to name the closest
+element; the distance to that element is then recomputed exactly in float64. When two
+elements are within float32 rounding of each other the BVH may name the slightly farther one,
+so a distance can exceed the true minimum by at most a few 1e-5 mm; `metrics.TIE_TOLERANCE`
+absorbs this at the NSD threshold.
 """
 
 from __future__ import annotations
@@ -45,10 +40,6 @@ def check_implementation(implementation) -> str:
     return implementation
 
 
-RADIUS_SLACK = 1e-9
-"""Relative and absolute (mm) padding of the compiled engine's search radius: callers pass
-rigorous float64 upper bounds, which rounding could place a few ulps below the distance."""
-
 QUERY_CHUNK = 1 << 18
 """Points per BVH query call (bounds the memory of one query, see `SurfaceIndex.query`)."""
 
@@ -73,7 +64,6 @@ class SurfaceIndex:
         self.vertices = np.ascontiguousarray(vertices, dtype=np.float64)
         self.cells = np.ascontiguousarray(cells, dtype=np.int64)
         self.dim = self.vertices.shape[1]
-        self._tree = None  # the compiled hierarchy, built on first use
         # Centre the coordinates before rounding to float32: rounding error scales with |x|.
         self.shift = 0.5 * (self.vertices.min(axis=0) + self.vertices.max(axis=0))
         local = np.asfortranarray(self.vertices - self.shift, dtype=np.float32)
@@ -153,28 +143,6 @@ class SurfaceIndex:
                  for start in range(0, len(points), QUERY_CHUNK)]
         return ClosestPoints(*(np.concatenate([getattr(part, field) for part in parts])
                                for field in ("distance", "cell", "point", "feature")))
-
-    def _hierarchy(self):
-        from reference import kernels
-
-        if self._tree is None:
-            self._tree = kernels.build(self.vertices, self.cells)
-        return kernels, self._tree
-
-    def exact_query(self, points: np.ndarray, max_distance=np.inf) -> ClosestPoints:
-        """Like `query`, by the compiled hierarchy: the distance is the exact minimum over
-        all elements; among equally close elements any one may be named."""
-        kernels, tree = self._hierarchy()
-        points = _plain(np.asarray(points, dtype=np.float64).reshape(-1, self.dim))
-        radius = np.broadcast_to(np.asarray(max_distance, dtype=np.float64), (len(points),))
-        padded = _plain(radius * (1 + RADIUS_SLACK) + RADIUS_SLACK)
-        return ClosestPoints(*kernels.query(points, padded, *tree))
-
-    def any_within(self, points: np.ndarray, threshold: float) -> np.ndarray:
-        """Per point: is the exact distance to the surface <= threshold? (compiled)"""
-        kernels, tree = self._hierarchy()
-        points = _plain(np.asarray(points, dtype=np.float64).reshape(-1, self.dim))
-        return kernels.any_within(points, float(threshold), *tree)
 
     def _query(self, points: np.ndarray, radius: np.ndarray) -> ClosestPoints:
         cell = self.closest_cells(points, radius)

@@ -1,24 +1,16 @@
-"""Compiled (numba) kernels: an exact float64 bounding volume hierarchy over a simplex surface.
+"""Compiled (numba) kernels of the reference's hot loops, same arithmetic as the numpy code.
 
-Every query answers with plain arrays (distance, closest cell, closest point, feature): no
-per-point Python object is made, and the distance is exact float64 from the start, so no
-second pass re-measures it. The point-to-element routine repeats `geometry.closest_on_triangles`
-and `geometry.closest_on_segments` operation for operation (same formulas, same order, no
-fused multiply-add), so a distance to a given element is bit-for-bit the one the classic path
-computes; what can differ is only which element is found closest: the classic path takes it
-from fcpw's float32 search, which may name one up to about 1e-5 mm farther than the closest.
+`to_cells` measures the exact float64 distance from points to given elements: it repeats
+`geometry.closest_on_triangles` and `geometry.closest_on_segments` operation for operation
+(same formulas, same order, no fused multiply-add), so the distance is bit-for-bit the one
+the classic path computes, without its (k, 3) temporaries. `point_bounds` is the bound stage
+of BIoU's point decisions (`biou._decide_points`) as one loop over the points.
 
-Compiled functions are cached on disk (`cache=True`): numba writes each cache file under a
-temporary name and renames it into place, so processes compiling at once on a cold cache
-each write a whole file and the last one wins; later processes load it. The functions take
-C-contiguous float64 / int64 arrays only (the wrappers in `closest` make sure), so each has
-one compiled version.
-
-The tree: cells are split along the widest axis of their centroids' box where the surface area
-heuristic (binned) puts the cut, down to leaves of at most LEAF_SIZE cells. The leaves'
-corners are stored in tree order, so a query reads them contiguously. A query visits the
-nearer child first and prunes every node whose box lies farther than the best distance so
-far (or the search radius).
+Compiled functions are cached on disk (`cache=True`, in `__pycache__` beside this file, or
+where NUMBA_CACHE_DIR points): numba writes each cache file under a temporary name and renames
+it into place, so processes compiling at once on a cold cache each write whole files and later
+processes load them. The functions take C-contiguous float64 / int64 arrays only (the callers
+make sure), so each has one compiled version.
 """
 
 from __future__ import annotations
@@ -38,12 +30,6 @@ from reference.geometry import (
     VERT1,
     VERT2,
 )
-
-LEAF_SIZE = 4
-"""Cells per leaf of the hierarchy at most."""
-
-_STACK = 4096
-"""Traversal stack entries (depth + 1 at most; surface-area splits can be lopsided)."""
 
 _JIT = {"cache": True, "nogil": True, "error_model": "numpy"}
 
@@ -127,233 +113,11 @@ def _on_element(px, py, pz, corners, slot):
     return feature, (ax + v * ab0) + w * ac0, (ay + v * ab1) + w * ac1, (az + v * ab2) + w * ac2
 
 
-_BINS = 16
-"""Bins per split of the surface area heuristic."""
-
-
-@njit(**_JIT)
-def _box_area(low, high, dim):
-    """Surface area (3D) or perimeter (2D) of a box, up to a constant factor."""
-    if dim == 2:
-        return (high[0] - low[0]) + (high[1] - low[1])
-    dx, dy, dz = high[0] - low[0], high[1] - low[1], high[2] - low[2]
-    return dx * dy + dy * dz + dz * dx
-
-
-@njit(**_JIT)
-def _split(order, start, n, axis, lo, extent, centroid, low, high, dim):
-    """Surface-area-heuristic split of order[start:start + n] along `axis` into _BINS bins
-    of the centroids' range [lo, lo + extent]: partitions it in place, returns the size of
-    the left part (0 if every centroid fell into one bin)."""
-    count = np.zeros(_BINS, np.int64)
-    bin_low = np.full((_BINS, dim), np.inf)
-    bin_high = np.full((_BINS, dim), -np.inf)
-    scale = _BINS / extent
-    for i in range(start, start + n):
-        cell = order[i]
-        b = min(int((centroid[cell, axis] - lo) * scale), _BINS - 1)
-        count[b] += 1
-        for k in range(dim):
-            bin_low[b, k] = min(bin_low[b, k], low[cell, k])
-            bin_high[b, k] = max(bin_high[b, k], high[cell, k])
-    left_cost = np.zeros(_BINS)
-    run_low, run_high = np.full(dim, np.inf), np.full(dim, -np.inf)
-    total = 0
-    for b in range(_BINS - 1):  # cost of bins 0..b on the left
-        total += count[b]
-        for k in range(dim):
-            run_low[k] = min(run_low[k], bin_low[b, k])
-            run_high[k] = max(run_high[k], bin_high[b, k])
-        left_cost[b] = _box_area(run_low, run_high, dim) * total if total else 0.0
-    best, best_cost = -1, np.inf
-    run_low[:], run_high[:] = np.inf, -np.inf
-    total = 0
-    for b in range(_BINS - 1, 0, -1):  # bins b.._BINS-1 on the right
-        total += count[b]
-        for k in range(dim):
-            run_low[k] = min(run_low[k], bin_low[b, k])
-            run_high[k] = max(run_high[k], bin_high[b, k])
-        if total == 0 or total == n:
-            continue
-        cost = left_cost[b - 1] + _box_area(run_low, run_high, dim) * total
-        if cost < best_cost:
-            best, best_cost = b, cost
-    if best < 0:
-        return 0
-    left, right = start, start + n - 1
-    while left <= right:
-        if min(int((centroid[order[left], axis] - lo) * scale), _BINS - 1) < best:
-            left += 1
-        else:
-            order[left], order[right] = order[right], order[left]
-            right -= 1
-    return left - start
-
-
-@njit(**_JIT)
-def build(vertices, cells):
-    """The hierarchy of a surface: (node box (nodes, 2 dim): low then high corner,
-    child (nodes, 2) or -1 for a leaf, first and count of a leaf's cells in `order`, order,
-    leaf corners (m, n, dim), cell box (m, 2 dim)), cells in tree order."""
-    count, per_cell = cells.shape
-    dim = vertices.shape[1]
-    low = np.empty((count, dim))
-    high = np.empty((count, dim))
-    centroid = np.empty((count, dim))
-    for i in range(count):
-        for k in range(dim):
-            lo, hi, total = np.inf, -np.inf, 0.0
-            for j in range(per_cell):
-                x = vertices[cells[i, j], k]
-                lo, hi, total = min(lo, x), max(hi, x), total + x
-            low[i, k], high[i, k], centroid[i, k] = lo, hi, total / per_cell
-    order = np.arange(count)
-    capacity = 2 * count + 1
-    box = np.empty((capacity, 2 * dim))
-    child = np.full((capacity, 2), -1, np.int64)
-    first = np.zeros(capacity, np.int64)
-    size = np.zeros(capacity, np.int64)
-    nodes = 1
-    first[0], size[0] = 0, count
-    stack = [0]
-    while len(stack):
-        node = stack.pop()
-        start, n = first[node], size[node]
-        for k in range(dim):
-            lo, hi = np.inf, -np.inf
-            for i in range(start, start + n):
-                lo, hi = min(lo, low[order[i], k]), max(hi, high[order[i], k])
-            box[node, k], box[node, dim + k] = lo, hi
-        if n <= LEAF_SIZE:
-            continue
-        axis, widest, axis_low = 0, -1.0, 0.0
-        for k in range(dim):
-            lo, hi = np.inf, -np.inf
-            for i in range(start, start + n):
-                lo, hi = min(lo, centroid[order[i], k]), max(hi, centroid[order[i], k])
-            if hi - lo > widest:
-                axis, widest, axis_low = k, hi - lo, lo
-        half = _split(order, start, n, axis, axis_low, widest, centroid, low, high,
-                      dim) if widest > 0 else 0
-        if half == 0:
-            # Centroids all in one bin: sort the range along the axis and cut it in half.
-            part = order[start:start + n].copy()
-            keys = np.empty(n)
-            for i in range(n):
-                keys[i] = centroid[part[i], axis]
-            order[start:start + n] = part[np.argsort(keys, kind="mergesort")]
-            half = n // 2
-        for s, m in ((start, half), (start + half, n - half)):
-            child[node, 0 if s == start else 1] = nodes
-            first[nodes], size[nodes] = s, m
-            stack.append(nodes)
-            nodes += 1
-    corners = np.empty((count, per_cell, dim))
-    cell_box = np.empty((count, 2 * dim))
-    for i in range(count):
-        for k in range(dim):
-            cell_box[i, k], cell_box[i, dim + k] = low[order[i], k], high[order[i], k]
-            for j in range(per_cell):
-                corners[i, j, k] = vertices[cells[order[i], j], k]
-    return (box[:nodes].copy(), child[:nodes].copy(), first[:nodes].copy(),
-            size[:nodes].copy(), order, corners, cell_box)
-
-
-@njit(inline="always", **_JIT)
-def _box_gap2(px, py, pz, box, node):
-    """Squared distance from p to the box of `node`: box rows are (low..., high...)."""
-    dim = box.shape[1] // 2
-    total = 0.0
-    for k in range(dim):
-        x = px if k == 0 else (py if k == 1 else pz)
-        low, high = box[node, k], box[node, dim + k]
-        if x < low:
-            total += (low - x) * (low - x)
-        elif x > high:
-            total += (x - high) * (x - high)
-    return total
-
-
-@njit(**_JIT)
-def _nearest(px, py, pz, best2, best, box, child, first, size, corners, cell_box, stack):
-    """(squared distance, slot in tree order) of the closest element to p: `best` (a slot
-    at squared distance best2, or -1 with best2 the squared search radius) unless an element
-    is strictly closer (or, with best = -1, as close)."""
-    if _box_gap2(px, py, pz, box, 0) > best2:
-        return best2, best
-    stack[0] = 0
-    top = 1
-    while top:
-        top -= 1
-        node = stack[top]
-        if _box_gap2(px, py, pz, box, node) > best2:
-            continue
-        if child[node, 0] < 0:
-            for slot in range(first[node], first[node] + size[node]):
-                if _box_gap2(px, py, pz, cell_box, slot) > best2:
-                    continue
-                _, qx, qy, qz = _on_element(px, py, pz, corners, slot)
-                gap2 = _gap2(px, py, pz, qx, qy, qz)
-                if gap2 < best2 or (gap2 == best2 and best < 0):
-                    best2, best = gap2, slot
-            continue
-        near, far = child[node, 0], child[node, 1]
-        near_gap, far_gap = _box_gap2(px, py, pz, box, near), _box_gap2(px, py, pz, box, far)
-        if far_gap < near_gap:
-            near, far, near_gap, far_gap = far, near, far_gap, near_gap
-        if far_gap <= best2:
-            stack[top] = far
-            top += 1
-        if near_gap <= best2:
-            stack[top] = near
-            top += 1
-    return best2, best
-
-
 @njit(**_JIT)
 def _point(points, i):
     if points.shape[1] == 2:
         return points[i, 0], points[i, 1], 0.0
     return points[i, 0], points[i, 1], points[i, 2]
-
-
-@njit(**_JIT)
-def query(points, radius, box, child, first, size, order, corners, cell_box):
-    """Exact closest points of points (k, dim) within radius (k,) (inf: unbounded):
-    (distance, cell, point, feature); inf, -1, NaN, -1 where no cell lies within radius.
-
-    Neighbouring queries are usually near each other: the previous answer's element,
-    measured exactly from the new point, starts the search with a tight bound.
-    """
-    count, dim = points.shape
-    distance = np.full(count, np.inf)
-    cell = np.full(count, -1, np.int64)
-    closest = np.full((count, dim), np.nan)
-    feature = np.full(count, -1, np.int64)
-    stack = np.empty(_STACK, np.int64)
-    previous = -1
-    for i in range(count):
-        px, py, pz = _point(points, i)
-        limit = radius[i]
-        best2 = limit * limit if limit < np.inf else np.inf
-        best = -1
-        if previous >= 0:
-            _, qx, qy, qz = _on_element(px, py, pz, corners, previous)
-            gap2 = _gap2(px, py, pz, qx, qy, qz)
-            if gap2 <= best2:
-                best2, best = gap2, previous
-        best2, slot = _nearest(px, py, pz, best2, best, box, child, first, size, corners,
-                               cell_box, stack)
-        if slot < 0:
-            continue
-        previous = slot
-        code, qx, qy, qz = _on_element(px, py, pz, corners, slot)
-        feature[i], cell[i] = code, order[slot]
-        closest[i, 0], closest[i, 1] = qx, qy
-        if dim == 3:
-            closest[i, 2] = qz
-        distance[i] = math.sqrt(_gap2(px, py, pz, qx, qy, qz))
-    return distance, cell, closest, feature
 
 
 @njit(**_JIT)
@@ -376,79 +140,8 @@ def to_cells(points, corners):
 
 
 @njit(**_JIT)
-def any_within(points, threshold, box, child, first, size, order, corners, cell_box):
-    """Per point: is some element at exact distance <= threshold? (The same answer as
-    comparing the closest element's distance, found with an early exit at the first one.)"""
-    count = points.shape[0]
-    within = np.zeros(count, np.bool_)
-    stack = np.empty(_STACK, np.int64)
-    # Boxes are pruned with a little slack, so rounding never drops an element at the threshold.
-    limit2 = threshold * threshold * (1 + 1e-12) + 1e-12
-    for i in range(count):
-        px, py, pz = _point(points, i)
-        if _box_gap2(px, py, pz, box, 0) > limit2:
-            continue
-        stack[0] = 0
-        top = 1
-        while top and not within[i]:
-            top -= 1
-            node = stack[top]
-            if child[node, 0] < 0:
-                for slot in range(first[node], first[node] + size[node]):
-                    if _box_gap2(px, py, pz, cell_box, slot) > limit2:
-                        continue
-                    _, qx, qy, qz = _on_element(px, py, pz, corners, slot)
-                    if math.sqrt(_gap2(px, py, pz, qx, qy, qz)) <= threshold:
-                        within[i] = True
-                        break
-                continue
-            for side in range(2):
-                if _box_gap2(px, py, pz, box, child[node, side]) <= limit2:
-                    stack[top] = child[node, side]
-                    top += 1
-    return within
-
-
-@njit(**_JIT)
-def _within_one(px, py, pz, limit2, threshold, hint, box, child, corners, cell_box, first,
-                size, stack):
-    """Slot of an element at exact distance <= threshold from p (the hint first), or -1."""
-    if hint >= 0:
-        _, qx, qy, qz = _on_element(px, py, pz, corners, hint)
-        if math.sqrt(_gap2(px, py, pz, qx, qy, qz)) <= threshold:
-            return hint
-    if _box_gap2(px, py, pz, box, 0) > limit2:
-        return -1
-    stack[0] = 0
-    top = 1
-    while top:
-        top -= 1
-        node = stack[top]
-        if child[node, 0] < 0:
-            for slot in range(first[node], first[node] + size[node]):
-                if _box_gap2(px, py, pz, cell_box, slot) > limit2:
-                    continue
-                _, qx, qy, qz = _on_element(px, py, pz, corners, slot)
-                if math.sqrt(_gap2(px, py, pz, qx, qy, qz)) <= threshold:
-                    return slot
-            continue
-        near, far = child[node, 0], child[node, 1]
-        near_gap, far_gap = _box_gap2(px, py, pz, box, near), _box_gap2(px, py, pz, box, far)
-        if far_gap < near_gap:
-            near, far, near_gap, far_gap = far, near, far_gap, near_gap
-        if far_gap <= limit2:
-            stack[top] = far
-            top += 1
-        if near_gap <= limit2:
-            stack[top] = near
-            top += 1
-    return -1
-
-
-@njit(**_JIT)
-def decide_points(index, side, origin, step, threshold, slack, inside, within, shape,
-                  corner_distance, corner_closest, centre_closest,
-                  box, child, first, size, order, corners, cell_box):
+def point_bounds(index, side, step, threshold, slack, inside, within, shape,
+                 corner_distance, corner_closest, centre_closest, origin):
     """The point stage of BIoU's band decisions (see `biou._decide_points`), compiled.
 
     index (k, dim): pending blocks of `side` points per axis; inside, within: the padded
@@ -456,13 +149,11 @@ def decide_points(index, side, origin, step, threshold, slack, inside, within, s
     corner_closest (k, 2^dim, dim): exact distance (capped at the search radius) and closest
     point (NaN: none) at the blocks' cell corners, in itertools.product order;
     centre_closest (k, dim): the block centres' closest points. Every inside point of the
-    blocks gets within = (exact distance <= threshold): by the concavity bound (out), by a
-    known closest point (in), else by its own exact search. Returns how many searched.
+    blocks the bounds decide gets its answer: out by the concavity bound, in (within = True)
+    by a known closest point. Returns the grid indices (n, dim) of the points they leave open.
     """
     count, dim = index.shape
     n_corners = corner_distance.shape[1]
-    stack = np.empty(_STACK, np.int64)
-    limit2 = threshold * threshold * (1 + 1e-12) + 1e-12
     out_bound = (threshold + slack) * (threshold + slack)
     in_bound = threshold * threshold - 1e-9
     strides = np.ones(dim, np.int64)
@@ -495,8 +186,8 @@ def decide_points(index, side, origin, step, threshold, slack, inside, within, s
             weights[q, j] = weight
     squared = np.empty(n_corners)
     searched = 0
-    hint = -1
-    x = np.zeros(3)
+    left = np.empty((max(count, 16), dim), np.int64)  # grown by doubling: usually a few %
+    x = np.zeros(dim)
     for b in range(count):
         base = 0
         for k in range(dim):
@@ -527,10 +218,11 @@ def decide_points(index, side, origin, step, threshold, slack, inside, within, s
             if near2 <= in_bound:
                 within[flat] = True
                 continue
+            if searched == len(left):
+                grown = np.empty((2 * len(left), dim), np.int64)
+                grown[:searched] = left
+                left = grown
+            for k in range(dim):
+                left[searched, k] = index[b, k] * side[k] + offsets[q, k]
             searched += 1
-            slot = _within_one(x[0], x[1], x[2], limit2, threshold, hint, box, child,
-                               corners, cell_box, first, size, stack)
-            if slot >= 0:
-                within[flat] = True
-                hint = slot
-    return searched
+    return left[:searched].copy()
