@@ -1,8 +1,8 @@
 """Closest points on a surface: a float32 BVH finds the closest element, float64 measures it.
 
 Both implementations ("compiled", the default, and "classic", kept for one release as a
-cross-check) search alike; "compiled" re-measures with module `kernels` (the same distance to
-the last bit, no (k, 3) temporaries), "classic" with numpy (`geometry.closest_on_cells`).
+cross-check) search alike; "compiled" re-measures with module `kernels` (the same formulas,
+equal to rounding, no (k, 3) temporaries), "classic" with numpy (`geometry.closest_on_cells`).
 Measured on this machine before choosing (docs/reference.md, Speed): a compiled float64 BVH
 (binned surface-area splits, scalar code) took 1.6-1.8x fcpw's time per query, and where
 two elements are equally close (common on voxel meshes) it names another element than fcpw,

@@ -2,9 +2,11 @@
 
 `to_cells` measures the exact float64 distance from points to given elements: it repeats
 `geometry.closest_on_triangles` and `geometry.closest_on_segments` operation for operation
-(same formulas, same order, no fused multiply-add), so the distance is bit-for-bit the one
-the classic path computes, without its (k, 3) temporaries. `point_bounds` is the bound stage
-of BIoU's point decisions (`biou._decide_points`) as one loop over the points.
+(same formulas, same order, no fused multiply-add), without their (k, 3) temporaries. The
+distance equals the classic path's to rounding (numpy's einsum may sum in another order: an
+ulp apart on random coordinates, the same to the last bit on the study's voxel meshes).
+`point_bounds` is the bound stage of BIoU's point decisions (`biou._decide_points`) as one
+loop over the points.
 
 Compiled functions are cached on disk (`cache=True`, in `__pycache__` beside this file, or
 where NUMBA_CACHE_DIR points): numba writes each cache file under a temporary name and renames

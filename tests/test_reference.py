@@ -621,3 +621,109 @@ def test_family_corner_queries_give_each_childs_own_corner_distances(dim):
     got = _family_corner_distance(children, chosen, np.full(len(chosen), np.inf),
                                   SurfaceIndex(target_vertices, target_cells))
     np.testing.assert_allclose(got, expected, atol=1e-9)
+
+
+# ---------------------------------------------------------------------------------------------
+# The compiled implementation (default) against the classic one (1.1, kept for one release).
+
+
+def _both_implementations(call, *args, **kwargs):
+    return [call(*args, implementation=name, **kwargs) for name in ("classic", "compiled")]
+
+
+def test_implementations_agree_on_analytic_surfaces():
+    a = analytic.sphere_surface(10.0, resolution=40)
+    b = analytic.sphere_surface(11.5, (1.0, 0.5, -0.7), resolution=40)
+    classic, compiled = _both_implementations(compute_surface_metrics, a, b)
+    assert compiled == pytest.approx(classic, abs=1e-9)
+    circle_a = analytic.circle_surface(3.0, segments=200)
+    circle_b = analytic.circle_surface(2.5, (0.7, 0.2), segments=200)
+    classic, compiled = _both_implementations(compute_surface_metrics, circle_a, circle_b)
+    assert compiled == pytest.approx(classic, abs=1e-9)
+
+
+@pytest.mark.parametrize("spacing", [(1.0, 1.0, 1.0), (0.5, 0.5, 2.0)])
+def test_implementations_agree_on_analytic_masks(spacing):
+    shape = tuple(int(24 / s) for s in spacing)
+    a = analytic.ball_mask(shape, spacing, 8.0, (12.0, 12.0, 12.0))
+    b = analytic.ball_mask(shape, spacing, 6.5, (13.1, 11.3, 12.4))
+    classic, compiled = _both_implementations(compute_metrics, a, b, spacing)
+    assert compiled == pytest.approx(classic, abs=1e-9)
+
+
+def test_implementations_agree_on_synthetic_oars(synthetic_pairs):
+    for pair, spacing in synthetic_pairs:
+        classic, compiled = _both_implementations(compute_metrics, pair.mask_a, pair.mask_b,
+                                                  spacing)
+        assert compiled == pytest.approx(classic, abs=1e-9), spacing
+
+
+def test_compiled_remeasure_equals_numpy_to_rounding():
+    """Same formulas, same order; numpy's summation inside einsum may round differently by an
+    ulp (on voxel-mesh coordinates the two agree to the last bit)."""
+    rng = np.random.default_rng(3)
+    for dim in (2, 3):
+        vertices = rng.normal(size=(50, dim)) * 4
+        cells = np.array([rng.choice(50, dim, replace=False) for _ in range(80)])
+        cells[0, 1] = cells[0, 0]  # one degenerate element
+        points = rng.normal(size=(400, dim)) * 6
+        cell = rng.integers(0, len(cells), len(points))
+        cell[:10] = 0
+        numpy_index = SurfaceIndex(vertices, cells, "classic")
+        compiled_index = SurfaceIndex(vertices, cells, "compiled")
+        want = numpy_index.distance_to_cells(points, cell)
+        got = compiled_index.distance_to_cells(points, cell)
+        np.testing.assert_allclose(got[0], want[0], rtol=1e-14, atol=1e-14)
+        np.testing.assert_array_equal(got[2], want[2])
+        np.testing.assert_allclose(got[1], want[1], rtol=1e-14, atol=1e-13)
+
+
+def test_unknown_implementation_is_refused():
+    with pytest.raises(ValueError, match="implementation must be one of"):
+        compute_metrics(np.ones((3, 3, 3), bool), np.ones((3, 3, 3), bool), (1, 1, 1),
+                        implementation="fast")
+
+
+_KERNEL_PROBE = """
+import json, numpy as np
+from reference import analytic, compute_metrics, kernels
+a = analytic.ball_mask((20, 20, 20), (1.0, 1.0, 1.0), 6.0, (10.0, 10.0, 10.0))
+b = analytic.ball_mask((20, 20, 20), (1.0, 1.0, 1.0), 5.0, (10.8, 9.6, 10.3))
+scores = compute_metrics(a, b, (1.0, 1.0, 1.0))
+stats = {name: [sum(f.stats.cache_hits.values()), sum(f.stats.cache_misses.values())]
+         for name, f in (("to_cells", kernels.to_cells), ("point_bounds", kernels.point_bounds))}
+print(json.dumps({"scores": scores, "stats": stats}))
+"""
+
+
+def test_two_processes_on_a_cold_kernel_cache(tmp_path):
+    """Two processes compiling at once on an empty numba cache both finish with the same
+    scores and leave a cache the next process loads without compiling anything."""
+    import json
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[1]
+    environment = dict(os.environ, NUMBA_CACHE_DIR=str(tmp_path),
+                       PYTHONPATH=os.pathsep.join([str(root), os.environ.get("PYTHONPATH", "")]))
+
+    def start():
+        return subprocess.Popen([sys.executable, "-c", _KERNEL_PROBE], cwd=root,
+                                env=environment, stdout=subprocess.PIPE,
+                                stderr=subprocess.PIPE, text=True)
+
+    def result(process):
+        out, err = process.communicate(timeout=600)
+        assert process.returncode == 0, err[-2000:]
+        return json.loads(out.strip().splitlines()[-1])
+
+    first, second = start(), start()
+    cold = [result(first), result(second)]
+    assert cold[0]["scores"] == cold[1]["scores"]
+    assert list(tmp_path.rglob("*.nbi")), "no cache index written"
+    warm = result(start())
+    assert warm["scores"] == cold[0]["scores"]
+    for name, (hits, misses) in warm["stats"].items():
+        assert misses == 0 and hits >= 1, (name, hits, misses)
