@@ -140,10 +140,10 @@ def compute_metrics(a, b, spacing=None, *, percentile: float = 95, tau: float = 
     subdivision, quadrature: levels of selective subdivision, and how NSD and HDp count the
     elements still straddling tau or the percentile after them: "linear" interpolates their
     corner distances, "midpoint" takes their centres (the paper's plain definition).
-    implementation: "compiled" (default: hot loops compiled with numba, module `kernels`) or
-    "classic" (the numpy code of 1.1, kept for one release as a cross-check): the same
-    algorithm, search and exact arithmetic; benchmarks/crosscheck_implementations.py compares
-    the two on the default study.
+    implementation: "compiled" (default: BIoU's point stage compiled with numba, module
+    `kernels`) or "classic" (the numpy code of 1.1, kept for one release as a cross-check):
+    the same algorithm, search and arithmetic, the same scores
+    (benchmarks/crosscheck_implementations.py compares the two on the default study).
 
     a, b: bool arrays (spacing[i] = voxel size in mm along axis i), or two SimpleITK images or
     two image paths, read by `maskio` (spacing and origin from the headers, which must
