@@ -1,12 +1,13 @@
 """Closest points on a surface: a float32 BVH finds the closest element, float64 measures it.
 
 Both implementations ("compiled", the default, and "classic", kept for one release as a
-cross-check) search and measure alike, here. Measured before choosing (docs/reference.md,
-Speed): a compiled float64 BVH (binned surface-area splits, scalar numba code) took 1.6-1.8x
-fcpw's time per query; where two elements are equally close (common on voxel meshes) it names
-another element than fcpw, and a compiled re-measure of the same formulas differs from numpy's
-by an ulp now and then (einsum's summation order): either moves MASD and ASSD by 1e-6 to
-5e-5 mm on some pairs, through the subdivision's bounds. So both stay with fcpw and numpy.
+cross-check) search alike; "compiled" re-measures with module `kernels` (numpy's arithmetic to
+the last bit, without its (k, 3) temporaries), "classic" with numpy
+(`geometry.closest_on_cells`). Measured before choosing (docs/reference.md, Speed): a compiled
+float64 BVH (binned surface-area splits, scalar numba code) took 1.6-1.8x fcpw's time per
+query, and where two elements are equally close (common on voxel meshes) it names another
+element than fcpw, which moves MASD and ASSD by up to 5e-5 mm through the subdivision's
+bounds. So both implementations search with fcpw.
 
 fcpw's bounding volume hierarchy answers closest-element queries fast but in float32 (about
 1e-5 mm error on coordinates of a few hundred mm). Its only job here is to name the closest
@@ -119,6 +120,10 @@ class SurfaceIndex:
 
     def distance_to_cells(self, points: np.ndarray, cell: np.ndarray):
         """Exact float64 distance from each point to one given cell: (distance, point, feature)."""
+        if self.compiled:
+            from reference import kernels
+
+            return kernels.to_cells(_plain(points), self.vertices[self.cells[cell]])
         closest, feature = geometry.closest_on_cells(points, self.vertices, self.cells, cell)
         return np.linalg.norm(points - closest, axis=1), closest, feature
 
@@ -151,3 +156,7 @@ class SurfaceIndex:
                 points[found], cell[found])
         return ClosestPoints(distance, cell, closest, feature)
 
+
+def _plain(array: np.ndarray) -> np.ndarray:
+    """A C-contiguous, writable float64 array: the one layout the kernels are compiled for."""
+    return np.require(array, dtype=np.float64, requirements=("C", "W"))
