@@ -10,7 +10,7 @@ import numpy as np
 
 from reference import biou
 from reference import meshing as meshing_lib
-from reference.closest import SurfaceIndex
+from reference.closest import SurfaceIndex, check_implementation
 from reference.hausdorff import directed_hausdorff
 from reference.keys import METRIC_KEYS
 from reference.metrics import QUADRATURES, directed_distances, tie_threshold, weighted_metrics
@@ -114,13 +114,16 @@ def _distance_metrics(
     refine,
     quadrature="linear",
     keys=METRIC_KEYS,
+    implementation="compiled",
 ):
     """Weighted metrics from one distance pass per direction; also the two surface indexes.
 
     The pass runs only if one of HD95, MASD, ASSD, NSD is asked, the HD bracket only for HD.
     """
     threshold = tie_threshold(tau, surface_a[0], surface_b[0])
-    index_a, index_b = SurfaceIndex(*surface_a), SurfaceIndex(*surface_b)
+    index_a, index_b = (
+        SurfaceIndex(*surface, implementation) for surface in (surface_a, surface_b)
+    )
     scores: dict[str, float] = {}
     centres = [None, None]  # the distance pass's queries at the element centres, if it ran
     if set(keys) & {"HD95", "MASD", "ASSD", "NSD"}:
@@ -169,6 +172,7 @@ def compute_metrics(
     refine: str = "adaptive",
     quadrature: str = "linear",
     metrics=None,
+    implementation: str = "compiled",
 ) -> dict[str, float]:
     """HD, HDp ("HD95"), MASD, ASSD, NSD, BIoU, DSC between two masks (2D or 3D).
 
@@ -177,6 +181,10 @@ def compute_metrics(
     subdivision, quadrature: levels of selective subdivision, and how NSD and HDp count the
     elements still straddling tau or the percentile after them: "linear" interpolates their
     corner distances, "midpoint" takes their centres (the paper's plain definition).
+    implementation: "compiled" (default: BIoU's point stage compiled with numba, module
+    `kernels`) or "classic" (the numpy code of 1.1, kept for one release as a cross-check):
+    the same algorithm, search and arithmetic, the same scores
+    (benchmarks/crosscheck_implementations.py compares the two on the default study).
 
     a, b: bool arrays (spacing[i] = voxel size in mm along axis i), or two SimpleITK images or
     two image paths, read by `maskio` (spacing and origin from the headers, which must
@@ -185,6 +193,7 @@ def compute_metrics(
     on a grid five times denser than the image grid (module `biou`); DSC from the voxels.
     """
     _check_parameters(percentile, tau, subdivision, refine, quadrature)
+    check_implementation(implementation)
     keys = _check_metrics(metrics)
     if meshing not in meshing_lib.MESHINGS:
         raise ValueError(f"meshing must be one of {meshing_lib.MESHINGS}; got {meshing!r}")
@@ -221,6 +230,7 @@ def compute_metrics(
             subdivision=subdivision,
             refine=refine,
             quadrature=quadrature,
+            implementation=implementation,
         )
     return {key: float(scores[key]) for key in keys}
 
@@ -240,7 +250,13 @@ def _mesh_metrics(a, b, spacing, crop_origin, keys, *, meshing, **options) -> di
         # The band uses the NSD tie rule: dense points at exactly tau (they exist whenever tau
         # is an odd multiple of a tenth of a voxel) are in, whatever the coordinates' rounding.
         scores["BIoU"] = biou.count_bands(
-            surface_a, surface_b, threshold, grid, index_a=index_a, index_b=index_b
+            surface_a,
+            surface_b,
+            threshold,
+            grid,
+            index_a=index_a,
+            index_b=index_b,
+            implementation=options["implementation"],
         ).biou()
     return scores
 
@@ -325,14 +341,16 @@ def compute_surface_metrics(
     grid_step: float | None = None,
     refine: str = "adaptive",
     quadrature: str = "linear",
+    implementation: str = "compiled",
 ) -> dict[str, float]:
     """The same metrics between two closed surfaces given in mm (vertices, cells).
 
     BIoU and DSC are counted on a regular grid of step `grid_step` (default tau / 10) over the
     bounding box of both surfaces, with exact signed distances; DSC here is the volume overlap
-    of the two enclosed regions on that grid.
+    of the two enclosed regions on that grid. implementation: as in `compute_metrics`.
     """
     _check_parameters(percentile, tau, subdivision, refine, quadrature)
+    check_implementation(implementation)
     surface_a = _check_surface(surface_a, "surface_a")
     surface_b = _check_surface(surface_b, "surface_b", surface_a[0].shape[1])
     if len(surface_a[1]) == 0 or len(surface_b[1]) == 0:
@@ -347,6 +365,7 @@ def compute_surface_metrics(
         subdivision=subdivision,
         refine=refine,
         quadrature=quadrature,
+        implementation=implementation,
     )
     step = tau / 10 if grid_step is None else float(grid_step)
     points = np.concatenate([surface_a[0], surface_b[0]])
@@ -354,7 +373,13 @@ def compute_surface_metrics(
     shape = tuple(int(n) for n in np.ceil((high - low) / step))
     grid = biou.DenseGrid(low + 0.5 * step, np.full(len(low), step), shape)
     counts = biou.count_bands(
-        surface_a, surface_b, threshold, grid, index_a=index_a, index_b=index_b
+        surface_a,
+        surface_b,
+        threshold,
+        grid,
+        index_a=index_a,
+        index_b=index_b,
+        implementation=implementation,
     )
     scores["BIoU"], scores["DSC"] = counts.biou(), counts.dsc()
     return {key: float(scores[key]) for key in METRIC_KEYS}

@@ -432,6 +432,25 @@ def _decide_points(
     )
     distance = np.minimum(found.distance, reach)[inverse].reshape(corners.shape[:2])
     closest = found.point[inverse].reshape(corners.shape)  # NaN where nothing within reach
+    if surface.compiled:  # the same bounds, compiled; the points they leave, as below
+        from reference import kernels
+
+        left = kernels.point_bounds(
+            np.ascontiguousarray(pending.index, np.int64),
+            np.asarray(side, np.int64),
+            np.asarray(grid.step, np.float64),
+            float(tau),
+            APPROXIMATION_SLACK,
+            inside.reshape(-1),
+            within.reshape(-1),
+            np.asarray(inside.shape, np.int64),
+            np.ascontiguousarray(distance),
+            np.ascontiguousarray(closest),
+            np.ascontiguousarray(pending.closest),
+            np.asarray(grid.origin, np.float64),
+        )
+        _decide(surface, left, np.ones_like(side), grid, tau, within)
+        return
 
     offsets = _box_offsets(side)  # (q, dim)
     fraction = offsets / side
@@ -492,6 +511,7 @@ def count_bands(
     *,
     index_a: SurfaceIndex | None = None,
     index_b: SurfaceIndex | None = None,
+    implementation: str = "compiled",
 ) -> BandCounts:
     """Dense points in A_b, B_b and both, and in A, B and both.
 
@@ -499,7 +519,10 @@ def count_bands(
     Every point is decided exactly on its own, so counting slab by slab changes nothing.
     """
     surfaces = [
-        (SurfaceRaster(*surface), SurfaceIndex(*surface) if index is None else index)
+        (
+            SurfaceRaster(*surface),
+            SurfaceIndex(*surface, implementation) if index is None else index,
+        )
         for surface, index in ((surface_a, index_a), (surface_b, index_b))
     ]
     counts = BandCounts()

@@ -1,11 +1,20 @@
 """Closest points on a surface: a float32 BVH finds the closest element, float64 measures it.
 
+Both implementations ("compiled", the default, and "classic", kept for one release as a
+cross-check) search alike; "compiled" re-measures with module `kernels` (numpy's arithmetic to
+the last bit, without its (k, 3) temporaries), "classic" with numpy
+(`geometry.closest_on_cells`). Measured before choosing (docs/reference.md, Speed): a compiled
+float64 BVH (binned surface-area splits, scalar numba code) took 1.6-1.8x fcpw's time per
+query, and where two elements are equally close (common on voxel meshes) it names another
+element than fcpw, which moves MASD and ASSD by up to 5e-5 mm through the subdivision's
+bounds. So both implementations search with fcpw.
+
 fcpw's bounding volume hierarchy answers closest-element queries fast but in float32 (about
 1e-5 mm error on coordinates of a few hundred mm). Its only job here is to name the closest
-element; the distance to that element is then recomputed exactly in float64
-(`geometry.closest_on_cells`). When two elements are within float32 rounding of each other
-the BVH may name the slightly farther one, so a distance can exceed the true minimum by at
-most a few 1e-5 mm; `metrics.TIE_TOLERANCE` absorbs this at the NSD threshold.
+element; the distance to that element is then recomputed exactly in float64. When two
+elements are within float32 rounding of each other the BVH may name the slightly farther one,
+so a distance can exceed the true minimum by at most a few 1e-5 mm; `metrics.TIE_TOLERANCE`
+absorbs this at the NSD threshold.
 """
 
 from __future__ import annotations
@@ -20,6 +29,16 @@ from reference import geometry
 
 _PRIMITIVE_INDEX = attrgetter("primitive_index")
 _DISTANCE = attrgetter("d")
+
+IMPLEMENTATIONS = ("compiled", "classic")
+"""Engines of `SurfaceIndex` (and of the public functions' `implementation=`)."""
+
+
+def check_implementation(implementation) -> str:
+    if implementation not in IMPLEMENTATIONS:
+        raise ValueError(f"implementation must be one of {IMPLEMENTATIONS}; got {implementation!r}")
+    return implementation
+
 
 QUERY_CHUNK = 1 << 18
 """Points per BVH query call (bounds the memory of one query, see `SurfaceIndex.query`)."""
@@ -38,7 +57,9 @@ class ClosestPoints:
 class SurfaceIndex:
     """Spatial index over one surface (vertices (n, dim), cells (m, dim)) for exact queries."""
 
-    def __init__(self, vertices: np.ndarray, cells: np.ndarray):
+    def __init__(self, vertices: np.ndarray, cells: np.ndarray, implementation: str = "compiled"):
+        self.implementation = check_implementation(implementation)
+        self.compiled = implementation == "compiled"
         self.vertices = np.ascontiguousarray(vertices, dtype=np.float64)
         self.cells = np.ascontiguousarray(cells, dtype=np.int64)
         self.dim = self.vertices.shape[1]
@@ -98,6 +119,10 @@ class SurfaceIndex:
 
     def distance_to_cells(self, points: np.ndarray, cell: np.ndarray):
         """Exact float64 distance from each point to one given cell: (distance, point, feature)."""
+        if self.compiled:
+            from reference import kernels
+
+            return kernels.to_cells(_plain(points), self.vertices[self.cells[cell]])
         closest, feature = geometry.closest_on_cells(points, self.vertices, self.cells, cell)
         return np.linalg.norm(points - closest, axis=1), closest, feature
 
@@ -135,3 +160,8 @@ class SurfaceIndex:
                 points[found], cell[found]
             )
         return ClosestPoints(distance, cell, closest, feature)
+
+
+def _plain(array: np.ndarray) -> np.ndarray:
+    """A C-contiguous, writable float64 array: the one layout the kernels are compiled for."""
+    return np.require(array, dtype=np.float64, requirements=("C", "W"))

@@ -230,3 +230,14 @@ def test_scan_grid_benchmark_prints_time_and_memory_per_tool():
     for values in rows.values():
         cropped, scan, _, peak_mb, *errors = map(float, values)
         assert cropped > 0 and scan > 0 and peak_mb > 50 and errors == [0, 0]
+
+
+def test_implementation_crosscheck_compares_both_on_the_study_pairs(tmp_path):
+    """The compiled-against-classic cross-check end to end (--quick: one case, two OARs, every
+    voxel size of the default study): every metric compared, none beyond the tolerance."""
+    out = tmp_path / "rows.json"
+    printed = run_script("crosscheck_implementations.py", "--quick", "--json", str(out))
+    rows = json.loads(out.read_text())
+    assert {row["metric"] for row in rows} == {"HD", "HD95", "MASD", "ASSD", "NSD", "BIoU", "DSC"}
+    assert len({(row["oar"], row["spacing"]) for row in rows}) == 2 * 3
+    assert "== Values beyond the tolerance: 0" in printed
