@@ -34,6 +34,8 @@ SLOW_TESTS = frozenset(
         "test_figure_4",
         "test_deterministic_and_seed_dependent",
         "test_real_tools_known_cases",
+        "test_two_processes_on_a_cold_kernel_cache",
+        "test_the_reference_gives_the_same_scores_on_both_grids",
     }
 )
 """Single tests of five seconds or more (measured with --durations)."""
