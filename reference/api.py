@@ -181,9 +181,9 @@ def compute_metrics(
     subdivision, quadrature: levels of selective subdivision, and how NSD and HDp count the
     elements still straddling tau or the percentile after them: "linear" interpolates their
     corner distances, "midpoint" takes their centres (the paper's plain definition).
-    implementation: "compiled" (default: BIoU's point stage compiled with numba, module
-    `kernels`) or "classic" (the numpy code of 1.1, kept for one release as a cross-check):
-    the same algorithm, search and arithmetic, the same scores
+    implementation: "compiled" (default: the exact re-measure and BIoU's point bounds compiled
+    with numba, module `kernels`) or "classic" (the numpy code of 1.1, kept for one release as
+    a cross-check): the same algorithm, search and arithmetic, the same scores
     (benchmarks/crosscheck_implementations.py compares the two on the default study).
 
     a, b: bool arrays (spacing[i] = voxel size in mm along axis i), or two SimpleITK images or
@@ -256,7 +256,6 @@ def _mesh_metrics(a, b, spacing, crop_origin, keys, *, meshing, **options) -> di
             grid,
             index_a=index_a,
             index_b=index_b,
-            implementation=options["implementation"],
         ).biou()
     return scores
 
@@ -379,7 +378,6 @@ def compute_surface_metrics(
         grid,
         index_a=index_a,
         index_b=index_b,
-        implementation=implementation,
     )
     scores["BIoU"], scores["DSC"] = counts.biou(), counts.dsc()
     return {key: float(scores[key]) for key in METRIC_KEYS}

@@ -59,7 +59,6 @@ class SurfaceIndex:
 
     def __init__(self, vertices: np.ndarray, cells: np.ndarray, implementation: str = "compiled"):
         self.implementation = check_implementation(implementation)
-        self.compiled = implementation == "compiled"
         self.vertices = np.ascontiguousarray(vertices, dtype=np.float64)
         self.cells = np.ascontiguousarray(cells, dtype=np.int64)
         self.dim = self.vertices.shape[1]
@@ -80,6 +79,10 @@ class SurfaceIndex:
             self.scene.set_object_line_segments(index, 0)
             self._interactions = fcpw.interaction_2D_list
         self.scene.build(fcpw.aggregate_type.bvh_surface_area, True)
+
+    @property
+    def compiled(self) -> bool:
+        return self.implementation == "compiled"
 
     def closest_cells(self, points: np.ndarray, radius: np.ndarray) -> np.ndarray:
         """Index of the closest cell to each point; -1 where none lies within its radius.

@@ -43,12 +43,12 @@ class Layout:
     @staticmethod
     def log(rule: str, *wildcards: str) -> str:
         """A job's log: results/logs/<rule>/<wildcards joined by />.log."""
-        return "/".join(["results/logs", rule, *wildcards]) + ".log"
+        return _job_file("logs", rule, wildcards, ".log")
 
     @staticmethod
     def benchmark(rule: str, *wildcards: str) -> str:
         """A job's time and memory record (Snakemake `benchmark:`), named like its log."""
-        return "/".join(["results/benchmarks", rule, *wildcards]) + ".tsv"
+        return _job_file("benchmarks", rule, wildcards, ".tsv")
 
     def __init__(self, config: Mapping):
         dataset = config["dataset"]
@@ -119,3 +119,7 @@ class Layout:
             for spacing in self.spacings
             for case in self.cases
         ]
+
+
+def _job_file(folder: str, rule: str, wildcards, suffix: str) -> str:
+    return "/".join(["results", folder, rule, *wildcards]) + suffix

@@ -12,12 +12,13 @@ ANALYSIS_PARAMS = ANALYSIS.params
 
 
 # What each item reads (study.workflow.analysis_plan.ITEMS names these keys): other rules'
-# outputs, looked up when the item's rule is made (Table Wilcoxon comes before Fig. A4).
+# outputs and the scoring plan's files, looked up when the item's rule is made (Table Wilcoxon
+# is made before Fig. A4).
 ANALYSIS_INPUTS = {
     "scores": lambda: rules.collect_scores.output[0],
     "wilcoxon": lambda: rules.table_wilcoxon.output.csv,
-    "edge_cases": lambda: lambda wildcards: SCORING.edge_case_files(),
-    "timing": lambda: lambda wildcards: SCORING.timing_files(),
+    "edge_cases": lambda: SCORING.edge_case_files(),
+    "timing": lambda: SCORING.timing_files(),
     "manifest": lambda: rules.dataset_manifest.output[0],
 }
 
@@ -52,8 +53,8 @@ rule findings:
     input:
         scores=rules.collect_scores.output[0],
         wilcoxon=rules.table_wilcoxon.output.csv,
-        timing=lambda wildcards: SCORING.timing_files(),
-        grid_check=lambda wildcards: SCORING.grid_check_files(),
+        timing=SCORING.timing_files(),
+        grid_check=SCORING.grid_check_files(),
     output:
         md=findings_paths()["md"],
         html=report(findings_paths()["html"], caption="../report/findings.rst", category="Findings"),
