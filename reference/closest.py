@@ -25,7 +25,7 @@ from operator import attrgetter
 import fcpw
 import numpy as np
 
-from reference import geometry
+from reference import geometry, kernels
 
 _PRIMITIVE_INDEX = attrgetter("primitive_index")
 _DISTANCE = attrgetter("d")
@@ -123,9 +123,7 @@ class SurfaceIndex:
     def distance_to_cells(self, points: np.ndarray, cell: np.ndarray):
         """Exact float64 distance from each point to one given cell: (distance, point, feature)."""
         if self.compiled:
-            from reference import kernels
-
-            return kernels.to_cells(_plain(points), self.vertices[self.cells[cell]])
+            return kernels.to_cells(plain(points), self.vertices, self.cells, cell)
         closest, feature = geometry.closest_on_cells(points, self.vertices, self.cells, cell)
         return np.linalg.norm(points - closest, axis=1), closest, feature
 
@@ -154,6 +152,11 @@ class SurfaceIndex:
 
     def _query(self, points: np.ndarray, radius: np.ndarray) -> ClosestPoints:
         cell = self.closest_cells(points, radius)
+        if self.compiled:  # the kernel takes cell -1 (nothing in range) itself
+            distance, closest, feature = kernels.to_cells(
+                plain(points), self.vertices, self.cells, cell
+            )
+            return ClosestPoints(distance, cell, closest, feature)
         found = cell >= 0
         distance = np.full(len(points), np.inf)
         closest = np.full_like(points, np.nan)
@@ -165,6 +168,6 @@ class SurfaceIndex:
         return ClosestPoints(distance, cell, closest, feature)
 
 
-def _plain(array: np.ndarray) -> np.ndarray:
+def plain(array: np.ndarray) -> np.ndarray:
     """A C-contiguous, writable float64 array: the one layout the kernels are compiled for."""
     return np.require(array, dtype=np.float64, requirements=("C", "W"))

@@ -120,16 +120,23 @@ def _point(points, i):
 
 
 @njit(**_JIT)
-def to_cells(points, corners):
-    """Exact distance, closest point and feature of each point on its own element:
-    corners (k, 2 or 3, dim), one row per point."""
+def to_cells(points, vertices, cells, cell):
+    """Exact distance, closest point and feature of each point on its own element
+    cells[cell[i]] of the surface (vertices, cells); cell -1 (none found) gives inf, NaN, -1."""
     count, dim = points.shape
     distance = np.empty(count)
     closest = np.empty((count, dim))
     feature = np.empty(count, np.int64)
+    corners = np.empty((1, cells.shape[1], dim))  # the element's corners, as _on_element reads them
     for i in range(count):
+        if cell[i] < 0:
+            distance[i], feature[i] = np.inf, -1
+            closest[i, :] = np.nan
+            continue
+        for j in range(cells.shape[1]):
+            corners[0, j, :] = vertices[cells[cell[i], j]]
         px, py, pz = _point(points, i)
-        code, qx, qy, qz = _on_element(px, py, pz, corners, i)
+        code, qx, qy, qz = _on_element(px, py, pz, corners, 0)
         feature[i] = code
         closest[i, 0], closest[i, 1] = qx, qy
         if dim == 3:
@@ -237,3 +244,148 @@ def point_bounds(
                 left[searched, k] = index[b, k] * side[k] + offsets[q, k]
             searched += 1
     return left[:searched].copy()
+
+
+# ---------------------------------------------------------------------------------------------
+# The distance pass's element geometry (module `metrics`): numpy's arithmetic in numpy's order
+# (a mean or norm sums its terms left to right, np.cross is a1 b2 - a2 b1, ...), so centres,
+# sizes and bounds are numpy's to the last bit, without the (k, n, dim) temporaries.
+
+
+@njit(inline="always", **_JIT)
+def _nan_max(x, y):
+    """max as numpy's reductions take it: NaN wins."""
+    return x if (x > y or math.isnan(x)) else y
+
+
+@njit(**_JIT)
+def _centre(corners, i, out, row):
+    """out[row] = corners[i].mean(axis=0): ((c0 + c1) + c2) / n per coordinate."""
+    per_cell, dim = corners.shape[1], corners.shape[2]
+    for k in range(dim):
+        total = corners[i, 0, k]
+        for j in range(1, per_cell):
+            total += corners[i, j, k]
+        out[row, k] = total / per_cell
+
+
+@njit(**_JIT)
+def centres(corners):
+    """corners (k, n, dim) -> (k, dim) element centres, as corners.mean(axis=1)."""
+    out = np.empty((corners.shape[0], corners.shape[2]))
+    for i in range(corners.shape[0]):
+        _centre(corners, i, out, i)
+    return out
+
+
+@njit(inline="always", **_JIT)
+def _gap(corners, i, j, point, row):
+    """|corners[i, j] - point[row]|: the squares summed left to right, as np.linalg.norm."""
+    total = 0.0
+    for k in range(corners.shape[2]):
+        step = corners[i, j, k] - point[row, k]
+        total = total + step * step if k else step * step
+    return math.sqrt(total)
+
+
+@njit(**_JIT)
+def sizes(corners):
+    """Length of each segment or area of each triangle (metrics._sizes)."""
+    count, per_cell, dim = corners.shape
+    out = np.empty(count)
+    for i in range(count):
+        if per_cell == 2:
+            total = 0.0
+            for k in range(dim):
+                step = corners[i, 1, k] - corners[i, 0, k]
+                total = total + step * step if k else step * step
+            out[i] = math.sqrt(total)
+            continue
+        a0, a1, a2 = _corner(corners, i, 1)
+        o0, o1, o2 = _corner(corners, i, 0)
+        b0, b1, b2 = _corner(corners, i, 2)
+        a0, a1, a2, b0, b1, b2 = a0 - o0, a1 - o1, a2 - o2, b0 - o0, b1 - o1, b2 - o2
+        n0, n1, n2 = a1 * b2 - a2 * b1, a2 * b0 - a0 * b2, a0 * b1 - a1 * b0
+        out[i] = 0.5 * math.sqrt((n0 * n0 + n1 * n1) + n2 * n2)
+    return out
+
+
+@njit(**_JIT)
+def bounds(corners, distance, closest):
+    """Lower and upper bound of d over each element (metrics._bounds): distance - radius and
+    min(distance + radius, largest |corner - closest|), radius = largest |corner - centre|."""
+    count, per_cell, dim = corners.shape
+    low, high = np.empty(count), np.empty(count)
+    centre = np.empty((1, dim))
+    for i in range(count):
+        _centre(corners, i, centre, 0)
+        radius, reach = _gap(corners, i, 0, centre, 0), _gap(corners, i, 0, closest, i)
+        for j in range(1, per_cell):
+            radius = _nan_max(radius, _gap(corners, i, j, centre, 0))
+            reach = _nan_max(reach, _gap(corners, i, j, closest, i))
+        low[i] = distance[i] - radius
+        upper = distance[i] + radius
+        high[i] = upper if (upper < reach or math.isnan(upper)) else reach
+    return low, high
+
+
+_TRIANGLE_CHILDREN = np.array([[0, 3, 5], [3, 1, 4], [5, 4, 2], [3, 4, 5]])
+_SEGMENT_CHILDREN = np.array([[0, 2], [2, 1]])
+_TRIANGLE_EDGES = np.array([[0, 1], [1, 2], [2, 0]])
+_SEGMENT_EDGES = np.array([[0, 1]])
+
+
+@njit(**_JIT)
+def split(corners, closest):
+    """Midpoint subdivision of elements (k, n, dim) (metrics.split_elements), with each child's
+    centre and its distance to its parent's closest point `closest` (k, dim): the children
+    (c k, n, dim) in split_elements' order, their centres (c k, dim) and those distances."""
+    count, per_cell, dim = corners.shape
+    table = _TRIANGLE_CHILDREN if per_cell == 3 else _SEGMENT_CHILDREN
+    edges = _TRIANGLE_EDGES if per_cell == 3 else _SEGMENT_EDGES
+    per_parent = len(table)
+    children = np.empty((count * per_parent, per_cell, dim))
+    centre = np.empty((count * per_parent, dim))
+    radius = np.empty(count * per_parent)
+    points = np.empty((per_cell + len(edges), dim))  # corners, then edge midpoints
+    for i in range(count):
+        for j in range(per_cell):
+            for k in range(dim):
+                points[j, k] = corners[i, j, k]
+        for e in range(len(edges)):
+            for k in range(dim):
+                points[per_cell + e, k] = 0.5 * (
+                    corners[i, edges[e, 0], k] + corners[i, edges[e, 1], k]
+                )
+        for c in range(per_parent):
+            row = i * per_parent + c
+            for j in range(per_cell):
+                for k in range(dim):
+                    children[row, j, k] = points[table[c, j], k]
+            _centre(children, row, centre, row)
+            total = 0.0
+            for k in range(dim):
+                step = centre[row, k] - closest[i, k]
+                total = total + step * step if k else step * step
+            radius[row] = math.sqrt(total)
+    return children, centre, radius
+
+
+@njit(**_JIT)
+def band_counts(inside_a, within_a, inside_b, within_b):
+    """One pass over a slab of BIoU's dense grid (3D bool arrays, any layout): the points in
+    A_b, B_b, both, and in A, B, both (X_b = inside X and within tau of X's surface)."""
+    band_a = band_b = band_both = in_a = in_b = in_both = 0
+    n0, n1, n2 = inside_a.shape
+    for i in range(n0):
+        for j in range(n1):
+            for k in range(n2):
+                a, b = inside_a[i, j, k], inside_b[i, j, k]
+                in_a += a
+                in_b += b
+                in_both += a and b
+                a_b, b_b = a and within_a[i, j, k], b and within_b[i, j, k]
+                band_a += a_b
+                band_b += b_b
+                band_both += a_b and b_b
+    return band_a, band_b, band_both, in_a, in_b, in_both

@@ -38,7 +38,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from reference.closest import SurfaceIndex
+from reference import kernels
+from reference.closest import SurfaceIndex, plain
 
 TIE_TOLERANCE = 1e-6
 """Relative tie tolerance at tau: d counts as within tau if d <= tau + TIE_TOLERANCE * L,
@@ -235,7 +236,9 @@ def split_elements(corners: np.ndarray) -> np.ndarray:
     return split_values(corners, edge_midpoints(corners))
 
 
-def _sizes(corners: np.ndarray) -> np.ndarray:
+def _sizes(corners: np.ndarray, compiled: bool = False) -> np.ndarray:
+    if compiled:
+        return kernels.sizes(corners)
     if corners.shape[1] == 2:
         return np.linalg.norm(corners[:, 1] - corners[:, 0], axis=1)
     return 0.5 * np.linalg.norm(
@@ -248,13 +251,15 @@ def element_radius(corners: np.ndarray, centres: np.ndarray) -> np.ndarray:
     return np.linalg.norm(corners - centres[:, None], axis=2).max(axis=1)
 
 
-def _bounds(corners, distance, closest):
+def _bounds(corners, distance, closest, compiled: bool = False):
     """Lower and upper bound of d over each element, from the query at its centre.
 
     d is 1-Lipschitz: d(x) >= d(c) - |x - c|. The closest point p of c bounds d from above
     everywhere: d(x) <= |x - p|, largest at a corner. This bound is much tighter than
     d(c) + radius on elements nearly parallel to the other surface, the common case.
     """
+    if compiled:
+        return kernels.bounds(corners, distance, closest)
     radius = element_radius(corners, corners.mean(axis=1))
     reach = np.linalg.norm(corners - closest[:, None], axis=2).max(axis=1)
     return distance - radius, np.minimum(distance + radius, reach)
@@ -303,11 +308,14 @@ def directed_distances(
     quadrature: str = "linear",
 ) -> Directed:
     """Distances from the element centres of one surface (corners (k, dim, dim)) to `target`."""
-    hit = target.query(corners.mean(axis=1))
+    compiled = target.compiled
+    if compiled:  # the kernels' one layout; corners are copied once here, not per level
+        corners = plain(corners)
+    hit = target.query(kernels.centres(corners) if compiled else corners.mean(axis=1))
     at_centres = hit.distance, hit.cell
     distance, closest = hit.distance, hit.point
-    size = _sizes(corners)
-    low, high = _bounds(corners, distance, closest)
+    size = _sizes(corners, compiled)
+    low, high = _bounds(corners, distance, closest, compiled)
     settled = np.zeros(len(distance), bool)
     # Leaf i is corners[source[i]] for i < len(source), else children[i - len(source)].
     source, children = np.arange(len(distance)), corners[:0]
@@ -321,19 +329,17 @@ def directed_distances(
             break
         if level:
             corners = np.concatenate([corners[source], children])
-        children = split_elements(corners[split])
-        child_centres = children.mean(axis=1)
-        per_child = len(children) // np.count_nonzero(split)
         # A child's distance is at most its centre's distance to the parent's closest point.
-        parent_closest = np.repeat(closest[split], per_child, axis=0)
-        hit = target.query(child_centres, np.linalg.norm(child_centres - parent_closest, axis=1))
+        children, child_centres, reach = _split_with_reach(corners[split], closest[split], compiled)
+        per_child = len(children) // np.count_nonzero(split)
+        hit = target.query(child_centres, reach)
         flat = _flat_families(distance[split], hit.distance.reshape(-1, per_child))
-        child_low, child_high = _bounds(children, hit.distance, hit.point)
+        child_low, child_high = _bounds(children, hit.distance, hit.point, compiled)
         # The last level keeps the parents' corners and an index, not a concatenated copy:
         # the leaves are the peak of memory on large pairs.
         source = np.flatnonzero(~split)
         distance = np.concatenate([distance[~split], hit.distance])
-        size = np.concatenate([size[~split], _sizes(children)])
+        size = np.concatenate([size[~split], _sizes(children, compiled)])
         if level < subdivision - 1:  # only the next level's search radius needs it
             closest = np.concatenate([closest[~split], hit.point])
         low = np.concatenate([low[~split], child_low])
@@ -369,6 +375,17 @@ def directed_distances(
         percentile=percentile,
         threshold=threshold,
     )
+
+
+def _split_with_reach(corners, closest, compiled: bool):
+    """Children of the elements (split_elements), their centres, and each centre's distance
+    to its parent's closest point."""
+    if compiled:
+        return kernels.split(plain(corners), plain(closest))
+    children = split_elements(corners)
+    centres = children.mean(axis=1)
+    parent_closest = np.repeat(closest, len(children) // len(corners), axis=0)
+    return children, centres, np.linalg.norm(centres - parent_closest, axis=1)
 
 
 def _family_corner_distance(
