@@ -6,15 +6,19 @@ in numpy's order (einsum sums three columns as (0 + 2) + 1, the norm left to rig
 multiply-add), without their (k, 3) temporaries, so its distances, points and features are
 numpy's to the last bit (`tests/test_reference.py` checks it on random elements). An ulp off
 matters: it moves subdivision bounds, and MASD then by up to 4e-6 mm (measured).
-`point_bounds` is the bound stage of BIoU's point decisions (`biou._decide_points`) as one loop
-over the points: the same bounds as the numpy code, which decide only where they are rigorous,
-so the points' answers are the same; the points they leave open go to the same exact search.
+`centres`, `sizes`, `bounds` and `split` are the distance pass's element geometry (module
+`metrics`), likewise numpy's to the last bit; `band_counts` counts BIoU's dense points in one
+pass. `point_bounds` is the bound stage of BIoU's point decisions (`biou._decide_points`) as
+one loop over the points: the same bounds as the numpy code, which decide only where they are
+rigorous, so the points' answers are the same; the points they leave open go to the same
+exact search.
 
 Compiled functions are cached on disk (`cache=True`, in `__pycache__` beside this file, or
 where NUMBA_CACHE_DIR points): numba writes each cache file under a temporary name and renames
 it into place, so processes compiling at once on a cold cache each write whole files and later
 processes load them. The functions take C-contiguous float64 / int64 arrays only (the callers
-make sure), so each has one compiled version.
+make sure), so each has one compiled version; `band_counts` takes BIoU's flags as they come
+(a contiguous and a strided version).
 """
 
 from __future__ import annotations
