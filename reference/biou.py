@@ -545,12 +545,13 @@ def count_bands(
 def _slab_counts(inside_a, within_a, inside_b, within_b, *, compiled: bool) -> tuple[int, ...]:
     """The six counts of BandCounts over one slab, from the inside and within-tau flags."""
     if compiled:  # one pass, no temporaries; the kernel takes 3D arrays
-        return kernels.band_counts(
+        counts = kernels.band_counts(
             *(
                 flag.reshape(-1, *flag.shape[-2:])
                 for flag in (inside_a, within_a, inside_b, within_b)
             )
         )
+        return tuple(int(count) for count in counts)
     band_a, band_b = inside_a & within_a, inside_b & within_b
     return tuple(
         int(np.count_nonzero(flags))
