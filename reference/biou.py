@@ -8,8 +8,12 @@ than the image grid, as in the paper's Algorithm 1).
 Two independent questions decide membership of a dense point x:
 
 * inside X? A scanline rasterization of the closed surface on the dense grid answers it for
-  every point at once (vtkPolyDataToImageStencil, C++). The sign is the expensive part of a
-  signed distance near the surface; here it costs one raster pass.
+  every point at once. The sign is the expensive part of a signed distance near the surface;
+  here it costs one raster pass: vtkPolyDataToImageStencil (C++), or, in the compiled
+  implementation, wherever the mesh's vertices lie on the lattice of half dense steps (as
+  marching cubes' do on a mask), crossings counted in exact integers
+  (`kernels.lattice_inside`), which give VTK's answer at every point not on the surface;
+  slices holding a point that may lie on it still go to VTK.
 * d_X(x) <= tau? Only inside points matter, and only near the level set d = tau is an exact
   distance needed. The grid is padded with outside points to whole blocks (sides of 2^k
   points, near cubes in mm: `block_sides`) and decided coarse to fine. For a block with centre
@@ -115,11 +119,31 @@ class SurfaceRaster:
     same cut contours, hence the same raster, at a fraction of the cost.
     """
 
-    def __init__(self, vertices: np.ndarray, cells: np.ndarray):
+    def __init__(self, vertices: np.ndarray, cells: np.ndarray, compiled: bool = False):
         self.points = vtk_points(vertices[:, ::-1])  # VTK's order: x = last array axis
         self.cells = np.ascontiguousarray(cells, dtype=np.int64)
         first = vertices[:, 0][self.cells]
         self.low, self.high = first.min(axis=1), first.max(axis=1)
+        self.vertices = vertices
+        self.compiled = compiled and vertices.shape[1] == 3
+        self._lattice: tuple[tuple, np.ndarray | None] | None = None  # (grid key, lattice)
+
+    def lattice(self, grid: DenseGrid) -> np.ndarray | None:
+        """The vertices in half grid steps from grid.origin, as integers, if they lie that
+        close to such a lattice that no grid point off the lattice surface can change side.
+
+        Grid point (i, j, k) sits at (2i, 2j, 2k). A grid point not on the lattice surface is
+        at least 1/L half steps from it, L the largest norm of a triangle's integer normal
+        (b - a) x (c - a) or edge: the plane's or the edge line's integer equation is then at
+        least 1 off. Snapping moves the surface by at most sqrt(3) times the largest rounding
+        of a coordinate; below 1/(2L) no point changes side. Discrete marching cubes and
+        flying edges on a mask put every vertex on a lattice of half dense steps (DENSE_FACTOR
+        is odd): their rounding here is about 1e-13.
+        """
+        key = (grid.origin.tobytes(), grid.step.tobytes())
+        if self._lattice is None or self._lattice[0] != key:
+            self._lattice = key, _snap_to_lattice(self.vertices, self.cells, grid)
+        return self._lattice[1]
 
     def polydata(self, low: float, high: float) -> vtk.vtkPolyData:
         """The cells whose first coordinate reaches into [low, high], as VTK polydata."""
@@ -133,6 +157,18 @@ class SurfaceRaster:
         points exactly on the surface (in or out by the rounding of the scan).
         """
         stop = grid.shape[0] if stop is None else stop
+        lattice = self.lattice(grid) if self.compiled else None
+        if lattice is None:
+            return self._vtk_inside(grid, start, stop)
+        inside, ambiguous = kernels.lattice_inside(
+            lattice, self.cells, grid.shape[1], grid.shape[2], start, stop
+        )
+        # Slices where a grid point may lie on the surface: VTK's rounding decides, as always.
+        for first in np.flatnonzero(ambiguous):
+            inside[first] = self._vtk_inside(grid, start + first, start + first + 1)[0]
+        return inside
+
+    def _vtk_inside(self, grid: DenseGrid, start: int, stop: int) -> np.ndarray:
         inside = np.empty((stop - start, *grid.shape[1:]), bool)
         margin = 0.5 * grid.step[0]  # extra cells cut no slice: harmless
         for first in range(start, stop, RASTER_SLICES):
@@ -142,6 +178,24 @@ class SurfaceRaster:
                 self.polydata(low - margin, high + margin), grid, first, last
             )
         return inside
+
+
+def _snap_to_lattice(vertices, cells, grid: DenseGrid) -> np.ndarray | None:
+    """`SurfaceRaster.lattice`: the integer half-step coordinates, or None."""
+    half_steps = 2.0 * (vertices - grid.origin) / grid.step
+    lattice = np.rint(half_steps)
+    rounding = float(np.abs(half_steps - lattice).max(initial=0.0))
+    if not np.all(np.abs(lattice) < 2**20):  # products of three stay far inside int64
+        return None
+    lattice = lattice.astype(np.int64)
+    corners = lattice[cells]
+    edges = np.concatenate([corners[:, 1] - corners[:, 0], corners[:, 2] - corners[:, 0]])
+    normals = np.cross(corners[:, 1] - corners[:, 0], corners[:, 2] - corners[:, 0])
+    largest = max(
+        float(np.linalg.norm(edges, axis=1).max(initial=1.0)),
+        float(np.linalg.norm(normals, axis=1).max(initial=1.0)),
+    )
+    return lattice if np.sqrt(3) * rounding < 0.5 / largest else None
 
 
 def inside_raster(
@@ -523,14 +577,15 @@ def count_bands(
     surface_x = (vertices, cells), closed; index_x its `SurfaceIndex` (built if not given).
     Every point is decided exactly on its own, so counting slab by slab changes nothing.
     """
-    surfaces = [
-        (
-            SurfaceRaster(*surface),
-            SurfaceIndex(*surface, implementation) if index is None else index,
-        )
+    indexes = [
+        SurfaceIndex(*surface, implementation) if index is None else index
         for surface, index in ((surface_a, index_a), (surface_b, index_b))
     ]
-    compiled = surfaces[0][1].compiled
+    compiled = indexes[0].compiled  # given indexes carry the implementation
+    surfaces = [
+        (SurfaceRaster(*surface, compiled=compiled), index)
+        for surface, index in zip((surface_a, surface_b), indexes, strict=True)
+    ]
     counts = np.zeros(6, np.int64)
     for start, stop in slabs(grid, SLAB_POINTS):
         slab = grid.slices(start, stop)

@@ -535,6 +535,44 @@ def test_blocks_stay_near_cubes_in_mm(shape, step):
     )
 
 
+@pytest.mark.parametrize("meshing", ["discrete_marching_cubes", "marching_cubes", "surface_nets"])
+@pytest.mark.parametrize("spacing", [(1.0, 1.0, 1.0), (0.5, 0.5, 2.0)])
+def test_lattice_raster_equals_vtks(meshing, spacing):
+    """The compiled inside test (exact integers on the lattice of half dense steps) gives
+    VTK's raster point for point; surface nets' smoothed vertices are off the lattice and go
+    to VTK whole."""
+    spacing = np.asarray(spacing)
+    shape = (24, 22, 20)
+    mask = analytic.ball_mask(shape, spacing, 7.0, (11.3, 10.1, 12.2)) | analytic.ball_mask(
+        shape, spacing, 4.0, (5.1, 15.2, 18.4)
+    )
+    origin = np.array([3.0, -7.5, 12.25])
+    vertices, cells = mesh_surface(mask, spacing, origin, meshing)
+    grid = dense_grid_of_image(origin, spacing, -np.ones(3, int), np.array(shape) + 1)
+    compiled = biou.SurfaceRaster(vertices, cells, compiled=True)
+    assert (compiled.lattice(grid) is None) == (meshing == "surface_nets")
+    np.testing.assert_array_equal(
+        compiled.inside(grid), biou.SurfaceRaster(vertices, cells).inside(grid)
+    )
+
+
+def test_lattice_raster_leaves_points_on_the_surface_to_vtk():
+    """An octahedron with its corners on grid points has grid points on its faces: the
+    compiled raster flags their slices, and VTK's rounding decides them, as it always did."""
+    centre, reach = np.array([4.0, 4.0, 4.0]), 3.0
+    vertices = np.array([centre + sign * reach * axis for axis in np.eye(3) for sign in (1, -1)])
+    cells = np.array([[a, b, c] for a in (0, 1) for b in (2, 3) for c in (4, 5)], dtype=np.int64)
+    grid = DenseGrid(np.zeros(3), np.ones(3), (9, 9, 9))
+    raster = biou.SurfaceRaster(vertices, cells, compiled=True)
+    lattice = raster.lattice(grid)
+    assert lattice is not None
+    _, ambiguous = kernels.lattice_inside(lattice, raster.cells, 9, 9, 0, 9)
+    assert ambiguous.any()
+    np.testing.assert_array_equal(
+        raster.inside(grid), biou.SurfaceRaster(vertices, cells).inside(grid)
+    )
+
+
 def test_cutting_the_dense_grid_changes_no_inside_answer(monkeypatch):
     """A synthetic buccal mucosa's mesh passes within rounding of dense points (in or out by
     the scan's arithmetic); rasterizing in runs of slices or counting in slabs must not move
