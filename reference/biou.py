@@ -24,9 +24,11 @@ Two independent questions decide membership of a dense point x:
   down to blocks of about 0.4 tau; their points are then decided one by one, most of them
   from exact distances at the blocks' corners (concavity of d^2 - |x|^2 for out, the known
   closest points for in: `_decide_points`), the rest by their own exact distance. Blocks
-  without inside points are never queried. The BVH's float32 distance (error about 1e-5 mm)
-  decides every block it places more than `APPROXIMATION_SLACK` from its threshold; only the
-  others pay for the exact float64 distance (and keep it, with p, for their children).
+  without inside points are never queried. The compiled implementation measures every
+  queried block's exact float64 distance (and keeps it, with p, for the children); the
+  classic one lets the BVH's float32 distance (error about 1e-5 mm) decide every block it
+  places more than `APPROXIMATION_SLACK` from its threshold, and measures only the others:
+  the same decisions.
 
 The grid is counted in slabs along its first axis (`SLAB_POINTS` points each), so memory
 stays bounded; each run of `RASTER_SLICES` slices is rasterized from only the cells that reach
