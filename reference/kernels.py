@@ -8,10 +8,11 @@ numpy's to the last bit (`tests/test_reference.py` checks it on random elements)
 matters: it moves subdivision bounds, and MASD then by up to 4e-6 mm (measured).
 `centres`, `sizes`, `bounds` and `split` are the distance pass's element geometry (module
 `metrics`), likewise numpy's to the last bit; `band_counts` counts BIoU's dense points in one
-pass. `point_bounds` is the bound stage of BIoU's point decisions (`biou._decide_points`) as
-one loop over the points: the same bounds as the numpy code, which decide only where they are
-rigorous, so the points' answers are the same; the points they leave open go to the same
-exact search.
+pass; `lattice_inside` is BIoU's inside test on meshes whose vertices lie on the lattice of
+half dense steps, in exact integers. `point_bounds` is the bound stage of BIoU's point
+decisions (`biou._decide_points`) as one loop over the points: the same bounds as the numpy
+code, which decide only where they are rigorous, so the points' answers are the same; the
+points they leave open go to the same exact search.
 
 Compiled functions are cached on disk (`cache=True`, in `__pycache__` beside this file, or
 where NUMBA_CACHE_DIR points): numba writes each cache file under a temporary name and renames
