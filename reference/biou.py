@@ -187,8 +187,8 @@ def _snap_to_lattice(vertices, cells, grid: DenseGrid) -> np.ndarray | None:
     half_steps = 2.0 * (vertices - grid.origin) / grid.step
     lattice = np.rint(half_steps)
     rounding = float(np.abs(half_steps - lattice).max(initial=0.0))
-    if not np.all(np.abs(lattice) < 2**20):  # products of three stay far inside int64
-        return None
+    if not np.all(np.abs(lattice) < 2**20):  # with edges below 2^16 (below), the kernel's
+        return None  # sums of products stay below 3 * 2^58, inside int64
     lattice = lattice.astype(np.int64)
     corners = lattice[cells]
     edges = np.concatenate([corners[:, 1] - corners[:, 0], corners[:, 2] - corners[:, 0]])
@@ -197,7 +197,7 @@ def _snap_to_lattice(vertices, cells, grid: DenseGrid) -> np.ndarray | None:
         float(np.linalg.norm(edges, axis=1).max(initial=1.0)),
         float(np.linalg.norm(normals, axis=1).max(initial=1.0)),
     )
-    return lattice if np.sqrt(3) * rounding < 0.5 / largest else None
+    return lattice if largest < 2**16 and np.sqrt(3) * rounding < 0.5 / largest else None
 
 
 def inside_raster(
