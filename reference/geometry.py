@@ -13,6 +13,18 @@ import numpy as np
 # 4, 5 = endpoint v0, v1 (the same codes as 3D vertices, so vertex handling is shared).
 FACE, EDGE01, EDGE12, EDGE20, VERT0, VERT1, VERT2 = range(7)
 
+SPLIT_EDGES = {2: np.array([[0, 1]]), 3: np.array([[0, 1], [1, 2], [2, 0]])}
+"""Edges of a segment / triangle, as corner pairs; their midpoints are the new points of a
+midpoint split (modules `metrics` and `kernels`)."""
+
+SPLIT_CHILDREN = {
+    2: np.array([[0, 2], [2, 1]]),
+    3: np.array([[0, 3, 5], [3, 1, 4], [5, 4, 2], [3, 4, 5]]),
+}
+"""Children of a split element, as indices into (corners..., edge midpoints...): a segment
+(a, b) -> (a, m), (m, b); a triangle (a, b, c) -> (a, ab, ca), (ab, b, bc), (ca, bc, c),
+(ab, bc, ca)."""
+
 
 SLIVER = 1e-10
 """Triangles with sin^2 of the angle at a below this are measured by their edges (see

@@ -40,6 +40,7 @@ import numpy as np
 
 from reference import kernels
 from reference.closest import SurfaceIndex, plain
+from reference.geometry import SPLIT_CHILDREN, SPLIT_EDGES
 
 TIE_TOLERANCE = 1e-6
 """Relative tie tolerance at tau: d counts as within tau if d <= tau + TIE_TOLERANCE * L,
@@ -204,22 +205,10 @@ class Directed:
         return total
 
 
-_EDGES = {2: ((0, 1),), 3: ((0, 1), (1, 2), (2, 0))}
-"""Edges of a segment / triangle, as corner pairs; their midpoints are the new points of a split."""
-
-_CHILDREN = {
-    2: np.array([[0, 2], [2, 1]]),
-    3: np.array([[0, 3, 5], [3, 1, 4], [5, 4, 2], [3, 4, 5]]),
-}
-"""Children of a split element, as indices into (corners..., edge midpoints...): a segment
-(a, b) -> (a, m), (m, b); a triangle (a, b, c) -> (a, ab, ca), (ab, b, bc), (ca, bc, c),
-(ab, bc, ca)."""
-
-
 def edge_midpoints(corners: np.ndarray) -> np.ndarray:
     """(k, dim, dim) corners -> (k, edges, dim) midpoints of the elements' edges."""
     return np.stack(
-        [0.5 * (corners[:, i] + corners[:, j]) for i, j in _EDGES[corners.shape[1]]], axis=1
+        [0.5 * (corners[:, i] + corners[:, j]) for i, j in SPLIT_EDGES[corners.shape[1]]], axis=1
     )
 
 
@@ -228,7 +217,7 @@ def split_values(corner_values: np.ndarray, midpoint_values: np.ndarray) -> np.n
     (k, edges, ...) -> the children's per-corner values (c * k, n, ...), in split_elements order."""
     n = corner_values.shape[1]
     points = np.concatenate([corner_values, midpoint_values], axis=1)
-    return points[:, _CHILDREN[n]].reshape(-1, n, *corner_values.shape[2:])
+    return points[:, SPLIT_CHILDREN[n]].reshape(-1, n, *corner_values.shape[2:])
 
 
 def split_elements(corners: np.ndarray) -> np.ndarray:
@@ -398,7 +387,7 @@ def _family_corner_distance(
     the chosen children of a family is queried once, with the largest radius among them.
     """
     per_cell = children.shape[1]
-    table = _CHILDREN[per_cell]  # family point of each child's corners
+    table = SPLIT_CHILDREN[per_cell]  # family point of each child's corners
     family, position = np.divmod(chosen, len(table))
     families, which = np.unique(family, return_inverse=True)
     members = table[position]
