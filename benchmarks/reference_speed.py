@@ -2,10 +2,13 @@
 
     python benchmarks/reference_speed.py [--per-category 2 | --oars all] [--repeats 3]
                                          [--large-size 300] [--quick]
+                                         [--masks REF PRED [--label N ...]]
 
 Pairs: synthetic OARs of every category (small, midsize, large, tubular) at 1 mm and
 (0.5, 0.5, 2) mm, and one large pair: two offset spheres filling a cube of `--large-size`^3
-voxels at 0.5 mm. Every tool is warmed up once (imports, first-call set-up) before timing;
+voxels at 0.5 mm; with `--masks`, also the pairs of two mask files of the user's own (one pair
+per `--label` value, or the two binary masks), reported apart from the synthetic medians and
+the targets they decide. Every tool is warmed up once (imports, first-call set-up) before timing;
 each call is repeated up to `--repeats` times (fewer when one pair already took
 `--budget` seconds) and the median kept.
 
@@ -20,7 +23,8 @@ Tools timed, and what is like for like:
   no HD bracket): what pymeshmetrics measures, through the reference's meshing and index; not
   a result anyone should report, but it shows what the accuracy work costs on top of it;
 * DeepMind surface-distance through the project's adapter (HD, HD95, MASD, ASSD, NSD, DSC);
-* pymeshmetrics through the project's adapter (all seven).
+* pymeshmetrics through the project's adapter (all seven), and without BIoU (like for like with
+  the reference without BIoU: the two BIoU parts are the differences of the two calls).
 
 Query points: per pair, the points the reference (without BIoU) hands to the closest-element
 search, against its boundary elements (triangles of both meshes), and its time per query
@@ -51,6 +55,9 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
+
+import maskio
+from maskio import cli as maskio_cli
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import crosscheck_meshmetrics as crosscheck  # noqa: E402  (a sibling script, not a package)
@@ -136,6 +143,7 @@ def tools() -> dict[str, Call]:
         "ref_centres": reference_at_centres,
         "deepmind": adapter_call("deepmind", NO_BIOU),
         "pymeshmetrics": adapter_call("meshmetrics", crosscheck.METRICS),
+        "pmm_noBIoU": adapter_call("meshmetrics", NO_BIOU),
     }
 
 
@@ -187,6 +195,15 @@ def large_pair(size: int) -> tuple[np.ndarray, np.ndarray]:
     )
 
 
+def time_pair(calls, a, b, spacing, *, repeats: int, budget_s: float) -> dict:
+    """Every tool's median seconds on one pair, and the reference's query profile."""
+    row = {
+        label: time_call(call, a, b, spacing, repeats=repeats, budget_s=budget_s)
+        for label, call in calls.items()
+    }
+    return row | query_profile(a, b, spacing, repeats=repeats)
+
+
 def time_synthetic(calls, oars, case: int, seed: int, *, repeats: int, budget_s: float):
     from study.dataset.synthetic import generate_case
     from study.dataset.voxelize import voxelize_pair
@@ -198,19 +215,52 @@ def time_synthetic(calls, oars, case: int, seed: int, *, repeats: int, budget_s:
             pair = voxelize_pair(meshes["A"], meshes["B"], spacing)
             if not (pair.mask_a.any() and pair.mask_b.any()):
                 continue
-            row = {
-                "pair": oar,
-                "category": OARS[oar],
-                "spacing": crosscheck.spacing_label(spacing),
-                "voxels": int(np.prod(pair.shape)),
-            }
-            for label, call in calls.items():
-                row[label] = time_call(
-                    call, pair.mask_a, pair.mask_b, spacing, repeats=repeats, budget_s=budget_s
+            rows.append(
+                {
+                    "pair": oar,
+                    "category": OARS[oar],
+                    "spacing": crosscheck.spacing_label(spacing),
+                    "voxels": int(np.prod(pair.shape)),
+                }
+                | time_pair(
+                    calls, pair.mask_a, pair.mask_b, spacing, repeats=repeats, budget_s=budget_s
                 )
-            row |= query_profile(pair.mask_a, pair.mask_b, spacing, repeats=repeats)
-            rows.append(row)
-            print(f"  timed {oar} {row['spacing']}", file=sys.stderr, flush=True)
+            )
+            print(f"  timed {oar} {rows[-1]['spacing']}", file=sys.stderr, flush=True)
+    return pd.DataFrame(rows)
+
+
+def load_mask_files(reference_path, prediction_path, labels) -> dict[str, object]:
+    """`--masks`: pair name -> `maskio.MaskPair`, one per label (or the two binary masks).
+
+    Read before anything is timed, so a wrong path or label stops the run at once with
+    maskio's message (which names the file and the problem)."""
+    import maskio
+
+    pairs = {}
+    for label in labels or [None]:
+        pair = maskio.load_pair(reference_path, prediction_path, label)
+        name = "binary masks" if label is None else f"label {label}"
+        if pair.a.any() and pair.b.any():
+            pairs[name] = pair
+        else:
+            print(f"  skipped {name}: a mask is empty (nothing to time)", file=sys.stderr)
+    return pairs
+
+
+def time_mask_files(calls, pairs: dict, *, repeats: int, budget_s: float) -> pd.DataFrame:
+    """The timings of `time_synthetic` on the pairs of `load_mask_files`."""
+    rows = []
+    for name, pair in pairs.items():
+        rows.append(
+            {
+                "pair": name,
+                "spacing": crosscheck.spacing_label(pair.spacing),
+                "voxels": int(np.prod(pair.a.shape)),
+            }
+            | time_pair(calls, pair.a, pair.b, pair.spacing, repeats=repeats, budget_s=budget_s)
+        )
+        print(f"  timed {name}", file=sys.stderr, flush=True)
     return pd.DataFrame(rows)
 
 
@@ -393,6 +443,7 @@ def accuracy_verdicts(spacings, limit_levels: int, surface_resolution: int) -> p
 def add_ratios(frame: pd.DataFrame) -> pd.DataFrame:
     frame = frame.copy()
     frame["pmm/ref"] = frame["pymeshmetrics"] / frame["reference"]
+    frame["pmm/ref noB"] = frame["pmm_noBIoU"] / frame["reference_noBIoU"]
     frame["classic/ref"] = frame["ref_classic"] / frame["reference"]
     frame["us/query"] = 1e6 * frame["reference_noBIoU"] / frame["queried"]
     frame["us/floor"] = 1e6 * frame["floor"] / frame["elements"]
@@ -440,6 +491,7 @@ def targets(
         f"{ratio:.2f}x (median of per-pair ratios "
         f"{float(timings['refnoB/dm'].median()):.2f}x; like for like)"
     )
+    lines += biou_split(timings)
     if peak_gb is None:
         lines.append(f"[NOT MET] peak memory < {TARGET_PEAK_MEMORY_GB:g} GB: {memory_note}")
     else:
@@ -486,7 +538,40 @@ def targets(
     return lines
 
 
-def print_tables(timings: pd.DataFrame, large: pd.DataFrame, accuracy: pd.DataFrame) -> None:
+def biou_split(timings: pd.DataFrame) -> list[str]:
+    """Where the all-seven ratio comes from: the two tools without BIoU, like for like, and
+    BIoU alone (each pair's all-seven time minus its time without BIoU)."""
+    reference_biou = (timings["reference"] - timings["reference_noBIoU"]).median()
+    theirs_biou = (timings["pymeshmetrics"] - timings["pmm_noBIoU"]).median()
+    return [
+        f"[figure] without BIoU, like for like: pymeshmetrics / reference median per-pair "
+        f"{float(timings['pmm/ref noB'].median()):.2f}x; BIoU alone (all seven minus without "
+        f"BIoU, median per pair): reference {reference_biou:.3f} s, pymeshmetrics "
+        f"{theirs_biou:.3f} s"
+    ]
+
+
+def mask_file_targets(files: pd.DataFrame) -> list[str]:
+    """The all-seven target on the `--masks` pairs (the issue: "also on real clinical
+    masks"), and the same split as on the synthetic pairs."""
+    speedup = files["pmm/ref"]
+    met = float(speedup.median()) >= TARGET_SPEEDUP_OVER_PYMESHMETRICS
+    return [
+        f"[{'MET' if met else 'NOT MET'}] also on the mask files (--masks): all seven metrics "
+        f">= {TARGET_SPEEDUP_OVER_PYMESHMETRICS:g}x faster than pymeshmetrics (median of "
+        f"per-pair ratios): {float(speedup.median()):.2f}x (range {float(speedup.min()):.2f}-"
+        f"{float(speedup.max()):.2f}x over {len(files)} pairs); without BIoU "
+        f"{float(files['refnoB/dm'].median()):.2f}x DeepMind's time (median per pair)",
+        *(line.replace("[figure] ", "[figure] mask files: ") for line in biou_split(files)),
+    ]
+
+
+def print_tables(
+    timings: pd.DataFrame,
+    large: pd.DataFrame,
+    accuracy: pd.DataFrame,
+    files: pd.DataFrame | None = None,
+) -> None:
     pd.set_option("display.width", 200)
     pd.set_option("display.max_rows", 500)
     seconds = "{:.3f}".format
@@ -502,6 +587,9 @@ def print_tables(timings: pd.DataFrame, large: pd.DataFrame, accuracy: pd.DataFr
     print(large.to_string(index=False, float_format=seconds))
     print("\n== Analytic accuracy (errors against the exact values; see crosscheck_meshmetrics)")
     print(accuracy.to_string(index=False, float_format="{:.4f}".format))
+    if files is not None:
+        print("\n== Mask files (--masks): median seconds per pair")
+        print(files.to_string(index=False, float_format=seconds))
 
 
 def parse_arguments(argv: Sequence[str] | None) -> argparse.Namespace:
@@ -536,6 +624,20 @@ def parse_arguments(argv: Sequence[str] | None) -> argparse.Namespace:
     )
     parser.add_argument("--limit-levels", type=int, default=3)
     parser.add_argument(
+        "--masks",
+        nargs=2,
+        type=Path,
+        metavar=("REF", "PRED"),
+        help="also time the pairs of these two mask files (same grid; for example real scans)",
+    )
+    parser.add_argument(
+        "--label",
+        nargs="+",
+        type=maskio_cli.label,
+        metavar="N",
+        help="with --masks: the label values to time, one pair each (default: binary files)",
+    )
+    parser.add_argument(
         "--quick",
         action="store_true",
         help="tiny run for tests: one small OAR, a 40^3 large pair, one repeat",
@@ -553,6 +655,8 @@ def parse_arguments(argv: Sequence[str] | None) -> argparse.Namespace:
         args.oars = list(OARS)
     if args.repeats < 1 or args.per_category < 1 or args.large_size < 20:
         parser.error("--repeats and --per-category must be >= 1, --large-size >= 20")
+    if args.label and not args.masks:
+        parser.error("--label needs --masks REF PRED")
     return args
 
 
@@ -564,12 +668,17 @@ def main(argv: Sequence[str] | None = None) -> None:
     if args.child is not None:
         child(args.child, compute=not args.no_compute)
         return
+    try:
+        mask_files = load_mask_files(*args.masks, args.label) if args.masks else {}
+    except maskio.InputError as error:
+        sys.exit(f"error: {error}")
     with recorded(args.record):
-        measure_and_print(args)
+        measure_and_print(args, mask_files)
 
 
-def measure_and_print(args: argparse.Namespace) -> None:
-    """Memory of the large pair, then every tool's time per pair, ratios and targets."""
+def measure_and_print(args: argparse.Namespace, mask_files: dict) -> None:
+    """Memory of the large pair, then every tool's time per pair (synthetic, then the pairs of
+    `load_mask_files`), ratios and targets."""
     started, commit = time.perf_counter(), crosscheck.reference_commit()
     # Memory first, before this process starts any other child, so the maximum is ours.
     a, b = large_pair(args.large_size)
@@ -602,6 +711,11 @@ def measure_and_print(args: argparse.Namespace) -> None:
             budget_s=args.budget,
         )
     )
+    files = (
+        add_ratios(time_mask_files(calls, mask_files, repeats=args.repeats, budget_s=args.budget))
+        if mask_files
+        else None
+    )
     large = {
         "pair": f"spheres {args.large_size}^3",
         "reference (fresh process)": measured["seconds"],
@@ -618,9 +732,11 @@ def measure_and_print(args: argparse.Namespace) -> None:
         f"reference {reference.__version__} (commit {commit}); "
         f"case {args.case}, seed {args.seed}; repeats {args.repeats}; warm-up done"
     )
-    print_tables(timings, pd.DataFrame([large]), accuracy)
+    print_tables(timings, pd.DataFrame([large]), accuracy, files)
     print("\n== Targets")
     for line in targets(timings, accuracy, peak_gb, note, jit):
+        print(line)
+    for line in [] if files is None else mask_file_targets(files):
         print(line)
     print(f"\ntotal {time.perf_counter() - started:.0f} s")
 

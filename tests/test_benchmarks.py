@@ -133,8 +133,74 @@ def test_reference_speed_quick_run_prints_targets():
     assert "peak memory" in targets and "GB" in targets
     assert "like for like" in targets and "refnoB/dm" in printed
     assert "[for scale]" in targets and "centres/dm" in printed
+    assert "[figure] without BIoU, like for like" in targets and "pmm/ref noB" in printed
+    assert "mask files" not in printed  # only with --masks
     timed = printed.split("== Median seconds per pair")[1].split("==")[0]
     assert "Cochlea_L" in timed and "0.5x0.5x2" in timed and "1x1x1" in timed
+
+
+def write_label_maps(folder: Path) -> tuple[Path, Path]:
+    """Two label maps on one (0.8, 0.8, 2) mm grid, written with SimpleITK alone: labels 1
+    and 2 are balls, moved by a voxel between the files."""
+    import numpy as np
+    import SimpleITK as sitk
+
+    from reference.analytic import ball_mask
+
+    shape, spacing = (40, 40, 16), (0.8, 0.8, 2.0)
+    paths = []
+    for shift in (0.0, 0.8):
+        labels = np.zeros(shape, np.uint8)
+        labels[ball_mask(shape, spacing, 6.0, (10 + shift, 12, 15))] = 1
+        labels[ball_mask(shape, spacing, 4.0, (22, 22 + shift, 15))] = 2
+        image = sitk.GetImageFromArray(np.ascontiguousarray(labels.T))  # array axis 0 = x
+        image.SetSpacing(spacing)
+        paths.append(folder / f"labels_{len(paths)}.nii.gz")
+        sitk.WriteImage(image, str(paths[-1]))
+    return paths[0], paths[1]
+
+
+def test_reference_speed_times_the_users_mask_files(tmp_path):
+    """--masks with --label: one timed pair per label, printed apart, with its own target."""
+    printed = run_script(
+        "reference_speed.py",
+        "--quick",
+        "--masks",
+        *map(str, write_label_maps(tmp_path)),
+        "--label",
+        "1",
+        "2",
+    )
+    table = printed.split("== Mask files (--masks)")[1].split("==")[0]
+    assert "label 1" in table and "label 2" in table and "0.8x0.8x2" in table
+    targets = printed.split("== Targets")[1]
+    assert "also on the mask files (--masks)" in targets and "over 2 pairs" in targets
+    assert "[figure] mask files: without BIoU, like for like" in targets
+    synthetic = printed.split("== Median seconds per pair")[1].split("==")[0]
+    assert "label 1" not in synthetic  # the files stay out of the synthetic medians
+
+
+def test_reference_speed_names_a_missing_label_before_timing(tmp_path):
+    reference, prediction = write_label_maps(tmp_path)
+    finished = subprocess.run(
+        [
+            sys.executable,
+            str(BENCHMARKS / "reference_speed.py"),
+            "--masks",
+            str(reference),
+            str(prediction),
+            "--label",
+            "7",
+            "--record",
+            str(tmp_path / "record.md"),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert finished.returncode != 0
+    assert str(reference) in finished.stderr and "label 7 does not occur" in finished.stderr
+    assert not (tmp_path / "record.md").exists() and finished.stdout == ""
 
 
 def test_study_projection_adds_exclusive_jobs_as_wall_time():
