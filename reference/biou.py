@@ -384,6 +384,7 @@ def _children(
     grid: DenseGrid,
     occupied: np.ndarray,
     tau: float,
+    compiled: bool = False,
 ):
     """Child blocks (`side` points per axis) of the pending blocks that hold inside points,
     and which of them lie wholly within tau of their parent's closest point p.
@@ -392,6 +393,17 @@ def _children(
     is sqrt(sum over axes of (|p - c| + h)^2) with c the child's centre and h its half-extent.
     """
     factor = parent_side // side  # 1 or 2 children along each axis
+    if compiled:  # the same children, order and arithmetic in one loop
+        return kernels.child_blocks(
+            np.ascontiguousarray(pending.index, np.int64),
+            np.ascontiguousarray(pending.closest - pending.centre),
+            np.asarray(factor, np.int64),
+            np.asarray(side, np.int64),
+            np.asarray(grid.step, np.float64),
+            occupied.reshape(-1),
+            np.asarray(occupied.shape, np.int64),
+            float(tau),
+        )
     half = 0.5 * (side - 1) * grid.step
     relative = pending.closest - pending.centre
     upper2 = np.zeros((len(relative), 1))
@@ -427,7 +439,9 @@ def within_tau(
     pending = _decide(surface, np.argwhere(occupied[level]), sides[level], grid, tau, within)
     while len(pending.index) and level > last:
         level -= 1
-        todo, inner = _children(pending, sides[level + 1], sides[level], grid, occupied[level], tau)
+        todo, inner = _children(
+            pending, sides[level + 1], sides[level], grid, occupied[level], tau, surface.compiled
+        )
         _paint(within, inner, sides[level])
         pending = _decide(surface, todo, sides[level], grid, tau, within)
     for start in range(0, len(pending.index), POINT_STAGE_BLOCKS):

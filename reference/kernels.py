@@ -12,7 +12,8 @@ pass; `lattice_inside` is BIoU's inside test on meshes whose vertices lie on the
 half dense steps, in exact integers. `point_bounds` is the bound stage of BIoU's point
 decisions (`biou._decide_points`) as one loop over the points: the same bounds as the numpy
 code, which decide only where they are rigorous, so the points' answers are the same; the
-points they leave open go to the same exact search.
+points they leave open go to the same exact search. `child_blocks` is the block stage's step
+from one level to the next (`biou._children`).
 
 Compiled functions are cached on disk (`cache=True`, in `__pycache__` beside this file, or
 where NUMBA_CACHE_DIR points): numba writes each cache file under a temporary name and renames
@@ -260,6 +261,64 @@ def point_bounds(
                 left[searched, k] = index[b, k] * side[k] + offsets[q, k]
             searched += 1
     return left[:searched].copy()
+
+
+@njit(**_JIT)
+def child_blocks(index, relative, factor, side, step, occupied, shape, threshold):
+    """BIoU's child blocks (`biou._children`), compiled, in the same order with the same
+    arithmetic: (todo, inner), the grid indices (n, dim) of the children of the blocks
+    `index` (k, dim) that hold inside points (`occupied`, the level's flags flattened, C
+    order, `shape` per axis), split into those to query and those whose farthest corner is
+    within `threshold` of their parent's closest point (relative: that point minus the
+    parent's centre, mm). `factor`: children per axis (1 or 2), `side`: the children's side
+    in points."""
+    count, dim = index.shape
+    children = 1
+    for k in range(dim):
+        children *= factor[k]
+    strides = np.ones(dim, np.int64)
+    for k in range(dim - 2, -1, -1):
+        strides[k] = strides[k + 1] * shape[k + 1]
+    # Per child of a block (itertools.product order, the last axis fastest): its offset in
+    # children per axis, and its centre minus the parent's, mm; per axis the half-extent.
+    digit = np.empty((children, dim), np.int64)
+    shift = np.empty((children, dim))
+    half = np.empty(dim)
+    for c in range(children):
+        rest = c
+        for k in range(dim - 1, -1, -1):
+            digit[c, k] = rest % factor[k]
+            rest //= factor[k]
+            shift[c, k] = ((digit[c, k] + 0.5) - 0.5 * factor[k]) * side[k] * step[k]
+    for k in range(dim):
+        half[k] = 0.5 * (side[k] - 1) * step[k]
+    limit = threshold * threshold
+    todo = np.empty((count * children, dim), np.int64)
+    inner = np.empty((count * children, dim), np.int64)
+    n_todo, n_inner = 0, 0
+    for b in range(count):
+        first = 0
+        for k in range(dim):
+            first += index[b, k] * factor[k] * strides[k]
+        for c in range(children):
+            flat = first
+            for k in range(dim):
+                flat += digit[c, k] * strides[k]
+            if not occupied[flat]:
+                continue
+            upper2 = 0.0
+            for k in range(dim):
+                reach = abs(relative[b, k] - shift[c, k]) + half[k]
+                upper2 += reach * reach
+            if upper2 <= limit:
+                for k in range(dim):
+                    inner[n_inner, k] = index[b, k] * factor[k] + digit[c, k]
+                n_inner += 1
+            else:
+                for k in range(dim):
+                    todo[n_todo, k] = index[b, k] * factor[k] + digit[c, k]
+                n_todo += 1
+    return todo[:n_todo].copy(), inner[:n_inner].copy()
 
 
 # ---------------------------------------------------------------------------------------------

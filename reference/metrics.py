@@ -383,8 +383,9 @@ def _family_corner_distance(
     """Exact distances at the corners of children[chosen] (each within `radius` of target).
 
     The children of one split element share corners: a triangle's four children have six
-    distinct corners (its own and its edge midpoints), not twelve. Each distinct corner of
-    the chosen children of a family is queried once, with the largest radius among them.
+    distinct corners (its own and its edge midpoints), not twelve; and neighbouring families
+    share the corners and midpoints of the parents' common edges. Each distinct point is
+    queried once, with the largest radius among the children that hold it.
     """
     per_cell = children.shape[1]
     table = SPLIT_CHILDREN[per_cell]  # family point of each child's corners
@@ -399,10 +400,33 @@ def _family_corner_distance(
     holder = np.array([np.argwhere(table == point)[0] for point in range(needed.shape[1])])
     row, point = np.nonzero(needed)
     child, corner = holder[point].T
-    hit = target.query(children[families[row] * len(table) + child, corner], reach[row])
+    points = children[families[row] * len(table) + child, corner]
+    first, same = _distinct_points(points)
+    radius = np.zeros(len(first))
+    np.maximum.at(radius, same, reach[row])
+    hit = target.query(points[first], radius)
     distance = np.full(needed.shape, np.nan)
-    distance[row, point] = hit.distance
+    distance[row, point] = hit.distance[same]
     return distance[which[:, None], members]
+
+
+_KEY = np.array([1.0, 0.7548776662466927, 0.5698402909980532])
+"""Weights of the sort key of `_distinct_points` (any fixed irrational-looking numbers)."""
+
+
+def _distinct_points(points: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(first, same): rows `first` of points (k, dim) are distinct, and points[first][same]
+    equals points. Rows are the same when all their coordinates are: a midpoint that two
+    families compute from the same two corners is the same float (0.5 * (a + b), addition
+    commutes). Sorted by one weighted sum of the coordinates; two different rows with the
+    same sum only cost a duplicate query, never a wrong distance."""
+    order = np.argsort(points @ _KEY[: points.shape[1]])
+    ordered = points[order]
+    starts = np.ones(len(points), bool)
+    starts[1:] = np.any(ordered[1:] != ordered[:-1], axis=1)
+    same = np.empty(len(points), np.int64)
+    same[order] = np.cumsum(starts) - 1
+    return order[starts], same
 
 
 def _open_straddling(

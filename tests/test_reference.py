@@ -865,6 +865,33 @@ def test_compiled_band_counts_equal_numpys():
         assert _slab_counts(*flags, compiled=True) == _slab_counts(*flags, compiled=False)
 
 
+@pytest.mark.parametrize("parent_side", [(2, 2, 2), (4, 2, 1), (2, 1)])
+def test_compiled_child_blocks_equal_numpys(parent_side):
+    """BIoU's step from a level to the next, compiled: the same children to query and the
+    same children settled by their parent's closest point, in the same order. The parents'
+    closest points lie within a few block sides, so both outcomes occur (and ties at tau)."""
+    from reference.biou import DenseGrid, _children, _Pending
+
+    rng = np.random.default_rng(sum(parent_side))
+    parent_side = np.array(parent_side)
+    side = np.maximum(parent_side // 2, 1)  # halve every side above 1, as block_sides does
+    dim = len(side)
+    step = rng.uniform(0.1, 0.5, dim)
+    grid = DenseGrid(rng.uniform(-50, 50, dim), step, tuple(parent_side * 6))
+    occupied = rng.random(tuple(6 * parent_side // side)) < 0.7
+    index = np.argwhere(rng.random((6,) * dim) < 0.5)
+    centre = grid.origin + (index * parent_side + 0.5 * (parent_side - 1)) * step
+    closest = centre + rng.normal(size=centre.shape) * float(np.max(parent_side * step))
+    closest[0] = centre[0]  # a parent centre on the surface
+    pending = _Pending(index, centre, np.zeros(len(index)), closest)
+    tau = float(np.max(parent_side * step))
+    got = _children(pending, parent_side, side, grid, occupied, tau, compiled=True)
+    want = _children(pending, parent_side, side, grid, occupied, tau, compiled=False)
+    for mine, theirs in zip(got, want, strict=True):
+        np.testing.assert_array_equal(mine, theirs)
+    assert all(len(part) for part in want)  # both kinds of children occur
+
+
 def test_unknown_implementation_is_refused():
     with pytest.raises(ValueError, match="implementation must be one of"):
         compute_metrics(
