@@ -235,8 +235,6 @@ def load_mask_files(reference_path, prediction_path, labels) -> dict[str, object
 
     Read before anything is timed, so a wrong path or label stops the run at once with
     maskio's message (which names the file and the problem)."""
-    import maskio
-
     pairs = {}
     for label in labels or [None]:
         pair = maskio.load_pair(reference_path, prediction_path, label)
@@ -538,13 +536,14 @@ def targets(
     return lines
 
 
-def biou_split(timings: pd.DataFrame) -> list[str]:
+def biou_split(timings: pd.DataFrame, pairs: str = "") -> list[str]:
     """Where the all-seven ratio comes from: the two tools without BIoU, like for like, and
-    BIoU alone (each pair's all-seven time minus its time without BIoU)."""
+    BIoU alone (each pair's all-seven time minus its time without BIoU). `pairs` names the
+    pairs in the line when they are not the synthetic ones."""
     reference_biou = (timings["reference"] - timings["reference_noBIoU"]).median()
     theirs_biou = (timings["pymeshmetrics"] - timings["pmm_noBIoU"]).median()
     return [
-        f"[figure] without BIoU, like for like: pymeshmetrics / reference median per-pair "
+        f"[figure] {pairs}without BIoU, like for like: pymeshmetrics / reference median per-pair "
         f"{float(timings['pmm/ref noB'].median()):.2f}x; BIoU alone (all seven minus without "
         f"BIoU, median per pair): reference {reference_biou:.3f} s, pymeshmetrics "
         f"{theirs_biou:.3f} s"
@@ -562,7 +561,7 @@ def mask_file_targets(files: pd.DataFrame) -> list[str]:
         f"per-pair ratios): {float(speedup.median()):.2f}x (range {float(speedup.min()):.2f}-"
         f"{float(speedup.max()):.2f}x over {len(files)} pairs); without BIoU "
         f"{float(files['refnoB/dm'].median()):.2f}x DeepMind's time (median per pair)",
-        *(line.replace("[figure] ", "[figure] mask files: ") for line in biou_split(files)),
+        *biou_split(files, pairs="mask files: "),
     ]
 
 

@@ -396,7 +396,7 @@ def _children(
     if compiled:  # the same children, order and arithmetic in one loop
         return kernels.child_blocks(
             np.ascontiguousarray(pending.index, np.int64),
-            np.ascontiguousarray(pending.closest - pending.centre),
+            pending.closest - pending.centre,  # a new array: contiguous
             np.asarray(factor, np.int64),
             np.asarray(side, np.int64),
             np.asarray(grid.step, np.float64),

@@ -341,19 +341,10 @@ def directed_distances(
     def leaf_corner_distance(leaves: np.ndarray) -> np.ndarray:
         """Exact distances at the corners of the given leaves (each within `high` of Y)."""
         old = leaves < len(source)
-        per_cell, dim = corners.shape[1:]
-        out = np.empty((len(leaves), per_cell))
-        if old.any():
-            hit = target.query(
-                corners[source[leaves[old]]].reshape(-1, dim),
-                np.repeat(high[leaves[old]], per_cell),
-            )
-            out[old] = hit.distance.reshape(-1, per_cell)
-        if not old.all():
-            out[~old] = _family_corner_distance(
-                children, leaves[~old] - len(source), high[leaves[~old]], target
-            )
-        return out
+        leaf_corners = np.empty((len(leaves), *corners.shape[1:]))
+        leaf_corners[old] = corners[source[leaves[old]]]
+        leaf_corners[~old] = children[leaves[~old] - len(source)]
+        return _corner_distance(leaf_corners, high[leaves], target)
 
     return _open_straddling(
         directed,
@@ -377,37 +368,22 @@ def _split_with_reach(corners, closest, compiled: bool):
     return children, centres, np.linalg.norm(centres - parent_closest, axis=1)
 
 
-def _family_corner_distance(
-    children: np.ndarray, chosen: np.ndarray, radius: np.ndarray, target: SurfaceIndex
-) -> np.ndarray:
-    """Exact distances at the corners of children[chosen] (each within `radius` of target).
+def _corner_distance(corners: np.ndarray, radius: np.ndarray, target: SurfaceIndex) -> np.ndarray:
+    """Exact distances (k, n) at the corners (k, n, dim) of k elements, each within `radius`
+    of target.
 
-    The children of one split element share corners: a triangle's four children have six
-    distinct corners (its own and its edge midpoints), not twelve; and neighbouring families
-    share the corners and midpoints of the parents' common edges. Each distinct point is
-    queried once, with the largest radius among the children that hold it.
+    Open elements share corners: a triangle's four children have six distinct corners (its
+    own and its edge midpoints), not twelve, and neighbouring elements share the corners and
+    midpoints of their common edges. Each distinct point is queried once, with the largest
+    radius among the elements that hold it (any radius at least its distance names the same
+    element).
     """
-    per_cell = children.shape[1]
-    table = SPLIT_CHILDREN[per_cell]  # family point of each child's corners
-    family, position = np.divmod(chosen, len(table))
-    families, which = np.unique(family, return_inverse=True)
-    members = table[position]
-    needed = np.zeros((len(families), table.max() + 1), bool)
-    needed[which[:, None], members] = True
-    reach = np.zeros(len(families))
-    np.maximum.at(reach, which, radius)
-    # The first (child, corner) that holds each family point.
-    holder = np.array([np.argwhere(table == point)[0] for point in range(needed.shape[1])])
-    row, point = np.nonzero(needed)
-    child, corner = holder[point].T
-    points = children[families[row] * len(table) + child, corner]
+    count, per_cell, dim = corners.shape
+    points = corners.reshape(-1, dim)
     first, same = _distinct_points(points)
-    radius = np.zeros(len(first))
-    np.maximum.at(radius, same, reach[row])
-    hit = target.query(points[first], radius)
-    distance = np.full(needed.shape, np.nan)
-    distance[row, point] = hit.distance[same]
-    return distance[which[:, None], members]
+    reach = np.zeros(len(first))
+    np.maximum.at(reach, same, np.repeat(radius, per_cell))
+    return target.query(points[first], reach).distance[same].reshape(count, per_cell)
 
 
 _KEY = np.array([1.0, 0.7548776662466927, 0.5698402909980532])
@@ -417,7 +393,7 @@ _KEY = np.array([1.0, 0.7548776662466927, 0.5698402909980532])
 def _distinct_points(points: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """(first, same): rows `first` of points (k, dim) are distinct, and points[first][same]
     equals points. Rows are the same when all their coordinates are: a midpoint that two
-    families compute from the same two corners is the same float (0.5 * (a + b), addition
+    elements compute from the same two corners is the same float (0.5 * (a + b), addition
     commutes). Sorted by one weighted sum of the coordinates; two different rows with the
     same sum only cost a duplicate query, never a wrong distance."""
     order = np.argsort(points @ _KEY[: points.shape[1]])

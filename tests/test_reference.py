@@ -15,7 +15,7 @@ from reference.geometry import brute_force_distances
 from reference.hausdorff import directed_hausdorff
 from reference.metrics import (
     Directed,
-    _family_corner_distance,
+    _corner_distance,
     directed_distances,
     linear_share_within,
     split_elements,
@@ -750,21 +750,23 @@ def test_biou_is_never_computed_when_not_asked(synthetic_pairs, monkeypatch):
 
 
 @pytest.mark.parametrize("dim", [2, 3])
-def test_family_corner_queries_give_each_childs_own_corner_distances(dim):
-    """Corners shared within a family are queried once; every chosen child still gets the
-    exact distances at its own corners (checked against a brute-force scan), in its order."""
+def test_corner_queries_give_each_elements_own_corner_distances(dim):
+    """Corners shared within a family and between neighbouring families are queried once;
+    every chosen element still gets the exact distances at its own corners (checked against
+    a brute-force scan), in its order."""
     rng = np.random.default_rng(7)
     target_vertices = rng.normal(size=(40, dim)) * 5
     target_cells = np.array([rng.choice(40, dim, replace=False) for _ in range(60)])
     parents = rng.normal(size=(25, dim, dim)) * 3
+    parents[1, :2] = parents[0, 1::-1]  # neighbours: a common edge, in the other direction
     children = split_elements(parents)
     chosen = np.sort(rng.choice(len(children), len(children) // 2, replace=False))
     corners = children[chosen]
     expected = brute_force_distances(
         corners.reshape(-1, dim), target_vertices, target_cells
     ).reshape(len(chosen), dim)
-    got = _family_corner_distance(
-        children, chosen, np.full(len(chosen), np.inf), SurfaceIndex(target_vertices, target_cells)
+    got = _corner_distance(
+        corners, np.full(len(chosen), np.inf), SurfaceIndex(target_vertices, target_cells)
     )
     np.testing.assert_allclose(got, expected, atol=1e-9)
 
