@@ -14,7 +14,9 @@ import math
 
 import numpy as np
 
-from adapters import Adapter, Outcome, invoke
+from adapters import Adapter, Outcome, describe, invoke
+from adapters.environments import STUDY_ENVIRONMENT
+from adapters.harness import DEFAULT_MEMORY_GB
 from study.records import EDGE_CASES
 
 FLOAT_MAX_STAND_IN = 1e30
@@ -97,11 +99,17 @@ def _swap(metric: str, forward: Outcome, backward: Outcome) -> dict:
 
 
 def probe(
-    adapter: Adapter, *, percentile: float = 95, tau: float = 2.0, timeout: float = 600.0
+    adapter: Adapter,
+    *,
+    percentile: float = 95,
+    tau: float = 2.0,
+    timeout: float = 600.0,
+    memory_gb: float | None = DEFAULT_MEMORY_GB,
+    environment: str = STUDY_ENVIRONMENT,
 ) -> dict:
-    """The edge-case record of one tool (format: docs/interfaces.md)."""
-    header = {"tool": adapter.name, "label": adapter.label}
-    reason = adapter.unavailable()
+    """The edge-case record of one tool in one environment (format: docs/interfaces.md)."""
+    header = {"tool": adapter.name, "label": adapter.label, "environment": environment}
+    version, reason = describe([adapter], environment)[adapter.name]
     if reason is not None:
         return {**header, "version": None, "status": "unavailable", "reason": reason, "records": []}
     a, b = probe_pair()
@@ -118,6 +126,8 @@ def probe(
             percentile=percentile,
             tau=tau,
             timeout=timeout,
+            memory_gb=memory_gb,
+            environment=environment,
         )
 
     records = [
@@ -127,4 +137,4 @@ def probe(
         for metric in adapter.metrics
     ]
     records += [_swap(metric, run(a, b, metric), run(b, a, metric)) for metric in adapter.metrics]
-    return {**header, "version": adapter.version(), "status": "ok", "records": records}
+    return {**header, "version": version, "status": "ok", "records": records}

@@ -39,6 +39,7 @@ rule score_case:
         percentile=config["metrics"]["percentile"],
         tau=config["metrics"]["tau_mm"],
         timeout=config["timeouts"]["tool_seconds"],
+        memory_gb=config["timeouts"]["tool_memory_gb"],
         tool_paths=config.get("tool_paths", {}),
         metrics=config["metrics"]["scored"],
     script:
@@ -94,6 +95,7 @@ rule probe_edge_cases:
         percentile=config["metrics"]["percentile"],
         tau=config["metrics"]["tau_mm"],
         timeout=config["timeouts"]["tool_seconds"],
+        memory_gb=config["timeouts"]["tool_memory_gb"],
         tool_paths=config.get("tool_paths", {}),
     script:
         "../scripts/probe_edge_cases.py"
@@ -122,6 +124,7 @@ rule time_hd:
         pairs_per_category=config["timing"]["pairs_per_category"],
         repeats=config["timing"]["repeats"],
         timeout=config["timeouts"]["tool_seconds"],
+        memory_gb=config["timeouts"]["tool_memory_gb"],
         tool_paths=config.get("tool_paths", {}),
     script:
         "../scripts/time_hd.py"
@@ -174,6 +177,7 @@ rule check_grid:
         percentile=config["metrics"]["percentile"],
         tau=config["metrics"]["tau_mm"],
         timeout=config["timeouts"]["tool_seconds"],
+        memory_gb=config["timeouts"]["tool_memory_gb"],
         tool_paths=config.get("tool_paths", {}),
         metrics=config["metrics"]["scored"],
     script:

@@ -18,6 +18,7 @@ with log_to(snakemake.log[0]):
         percentile=snakemake.params.percentile,
         tau=snakemake.params.tau,
         timeout=snakemake.params.timeout,
+        memory_gb=snakemake.params.memory_gb,
     )
     with open(snakemake.output[0], "w", encoding="utf-8") as stream:
         json.dump(record, stream, indent=1)
