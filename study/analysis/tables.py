@@ -16,6 +16,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from adapters.environments import STUDY_ENVIRONMENT
 from study.analysis import statistics as st
 from study.oars import ordered_categories
 from study.records import (
@@ -528,12 +529,15 @@ def write_table(
 # --------------------------------------------------------------------------------------------
 
 
-def read_scores(path: str | Path) -> pd.DataFrame:
-    """The scores table at `path`, checked for the columns the analysis needs."""
+def read_scores(path: str | Path, environment: str | None = STUDY_ENVIRONMENT) -> pd.DataFrame:
+    """The scores table at `path`, checked for the columns the analysis needs: the rows of
+    `environment` (every table and figure is of today's versions), or all rows (None)."""
     if not Path(path).is_file():
         raise FileNotFoundError(f"{path}: scores table not found (run the collect rule first)")
     scores = pd.read_parquet(path)
     st.check_scores(scores, str(path))
+    if environment is not None:
+        scores = scores.loc[scores["environment"] == environment].reset_index(drop=True)
     if scores.empty:
         raise ValueError(f"{path}: scores table has no rows")
     return scores

@@ -19,9 +19,10 @@ from adapters.environments import STUDY_ENVIRONMENT
 from adapters.harness import DEFAULT_MEMORY_GB
 from study.records import EDGE_CASES
 
-FLOAT_MAX_STAND_IN = 1e30
-"""Values at least this large are float-max stand-ins for infinity: FLT_MAX (3.4e38), half of
-it (what plastimatch averages to) and DBL_MAX all qualify; no distance in mm comes close."""
+FLOAT_MAX_STAND_IN = 1e15
+"""Values at least this large stand in for infinity (the paper's "∞*, a very large integer"):
+FLT_MAX (3.4e38), half of it (what plastimatch averages to), DBL_MAX and 2^64 (1.8e19, what
+seg-metrics 1.1.6 returns for an empty mask) all qualify; no distance in mm comes close."""
 
 SWAP_TOLERANCE = 1e-9
 """Relative difference under which a swapped result counts as unchanged (float round-off)."""

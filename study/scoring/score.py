@@ -61,6 +61,21 @@ class ReferenceImplementation(Adapter):
         )
 
 
+ENVIRONMENT_MARK = "@"
+"""Joins a tool and an environment other than the study's in job and file names: deepmind@paper."""
+
+
+def scored_name(tool: str, environment: str = STUDY_ENVIRONMENT) -> str:
+    """The name of a tool's jobs and files in `environment` ("deepmind", "deepmind@paper")."""
+    return tool if environment == STUDY_ENVIRONMENT else f"{tool}{ENVIRONMENT_MARK}{environment}"
+
+
+def split_scored_name(name: str) -> tuple[str, str]:
+    """Inverse of `scored_name`: (tool, environment)."""
+    tool, _, environment = name.partition(ENVIRONMENT_MARK)
+    return tool, environment or STUDY_ENVIRONMENT
+
+
 def implementation(name: str):
     """The adapter-like object scoring `name`: a registry tool or a reference variant."""
     if name in REFERENCE_VARIANTS:
@@ -199,5 +214,7 @@ def collect(paths: Iterable[str | Path]) -> pd.DataFrame:
     frames = [pd.read_parquet(p) for p in paths]
     table = pd.concat([f for f in frames if len(f)], ignore_index=True)
     return table.sort_values(
-        ["tool", "spacing", "case", "oar", "metric"], kind="stable", ignore_index=True
+        ["tool", "environment", "spacing", "case", "oar", "metric"],
+        kind="stable",
+        ignore_index=True,
     )

@@ -20,6 +20,12 @@ ANALYSIS_INPUTS = {
     "edge_cases": lambda: SCORING.edge_case_files(),
     "timing": lambda: SCORING.timing_files(),
     "manifest": lambda: rules.dataset_manifest.output[0],
+    "paper_edge_cases": lambda: SCORING.edge_case_files("paper"),
+    "environments": lambda: [
+        rules.collect_scores.output[0],
+        *SCORING.edge_case_files(),
+        *SCORING.edge_case_files("paper"),
+    ],
 }
 
 
