@@ -18,7 +18,13 @@ import pytest
 from adapters import REGISTRY, describe, invoke, invoke_files
 from adapters.environments import ENVIRONMENTS, environment
 from maskio import write_mask
-from study.analysis.environments import drift_table, edge_changes, findings_section, score_drift
+from study.analysis.environments import (
+    compare,
+    drift_table,
+    edge_changes,
+    findings_section,
+    score_drift,
+)
 from study.scoring.edge_cases import probe
 from study.scoring.score import scored_name, split_scored_name
 from study.workflow.config import ConfigError, load_config
@@ -79,7 +85,12 @@ def score_rows(environment: str, version: str, values: dict) -> list[dict]:
 def test_score_drift_counts_identical_values_and_the_largest_difference():
     today = {("A", "1x1x1"): 2.0, ("B", "1x1x1"): 3.0, ("C", "1x1x1"): math.nan}
     then = {("A", "1x1x1"): 2.0, ("B", "1x1x1"): 3.25, ("C", "1x1x1"): math.nan}
-    scores = pd.DataFrame(score_rows("study", "0.5.2", today) + score_rows("paper", "0.4.0", then))
+    missing = {"tool": "anima", "case": "", "oar": "", "spacing": "", "metric": ""}
+    missing |= {"value": math.nan, "status": "unavailable", "tool_version": ""}
+    rows = score_rows("study", "0.5.2", today) + score_rows("paper", "0.4.0", then)
+    rows += [missing | {"environment": "study"}, missing | {"environment": "paper"}]
+    scores = pd.DataFrame(rows)
+    assert list(score_drift(scores, "paper")["tool"]) == ["medpy"]  # anima: missing in both
     drift = score_drift(scores, "paper").iloc[0]
     assert (drift.pairs, drift.identical, drift.status_changed) == (3, 2, 0)
     assert drift.max_abs_difference == pytest.approx(0.25)
@@ -111,11 +122,14 @@ def test_an_edge_case_change_is_the_environments_when_the_tool_did_not_change():
         score_rows("study", "0.1", {("A", "1x1x1"): 2.0})
         + score_rows("paper", "0.1", {("A", "1x1x1"): 2.0})
     ).assign(tool="deepmind")
-    table = drift_table(scores, today, then, "paper")
+    comparison = compare(scores, today, then, "paper")
+    table = drift_table(comparison)
     assert table.display.iloc[0]["Largest |Δ| of finite values"] == "identical"
-    section = "\n".join(findings_section(table, "paper"))
-    assert "Identical on every scored pair, metric and voxel size: Google DeepMind" in section
-    assert "2 cells changed; 1 of them with the tool's version unchanged" in section
+    assert table.notes[-1] == "seg-metrics, the tool's version (1.1.6 → 1.2.8): HD O1 ∞* → 0"
+    title, lines = findings_section(comparison)
+    assert title == "Since the paper environment's versions"
+    assert lines[0] == "Identical on every scored pair, metric and voxel size: Google DeepMind."
+    assert lines[1].startswith("Edge cases: 2 cells changed, 1 of them with the tool's version")
 
 
 # --- in the paper's environment --------------------------------------------------------------

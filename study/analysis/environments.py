@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import pandas as pd
@@ -64,8 +64,9 @@ def score_drift(scores: pd.DataFrame, environment: str) -> pd.DataFrame:
     count as values of NaN, so a pair that fails in one environment only is "not identical"
     with an infinite difference, and is counted apart as `status_changed`.
     """
-    today = scores.loc[scores["environment"] == STUDY_ENVIRONMENT]
-    other = scores.loc[scores["environment"] == environment]
+    scored = scores.loc[scores["status"] != "unavailable"]  # a tool missing has no pairs
+    today = scored.loc[scored["environment"] == STUDY_ENVIRONMENT]
+    other = scored.loc[scored["environment"] == environment]
     merged = today.merge(other, on=PAIR_KEYS, suffixes=("_study", "_other"))
     if merged.empty:
         return pd.DataFrame(
@@ -143,23 +144,48 @@ def _difference_cell(row: Mapping) -> str:
     return format_number(row["max_abs_difference"])
 
 
-def drift_table(
-    scores: pd.DataFrame,
-    today: Sequence[Mapping],
-    other: Sequence[Mapping],
-    environment: str,
-) -> Table:
-    """The drift table: score drift per tool, metric and voxel size, then the edge-case cells
-    that changed (in the notes, one line each)."""
+@dataclass
+class Comparison:
+    """One environment's scores and edge cases against the study's."""
+
+    environment: str
+    drift: pd.DataFrame  # score_drift, in the tables' tool order
+    changes: pd.DataFrame  # edge_changes
+
+
+def compare(
+    scores: pd.DataFrame, today: Sequence[Mapping], other: Sequence[Mapping], environment: str
+) -> Comparison:
+    """Score drift and edge-case changes of `environment` against the study's environment;
+    `scores` holds both environments' rows, `today` and `other` their edge-case records."""
     drift = score_drift(scores, environment)
     order = st.ordered_tools(list(drift["tool"].unique()))
     drift = drift.sort_values(
         "tool", key=lambda tools: tools.map(order.index), kind="stable", ignore_index=True
     )
+    return Comparison(environment, drift, edge_changes(today, other, environment))
+
+
+def _changed_cells(comparison: Comparison) -> list[str]:
+    """One sentence per tool: which edge-case cells changed, and why."""
+    env, changes = comparison.environment, comparison.changes
+    return [
+        f"{st.tool_label(tool)}, {rows['why'].iloc[0]}: "
+        + ", ".join(
+            f"{r.metric} {r.case} {r[env]} → {r[STUDY_ENVIRONMENT]}" for _, r in rows.iterrows()
+        )
+        for tool, rows in changes.groupby("tool", sort=False)
+    ]
+
+
+def drift_table(comparison: Comparison) -> Table:
+    """The drift table: score drift per tool, metric and voxel size; under it, the edge-case
+    cells that changed."""
+    env, drift = comparison.environment, comparison.drift
     display = pd.DataFrame(
         {
             "Tool": [st.tool_label(tool) for tool in drift["tool"]],
-            f"Version ({environment} → {STUDY_ENVIRONMENT})": [
+            f"Version ({env} → {STUDY_ENVIRONMENT})": [
                 f"{a} → {b}"
                 for a, b in zip(drift["version_other"], drift["version_study"], strict=True)
             ],
@@ -172,65 +198,62 @@ def drift_table(
             "Largest |Δ| of finite values": [_difference_cell(r) for _, r in drift.iterrows()],
         }
     )
-    changes = edge_changes(today, other, environment)
     notes = [
-        f"Each tool scored on the same pairs in the {environment} environment's versions and "
-        f"in today's ({STUDY_ENVIRONMENT}); identical = the same float or the same "
-        "non-finite status. Status changed: pairs with a value in one environment and a "
-        "non-finite value or an error in the other.",
-        f"Edge-case cells that changed ({len(changes)}; O1: A empty, O2: B empty, O3: both, "
-        f"S: swapped), {environment} → {STUDY_ENVIRONMENT}:",
-        *(
-            f"{st.tool_label(r.tool)} {r.metric} {r.case}: {r[environment]} → "
-            f"{r[STUDY_ENVIRONMENT]}; {r.why}"
-            for _, r in changes.iterrows()
-        ),
+        f"Each tool scored on the same pairs in the {env} environment's versions and in "
+        f"today's ({STUDY_ENVIRONMENT}); identical = the same float or the same non-finite "
+        "status. Status changed: pairs with a value in one environment and a non-finite "
+        "value or an error in the other.",
+        f"Edge-case cells that changed, {env} → {STUDY_ENVIRONMENT} "
+        f"({len(comparison.changes)}; O1: A empty, O2: B empty, O3: both, S: swapped):",
+        *_changed_cells(comparison),
     ]
     return Table(
-        "table_drift",
-        f"Drift since the {environment} environment's versions",
-        drift,
-        display,
-        notes,
+        "table_drift", f"Drift since the {env} environment's versions", drift, display, notes
     )
 
 
-def findings_section(table: Table, environment: str) -> list[str]:
-    """Markdown lines of the findings' section on the versions since the paper's."""
-    drift = table.numeric
+def findings_section(comparison: Comparison) -> tuple[str, list[str]]:
+    """Title and sentences of the findings' section on the versions since the other
+    environment's."""
+    title = f"Since the {comparison.environment} environment's versions"
+    drift, changes = comparison.drift, comparison.changes
     if drift.empty:
-        return [
-            f"## Since the {environment} environment's versions",
-            "",
-            "No tool was scored in both.",
-        ]
-    steady = drift.groupby("tool").apply(
-        lambda rows: bool((rows["identical"] == rows["pairs"]).all()), include_groups=False
-    )
-    lines = [f"## Since the {environment} environment's versions", ""]
-    same = [st.tool_label(t) for t, is_same in steady.items() if is_same]
-    moved = [t for t, is_same in steady.items() if not is_same]
+        return title, ["No tool was scored in both environments."]
+    steady = {
+        tool: bool((rows["identical"] == rows["pairs"]).all())
+        for tool, rows in drift.groupby("tool", sort=False)
+    }
+    lines = []
+    same = [st.tool_label(tool) for tool, is_same in steady.items() if is_same]
     if same:
-        lines.append(f"- Identical on every scored pair, metric and voxel size: {', '.join(same)}.")
-    for tool in moved:
+        lines.append(f"Identical on every scored pair, metric and voxel size: {', '.join(same)}.")
+    for tool in [tool for tool, is_same in steady.items() if not is_same]:
         rows = drift.loc[drift["tool"] == tool]
         worst = rows.loc[rows["max_abs_difference"].fillna(0).idxmax()]
         lines.append(
-            f"- {st.tool_label(tool)} ({rows['version_other'].iloc[0]} → "
+            f"{st.tool_label(tool)} ({rows['version_other'].iloc[0]} → "
             f"{rows['version_study'].iloc[0]}): {int(rows['identical'].sum())} of "
             f"{int(rows['pairs'].sum())} values identical, {int(rows['status_changed'].sum())} "
             f"changed status; largest |Δ| {_difference_cell(worst)} ({worst['metric']}, "
             f"{spacing_title(worst['spacing'])})."
         )
-    edge_lines = [note for note in table.notes[2:]]
-    environment_made = [line for line in edge_lines if "the environment (" in line]
+    by_environment = changes["why"].str.startswith("the environment").sum()
     lines.append(
-        f"- Edge cases: {len(edge_lines)} cells changed; {len(environment_made)} of them with "
-        "the tool's version unchanged, so by the environment (numpy, scipy), not by the "
-        "tool's designed handling:"
+        f"Edge cases: {len(changes)} cells changed, {by_environment} of them with the tool's "
+        "version unchanged, so by the environment (numpy, scipy), not by the tool's designed "
+        "handling."
     )
-    lines += [f"  - {line}" for line in edge_lines]
-    return lines
+    lines += _changed_cells(comparison)
+    return title, lines
+
+
+def compare_files(paths: Sequence[str], environment: str) -> Comparison:
+    """`compare` from the scores table and both environments' edge-case files."""
+    scores = [path for path in paths if path.endswith(".parquet")]
+    today, other = _split_edge_files([path for path in paths if path.endswith(".json")])
+    return compare(
+        read_scores(scores[0], None), load_edge_cases(today), load_edge_cases(other), environment
+    )
 
 
 # --- entry points of the workflow rules (paths in, files out) -------------------------------
@@ -253,11 +276,7 @@ def make_environment_a3(
 
 
 def make_drift_table(paths: Sequence[str], outputs: Mapping[str, str], environment: str) -> Table:
-    """The drift table from the scores table and both environments' edge-case files."""
-    scores = [path for path in paths if path.endswith(".parquet")]
-    today, other = _split_edge_files([path for path in paths if path.endswith(".json")])
-    table = drift_table(
-        read_scores(scores[0], None), load_edge_cases(today), load_edge_cases(other), environment
-    )
+    """The drift table from the scores and edge-case files; writes csv/md/tex/html outputs."""
+    table = drift_table(compare_files(paths, environment))
     write_table(table, outputs["csv"], outputs["md"], outputs["tex"], outputs.get("html"))
     return table

@@ -14,7 +14,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from study.analysis import claims
+from study.analysis import claims, environments
 from study.analysis import statistics as st
 from study.analysis.tables import configured_spacings, read_scores
 from study.records import spacing_title
@@ -346,8 +346,12 @@ def make_findings(
     md_path,
     html_path,
     grid_check_paths=(),
+    environment_paths=(),
 ) -> list[Section]:
-    """Findings from the workflow's files; writes the Markdown and HTML renderings."""
+    """Findings from the workflow's files; writes the Markdown and HTML renderings.
+
+    `environment_paths`, the scores table and the edge-case files of every environment, add
+    the section on the versions since the paper's (study.analysis.environments)."""
     from study.analysis.figures import read_timing  # here, so findings alone need no matplotlib
 
     wilcoxon = pd.read_csv(wilcoxon_csv, dtype={"spacing": str})
@@ -356,6 +360,9 @@ def make_findings(
     sections = build_findings(
         AnalysisInputs(read_scores(scores_path), wilcoxon, config, timing, checked)
     )
+    for environment in config.get("environments", [])[1:] if environment_paths else []:
+        comparison = environments.compare_files(environment_paths, environment)
+        sections.append(Section(*environments.findings_section(comparison)))
     Path(md_path).parent.mkdir(parents=True, exist_ok=True)
     Path(md_path).write_text(render_markdown(sections), encoding="utf-8")
     Path(html_path).write_text(render_html(sections), encoding="utf-8")

@@ -69,6 +69,7 @@ class AnalysisPlan:
 
     def __init__(self, config: Mapping):
         self.environments = config.get("environments", [STUDY_ENVIRONMENT])
+        self.other_environments = self.environments[1:]
         meshings = config.get("reference", {}).get("meshings", [])
         self.meshing_variants = [
             name

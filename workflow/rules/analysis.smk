@@ -61,6 +61,7 @@ rule findings:
         wilcoxon=rules.table_wilcoxon.output.csv,
         timing=SCORING.timing_files(),
         grid_check=SCORING.grid_check_files(),
+        environments=ANALYSIS_INPUTS["environments"]() if ANALYSIS.other_environments else [],
     output:
         md=findings_paths()["md"],
         html=report(findings_paths()["html"], caption="../report/findings.rst", category="Findings"),
