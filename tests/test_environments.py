@@ -7,16 +7,18 @@ built it.
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import math
 import subprocess
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
 import pytest
 
 from adapters import REGISTRY, describe, invoke, invoke_files
-from adapters.environments import ENVIRONMENTS, environment
+from adapters.environments import ENVIRONMENTS, Environment, environment
 from maskio import write_mask
 from study.analysis.environments import (
     compare,
@@ -229,3 +231,55 @@ def test_each_paper_version_equals_a_direct_call_of_that_version(tmp_path):
         outcome = invoke_files(tool, *paths, metrics=sorted(values), environment="paper")
         assert outcome.error is None, (tool, outcome.error)
         assert outcome.values == pytest.approx(values, rel=1e-12, abs=1e-12), tool
+
+
+# --- make env-paper ----------------------------------------------------------------------------
+
+
+def load_builder():
+    spec = importlib.util.spec_from_file_location(
+        "build_environment", Path(__file__).resolve().parents[1] / "tools/build_environment.py"
+    )
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_the_builder_is_a_no_op_when_up_to_date_and_links_its_programs(
+    tmp_path, monkeypatch, capsys
+):
+    builder = load_builder()
+    monkeypatch.setattr("adapters.environments.ENVIRONMENTS_DIR", tmp_path)
+    python = Path(PAPER.python)
+    python.parent.mkdir(parents=True)
+    python.write_text("#!/bin/sh\n")
+    builder.stamp_of(PAPER).touch()
+    program = tmp_path / "plastimatch-1.9.4"
+    program.write_text("#!/bin/sh\n")
+    monkeypatch.setitem(builder.PROGRAMS, "paper", {"plastimatch": ("plastimatch", str(program))})
+    monkeypatch.setattr(builder, "_run", lambda command: pytest.fail(f"ran {command}"))
+    assert builder.build("paper") == python
+    assert (python.parent / "plastimatch").resolve() == program
+    assert "paper: up to date" in capsys.readouterr().out
+    changed = tmp_path / "paper.txt"
+    changed.write_text("numpy==1.23.5\n")
+    edited = Environment("paper", changed, "")
+    assert builder.stamp_of(edited) != builder.stamp_of(PAPER)  # a new pin rebuilds
+
+
+def test_the_builder_names_what_it_can_build():
+    with pytest.raises(
+        SystemExit, match="no environment 'study' to build; buildable: \\['paper'\\]"
+    ):
+        load_builder().build("study")
+
+
+def test_the_paper_pins_are_exact_and_name_each_package_once():
+    names = []
+    for path in load_builder().pinned_files(PAPER):
+        for line in path.read_text().splitlines():
+            if line.strip() and not line.startswith("#"):
+                name, separator, version = line.partition("==")
+                assert separator and version, f"{path.name}: {line!r} is not pinned"
+                names.append(name.lower().replace("_", "-"))
+    assert len(names) == len(set(names)), "a package pinned twice"
