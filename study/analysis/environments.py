@@ -29,7 +29,6 @@ from study.analysis import statistics as st
 from study.analysis.tables import (
     Table,
     edge_cell,
-    format_number,
     load_edge_cases,
     read_scores,
     table_a3,
@@ -141,7 +140,7 @@ def _difference_cell(row: Mapping) -> str:
         return "identical"
     if math.isnan(row["max_abs_difference"]):
         return "—"
-    return format_number(row["max_abs_difference"])
+    return f"{row['max_abs_difference']:.2g}"  # round-off shows as such, not as 0.00
 
 
 @dataclass
