@@ -55,6 +55,7 @@ rule findings:
         wilcoxon=rules.table_wilcoxon.output.csv,
         timing=SCORING.timing_files(),
         grid_check=SCORING.grid_check_files(),
+        edge_cases=SCORING.edge_case_files(),
     output:
         md=findings_paths()["md"],
         html=report(findings_paths()["html"], caption="../report/findings.rst", category="Findings"),

@@ -14,4 +14,5 @@ with log_to(snakemake.log[0]):
         snakemake.output.md,
         snakemake.output.html,
         list(snakemake.input.grid_check),
+        list(snakemake.input.edge_cases),
     )
