@@ -225,10 +225,14 @@ def timing_section(timing: pd.DataFrame | None) -> Section:
     if timing is None or timing.empty:
         section.lines.append("No timing records.")
         return section
-    medians = st.time_per_case(timing).groupby("tool")["seconds"].median().sort_values()
+    per_case = st.time_per_case(timing)
+    medians = per_case.groupby("tool")["seconds"].median().sort_values()
+    boxes = per_case.groupby(["tool", "category"]).size()
     section.lines.append(
         f"Timed on {st.timed_grids(timing)}, {timing['case'].nunique()} "
-        f"case(s), {timing['oar'].nunique()} OARs."
+        f"case(s), {timing['oar'].nunique()} OARs, {timing['repeat'].nunique()} repeat(s) per "
+        f"pair (their median counts); each tool's box per OAR category holds {boxes.min()} to "
+        f"{boxes.max()} pairs."
     )
     section.lines.append(
         "Median per case, fastest first: "
