@@ -228,7 +228,8 @@ def check_hd95_underestimation(e: Evidence) -> str | None:
         mean = float(_rows(e.by_spacing, tool, "HD95")["mean"].mean())
         theirs_mean = float(_rows(paper.table_a1(), tool, "HD95")["mean"].mean())
         low, _ = _extreme(e.by_spacing, tool, "HD95", "spacing")
-        theirs_low, theirs_where = _extreme(paper.table_a2(), tool, "HD95", "category")
+        theirs_low, _ = _extreme(paper.table_a1(), tool, "HD95", "spacing")
+        _, theirs_where = _extreme(paper.table_a2(), tool, "HD95", "category")
         size = by_size(low, theirs_low)
         verdicts.append("differs" if mean >= 0 else size)
         where = ""
