@@ -544,31 +544,38 @@ def sign_class(value: float) -> str:
 
 def check_meshing_signs(e: Evidence) -> str | None:
     """Table A4: each meshing variant's mean Δ has the paper's sign (+, −, or 0.00) per metric
-    and voxel size."""
+    and voxel size; the sentence lists, per variant, every cell whose sign differs."""
     if e.meshing is None or e.meshing.empty:
         return None
     theirs = paper.table_a4().set_index(["tool", "metric", "spacing"])["mean"]
-    same, differ = 0, []
-    for row in e.meshing.itertuples():
-        key = (row.tool, row.metric, row.spacing)
-        if key not in theirs.index or not np.isfinite(row.mean):
-            continue
-        if sign_class(row.mean) == sign_class(theirs[key]):
-            same += 1
-        else:
-            differ.append(
-                f"{st.tool_label(row.tool)} {row.metric} at {spacing_title(row.spacing)} "
-                f"{_v(row.mean)} (paper {_v(theirs[key])})"
-            )
-    total = same + len(differ)
+    same, total, parts = 0, 0, []
+    for variant in st.ordered_tools(e.meshing["tool"]):
+        rows = e.meshing.loc[e.meshing["tool"] == variant].set_index(["metric", "spacing"])
+        keys = [
+            (variant, metric, spacing, rows.loc[(metric, spacing), "mean"])
+            for metric in st.TESTED_METRICS
+            for spacing in e.spacings
+            if (metric, spacing) in rows.index and (variant, metric, spacing) in theirs.index
+        ]
+        keys = [k for k in keys if np.isfinite(k[3])]
+        differ = [
+            f"{metric} at {spacing_title(spacing)} {_v(mean)} "
+            f"(paper {_v(theirs[v, metric, spacing])})"
+            for v, metric, spacing, mean in keys
+            if sign_class(mean) != sign_class(theirs[v, metric, spacing])
+        ]
+        same, total = same + len(keys) - len(differ), total + len(keys)
+        parts.append(
+            f"{st.tool_label(variant)} {len(keys) - len(differ)} of {len(keys)}"
+            + (f" (not {', '.join(differ)})" if differ else "")
+        )
     if total == 0:
         return None
-    verdict = "agrees" if not differ else "agrees in part" if 2 * same > total else "differs"
+    verdict = "agrees" if same == total else "agrees in part" if 2 * same > total else "differs"
     return _sentence(
         "Table A4's signs: marching cubes about 0 for the distances but +4 to +5 %pt BIoU; "
         "surface nets lower distances and higher NSD than discrete marching cubes.",
-        f"the sign of the mean Δ is the paper's in {same} of {total} cells"
-        + (f"; not in {'; '.join(differ[:8])}" if differ else ""),
+        "cells whose mean Δ has the paper's sign (0 when it prints as 0.00): " + "; ".join(parts),
         verdict,
     )
 
