@@ -272,9 +272,11 @@ def test_timed_pairs_follow_the_timing_keys():
     from study.scoring.timing import timed_pair_count
     from study.workflow.config import load_config
 
-    assert timed_pair_count(load_config({})) == 1 * 4
-    assert timed_pair_count(load_config({"timing": {"cases": None}})) == 3 * 4
-    assert timed_pair_count(load_config({"timing": {"pairs_per_category": None}})) == 30
+    # The default: two OARs of each of the 4 categories in each of the 3 cases.
+    assert timed_pair_count(load_config({})) == 3 * 2 * 4
+    assert timed_pair_count(load_config({"timing": {"cases": 1}})) == 1 * 2 * 4
+    one_case = {"cases": 1, "pairs_per_category": None}
+    assert timed_pair_count(load_config({"timing": one_case})) == 30
 
 
 def test_scan_grid_benchmark_prints_time_and_memory_per_tool():

@@ -18,6 +18,7 @@ import pandas as pd
 
 from adapters.environments import STUDY_ENVIRONMENT
 from study.analysis import statistics as st
+from study.analysis.edge_comparison import environment_error
 from study.oars import ordered_categories
 from study.records import (
     EDGE_CASES,
@@ -70,7 +71,7 @@ def mean_cell(row: Mapping) -> str:
 
 
 def excluded_cell(row: Mapping) -> str:
-    """Counts of Δ left out of the statistics, by reason; empty when none was left out."""
+    """Counts of Δ left out of the statistics, by reason; "0" when none was left out."""
     parts = []
     if row["n_nonfinite"]:
         parts.append(f"{int(row['n_nonfinite'])} non-finite")
@@ -78,7 +79,7 @@ def excluded_cell(row: Mapping) -> str:
         parts.append(f"{int(row['n_failed'])} failed")
     if row["n_no_reference"]:
         parts.append(f"{int(row['n_no_reference'])} no ref.")
-    return ", ".join(parts)
+    return ", ".join(parts) or "0"
 
 
 # --------------------------------------------------------------------------------------------
@@ -330,8 +331,13 @@ EDGE_SYMBOLS: dict[str, str] = {
 }
 """Display of each output class; "number" shows the value itself."""
 
+ENVIRONMENT_MARK = "†"
+"""Appended to E when the error came from the environment, not the tool's handling."""
+
 EDGE_LEGEND = (
     "NaN: not a number; ∞*: a very large number standing in for infinity; E: error; "
+    f"E{ENVIRONMENT_MARK}: an error raised by the environment rather than by the tool's "
+    "handling (a library function the tool calls is missing here, e.g. removed in NumPy 2); "
     "E*: empty output without an error message; W: warning printed; ✓/✗: score "
     "unchanged/changed when A and B are swapped; a number is the value returned; "
     "blank: metric not offered by the tool."
@@ -366,6 +372,8 @@ def edge_cell(record: Mapping) -> str:
         text = format_number(float(record.get("value") or "nan"))
     else:
         text = EDGE_SYMBOLS[output]
+    if output == "error" and environment_error(record.get("message")):
+        text += ENVIRONMENT_MARK
     return text + ("W" if record.get("warned") else "")
 
 

@@ -62,6 +62,7 @@ rule findings:
         timing=SCORING.timing_files(),
         grid_check=SCORING.grid_check_files(),
         environments=ANALYSIS_INPUTS["environments"]() if ANALYSIS.other_environments else [],
+        edge_cases=SCORING.edge_case_files(),
     output:
         md=findings_paths()["md"],
         html=report(findings_paths()["html"], caption="../report/findings.rst", category="Findings"),
