@@ -88,8 +88,9 @@ class ObserverModes:
     """Large organs: mean number (Poisson) of local departures per observer."""
     departure_mm: tuple[float, float] = (2.0, 6.0)
     """Height of a local departure (uniform; outwards or inwards with equal chance)."""
-    departure_width_mm: tuple[float, float] = (8.0, 20.0)
-    """Gaussian width (sigma) of a local departure along the surface (uniform)."""
+    departure_width_mm: tuple[float, float] = (4.0, 10.0)
+    """Gaussian width (sigma) of a local departure (uniform): a patch about 1 to 2.5 cm
+    across (full width at half height), part of a large organ's surface, not all of it."""
 
 
 MODES = ObserverModes()
@@ -709,10 +710,13 @@ def _bumps(
 
 
 def _departures(
-    axes: list[np.ndarray], surface_points: np.ndarray, rng: np.random.Generator, modes
+    axes: list[np.ndarray],
+    surface_points: np.ndarray,
+    rng: np.random.Generator,
+    modes,
 ) -> np.ndarray:
     """A large organ's boundary departing locally where its border is unclear: Gaussian
-    patches of `modes.departure_width_mm` and `modes.departure_mm` on the surface."""
+    patches of `modes.departure_mm` and `modes.departure_width_mm` on the surface."""
     offsets = np.zeros([len(a) for a in axes])
     for _ in range(rng.poisson(modes.departure_rate)):
         center = surface_points[rng.integers(len(surface_points))]
@@ -865,17 +869,19 @@ def _observer_field(
         rim = min(ctx.slice_mm, 0.45 * organ.thickness)
         truth = rounded_intersection(untrimmed, stops, rim)
     near = points[np.abs(truth.ravel()) < organ.step]
-    size = float(np.linalg.norm(organ.hi - organ.lo)) / 2
+    size = min(float(np.linalg.norm(organ.hi - organ.lo)) / 2, 40.0)
     smooth = rng("observer")
     scale = organ.disagreement * smooth.uniform(0.7, 1.3)
     offsets = case_offsets + smooth_offsets(axes, smooth, rms=scale)
-    offsets += _bumps(axes, near, smooth, scale, min(size, 40.0))
+    offsets += _bumps(axes, near, smooth, scale, size)
     # Observers disagree by a few mm at most, and never erase a structure.
     shrink = min(0.4 * organ.thickness, 3.0)
     offsets = np.clip(offsets, -shrink, MAX_GROWTH_MM)
     if ctx.category == "large" and len(near):
+        # Outwards as far as the departure goes; inwards no further than the smooth offsets
+        # may go, so a departure never erases a lobe.
         offsets += _departures(axes, near, rng("departures"), modes)
-        offsets = np.maximum(offsets, -0.4 * organ.thickness)
+        offsets = np.maximum(offsets, -shrink)
     values = truth - offsets
     if stops is not None:
         values = rounded_intersection(untrimmed - offsets, stops, rim)
