@@ -1,9 +1,12 @@
-"""Command line of the study's stages that run tools: `python -m study {probe,timing} ...`.
+"""Command line of the study's stages: `python -m study {probe,timing,observers} ...`.
 
 probe [--tools ...] --out DIR
                edge-case records (Table A3), one DIR/<tool>.json per tool
 timing --pairs pairs.csv [--pairs ...] --repeats N [--tools ...] [--grid NAME] --out DIR
                HD timing rows (Fig. A5), one DIR/<tool>.parquet per tool
+observers --scores scores.parquet --pairs pairs.csv [--pairs ...]
+               prints the data report: per OAR category, the observers' DSC and the
+               reference's HD and HD95 between them (the workflow's table_observers)
 """
 
 from __future__ import annotations
@@ -66,6 +69,18 @@ def _timing(arguments) -> int:
     return 0
 
 
+def _observers(arguments) -> int:
+    from study.analysis.observers import agreement_table, as_text, observer_agreement
+    from study.analysis.tables import read_scores
+
+    try:
+        agreement = observer_agreement(read_scores(arguments.scores), arguments.pairs)
+    except (FileNotFoundError, ValueError) as error:
+        arguments.parser.exit(2, f"error: {error}\n")
+    print(as_text(agreement_table(agreement)), end="")
+    return 0
+
+
 def _repeats(text: str) -> int:
     if not text.isdigit() or int(text) < 1:
         raise argparse.ArgumentTypeError(f"{text!r} is not a whole number of at least 1")
@@ -106,6 +121,14 @@ def parser() -> argparse.ArgumentParser:
     timing.add_argument(
         "--grid", default="", help="field of view the masks were voxelized with (recorded per row)"
     )
+    observers = commands.add_parser(
+        "observers", help="data report: how far apart the observers are, per OAR category"
+    )
+    observers.add_argument("--scores", required=True, help="the study's scores.parquet")
+    observers.add_argument(
+        "--pairs", nargs="+", required=True, help="the voxelization's pairs.csv files"
+    )
+    observers.set_defaults(handler=_observers, parser=observers)
     return main
 
 

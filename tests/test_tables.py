@@ -150,6 +150,7 @@ def test_analysis_plan_of_the_default_configuration():
     assert plan.params["factor"] == 1188 and plan.params["n_implementations"] == 12
     targets = plan.targets()
     assert "results/tables/table_a4.tex" in targets and "results/findings.html" in targets
+    assert "results/tables/table_observers.html" in targets  # the data report
     config["reference"]["meshings"] = ["discrete_marching_cubes"]
     assert not any("table_a4" in t for t in AnalysisPlan(config).targets())
 

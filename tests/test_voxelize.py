@@ -12,9 +12,11 @@ import vtk
 
 from maskio import read_mask, write_mask
 from study.dataset.meshes import mesh_volume, read_mesh, write_mesh
-from study.dataset.synthetic import generate_case, write_case
+from study.dataset.synthetic import build_organ, generate_case, write_case
 from study.dataset.voxelize import PAIR_COLUMNS, voxelize_case, voxelize_mesh, voxelize_pair
 from study.oars import OARS
+
+SEED = 20240215  # conftest's synthetic_cases
 
 # Largest allowed |mask volume / mesh volume - 1| for a sphere of radius 10 mm: the error of
 # counting voxel centres shrinks with the voxel size.
@@ -143,6 +145,10 @@ def test_synthetic_organ_volumes_survive_voxelization(synthetic_cases):
     failures = []
     for name, pair in synthetic_cases[1].items():
         kind = OARS[name] if OARS[name] in ("small", "tubular") else "other"
+        # A tube cut flat on a CT slice gains or loses a voxel layer at each end, as the
+        # carotids do: the oesophagus (about 4 cm long) is measured like them.
+        if kind == "other" and build_organ(name, 1, SEED).ends == "axial":
+            kind = "tubular"
         for spacing, tolerance in OAR_TOLERANCE.items():
             mask = voxelize_pair(pair["A"], None, spacing).mask_a
             ratio = mask.sum() * math.prod(spacing) / mesh_volume(pair["A"])

@@ -258,11 +258,19 @@ def test_report_tables_and_notebook_from_the_test_preset(study_run, monkeypatch)
         "table_a1.html",
         "table_a3.html",
         "table_wilcoxon.html",
+        "table_observers.html",
         "figure_4.png",
         "figure_a5.png",
         "findings.html",
     ):
         assert name in page, name
+    # The data report: the reference's median HD per category, recomputed.
+    observers = pd.read_csv(study_run / "results/tables/table_observers.csv")
+    scores_all = pd.read_parquet(study_run / "results/scores.parquet")
+    reference_hd = scores_all[(scores_all.tool == "reference") & (scores_all.metric == "HD")]
+    for category, values in reference_hd.groupby("category")["value"]:
+        row = observers[(observers.category == category) & (observers.metric == "HD")].iloc[0]
+        assert row["median"] == pytest.approx(values.median()) and row["n"] == len(values)
 
     scores = pd.read_parquet(study_run / "results/scores.parquet")
     wide = scores[(scores.metric == "HD") & (scores.spacing == "2x2x2")].pivot_table(

@@ -4,14 +4,17 @@ Every organ is a smooth implicit function f (negative inside, |grad f| ~ 1 near 
 so f is close to a signed distance in mm) built from ellipsoids and tubes around spline centre
 lines, placed in a patient frame in mm: x towards the patient's left, y posterior, z superior
 (DICOM LPS), z = 0 at the pituitary. Paired organs are mirror images in x with small
-independent jitter. A case draws a head scale and per-organ size, shape and position changes.
+independent jitter. A case draws a head scale, a head pose in the scanner (so no organ lines
+up with the voxel lattice), a CT slice grid, and per-organ size, shape and position changes.
 
 An observer's contour is {f - delta = 0}: delta(x) is a smooth low-frequency offset field
-(a few plane waves plus a global bias, about 0.3 to 3 mm), plus local Gaussian bumps
-(local over- and under-segmentation); tubes are also trimmed by different lengths at each end
-(start and end on different slices) and, rarely, one observer adds a small separate
-component. The field is sampled on a fine local grid and meshed with VTK flying edges plus
-gentle windowed-sinc smoothing. Everything is deterministic in (seed, case, organ name).
+(a few plane waves plus a global bias, about 0.3 to 3 mm), plus local Gaussian bumps (local
+over- and under-segmentation) and, on large organs, wider local departures. The modes of
+disagreement that are not smooth come from `ObserverModes`: tubes end on different CT slices,
+now and then at a different landmark; an observer now and then draws a stray island on one
+slice or skips a slice. The field is sampled on a fine local grid and meshed with VTK flying
+edges plus gentle windowed-sinc smoothing. Everything is deterministic in (seed, case, organ
+name).
 """
 
 from __future__ import annotations
@@ -20,7 +23,7 @@ import argparse
 import json
 import zlib
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import numpy as np
@@ -42,10 +45,63 @@ MARKER_FILE = ".synthetic-dataset.json"
 """Written into data/<name>/ by the generator; a folder without it is never overwritten."""
 
 GRID_MARGIN_MM = 6.0
-EXTRA_COMPONENT_PROBABILITY = 0.05
 FAR = 1e3  # field value for "far outside" (mm)
-TUBE_BOUND_MM = 15.0  # tube fields are exact up to this far beyond the tube surface
-MAX_GROWTH_MM = 3.5  # largest outward observer offset
+MAX_GROWTH_MM = 3.5  # largest outward smooth observer offset (local departures come on top)
+
+
+@dataclass(frozen=True)
+class ObserverModes:
+    """The ways two observers' contours differ beyond smooth boundary offsets: one field per
+    size. docs/dataset.md says what each models and where its size comes from."""
+
+    slice_mm: tuple[float, ...] = (2.0, 2.5, 3.0)
+    """The case's CT slice thickness, drawn from these: the observers draw on its slices, so
+    tube ends, skipped slices and stray islands come in whole slices (HaN-Seg CT: 2 to 3 mm)."""
+    pose_sd_deg: float = 3.0
+    """SD of the head's rotation in the scanner about each axis, per case."""
+    bend_mm: float = 3.0
+    """SD of the inner centre-line control points of the long tubes (carotids, spinal cord,
+    oesophagus, optic nerves) beyond the organ's position jitter: tortuosity."""
+    end_inset_mm: float = 6.0
+    """Mean distance along a tube from the drawn tube's full end to where an observer stops."""
+    end_sd_slices: float = 1.0
+    """SD, in slices, of where an observer stops a tube, per observer and end."""
+    landmark_probability: float = 0.15
+    """Chance, per observer, of stopping a long tube at its caudal end at another landmark."""
+    landmark_levels: tuple[int, int] = (1, 3)
+    """How many vertebral levels further up that observer stops (uniform, inclusive)."""
+    level_mm: float = 18.0
+    """Height of one cervical vertebral level (body plus disc)."""
+    max_trim_fraction: float = 0.35
+    """An observer never drops more than this fraction of a tube's length at one end."""
+    island_probability: float = 0.08
+    """Chance, per observer and organ, of a stray island: a disc on one slice near the organ."""
+    island_gap_mm: tuple[float, float] = (2.0, 10.0)
+    """Gap between the organ's true surface and the island's edge (uniform)."""
+    island_radius_mm: tuple[float, float] = (1.5, 4.0)
+    """In-plane radius of the island (uniform)."""
+    skip_probability: float = 0.04
+    """Chance, per observer and organ, of a skipped slice inside the organ."""
+    skip_min_slices: int = 6
+    """Only organs that span at least this many slices can have a skipped slice."""
+    departure_rate: float = 1.0
+    """Large organs: mean number (Poisson) of local departures per observer."""
+    departure_mm: tuple[float, float] = (2.0, 6.0)
+    """Height of a local departure (uniform; outwards or inwards with equal chance)."""
+    departure_width_mm: tuple[float, float] = (4.0, 10.0)
+    """Gaussian width (sigma) of a local departure (uniform): a patch about 1 to 2.5 cm
+    across (full width at half height), part of a large organ's surface, not all of it."""
+
+
+MODES = ObserverModes()
+"""The modes the default dataset is drawn with."""
+
+GRADIENT_CLIP = 3.0
+"""`_as_distance` divides by at most this gradient norm."""
+
+TUBE_BOUND_MM = GRADIENT_CLIP * (MAX_GROWTH_MM + ObserverModes.departure_mm[1]) + 1.0
+"""Tube fields are exact up to this far beyond the tube surface: more than the largest outward
+offset times the gradient clip, so no spurious surface forms where the exact values stop."""
 
 Field = Callable[[np.ndarray, tuple[float, float]], np.ndarray]
 """(points (n, 3) in mm, (trim at start, trim at end) in mm) -> implicit values (n,)."""
@@ -163,7 +219,13 @@ class Organ:
     step: float  # sampling step of the implicit function (mm)
     thickness: float  # thinnest full extent (mm); bounds how far an observer may shrink it
     disagreement: float  # RMS boundary offset of one observer from the truth (mm)
-    tube_trim: bool = False  # observers trim tube ends differently
+    # How observers stop a tube: "axial" on an axial slice, "arc" at a point along the tube
+    # (rounded ends, for tubes that do not run head to foot), None for organs that are not
+    # open tubes.
+    ends: str | None = None
+    landmarks: bool = False  # the caudal end is a landmark observers may choose differently
+    axis: np.ndarray | None = None  # centre-line samples (n, 3) of a tube, mm
+    arc: np.ndarray | None = None  # arc length at each sample (mm)
 
 
 class CaseContext:
@@ -171,6 +233,7 @@ class CaseContext:
 
     def __init__(self, seed: int, case: int, name: str):
         self.seed, self.case, self.name = seed, case, name
+        self.category = OARS[name]
         # Paired organs end in _L/_R, the eye segments in L/R (Eye_AL, Eye_PR, ...).
         eye = name in ("Eye_AL", "Eye_AR", "Eye_PL", "Eye_PR")
         paired = eye or name.endswith(("_L", "_R"))
@@ -178,6 +241,12 @@ class CaseContext:
         pair = (name[:-1] if eye else name[:-2]) if paired else name
         case_rng = self.rng("case")
         self.head_scale = float(np.clip(case_rng.normal(1.0, 0.04), 0.9, 1.1))
+        # The case's scanner: the head's pose in it and the CT slices observers draw on.
+        scanner = self.rng("scanner")
+        sd = MODES.pose_sd_deg
+        self.pose = rotation(np.clip(scanner.normal(0.0, sd, 3), -3 * sd, 3 * sd))
+        self.slice_mm = float(scanner.choice(MODES.slice_mm))
+        self.slice_origin = float(scanner.uniform(0.0, self.slice_mm))
         self.shared = self.rng("pair:" + pair)  # same draws for left and right
         self.own = self.rng("organ:" + name)
 
@@ -204,12 +273,17 @@ class CaseContext:
         a = np.asarray(angles_deg, float) + self.shared.normal(0, sd_deg, 3)
         return a * [1.0, self.side, self.side]
 
-    def curve(self, controls: Sequence[Sequence[float]], jitter_mm: float = 2.0) -> np.ndarray:
-        """Centre-line control points on this side, scaled and jittered (ends included)."""
+    def curve(
+        self, controls: Sequence[Sequence[float]], jitter_mm: float = 2.0, bend_mm: float = 0.0
+    ) -> np.ndarray:
+        """Centre-line control points on this side, scaled and jittered (ends included); the
+        inner points also move by `bend_mm` (SD) independently on each side: tortuosity."""
         base = self.pos((0, 0, 0), jitter_mm=jitter_mm / 2)
         pts = np.array(controls, float) * [self.side, 1.0, 1.0] * self.head_scale
         wiggle = self.shared.normal(0, jitter_mm, pts.shape) * [self.side, 1.0, 1.0]
-        return pts + base + wiggle
+        bend = self.own.normal(0, bend_mm, pts.shape)
+        bend[[0, -1]] = 0.0
+        return pts + base + wiggle + bend
 
 
 def _ellipsoid(center, radii, angles=(0, 0, 0)) -> Field:
@@ -241,14 +315,28 @@ def _blob_organ(ctx: CaseContext, center, radii, angles, *, step, disagreement) 
 
 
 def _tube_organ(
-    ctx: CaseContext, controls, radii, *, scale=(1, 1, 1), step, disagreement, trim=True
+    ctx: CaseContext,
+    controls,
+    radii,
+    *,
+    scale=(1, 1, 1),
+    step,
+    disagreement,
+    ends="axial",
+    landmarks=False,
+    bend=True,
 ) -> Organ:
     tube = Tube(
-        ctx.curve(controls), np.asarray(radii, float) * ctx.size(0.06), np.asarray(scale, float)
+        ctx.curve(controls, bend_mm=MODES.bend_mm if bend else 0.0),
+        np.asarray(radii, float) * ctx.size(0.06),
+        np.asarray(scale, float),
     )
     lo, hi = _box_of_tube(tube)
     thickness = 2 * float(tube.sample_radii.min() / tube.scale.max())
-    return Organ(tube, lo, hi, step, thickness, disagreement, tube_trim=trim)
+    axis = tube.samples / tube.scale
+    return Organ(
+        tube, lo, hi, step, thickness, disagreement, ends, landmarks, axis, tube.arc.copy()
+    )
 
 
 def _oral_cavity_shape(ctx: CaseContext) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -412,6 +500,7 @@ BUILDERS: dict[str, Callable[[CaseContext], Organ]] = {
         [1.8, 1.75, 1.7, 1.7],
         step=0.35,
         disagreement=0.3,
+        ends="arc",
     ),
     "OpticChiasm": _chiasm,
     "Pituitary": lambda c: _blob_organ(
@@ -434,6 +523,7 @@ BUILDERS: dict[str, Callable[[CaseContext], Organ]] = {
         scale=(1 / 1.15, 1 / 0.9, 1),
         step=0.9,
         disagreement=0.8,
+        bend=False,
     ),
     "SpinalCord": lambda c: _tube_organ(
         c,
@@ -442,6 +532,7 @@ BUILDERS: dict[str, Callable[[CaseContext], Organ]] = {
         scale=(1 / 1.25, 1 / 0.85, 1),
         step=0.7,
         disagreement=0.5,
+        landmarks=True,
     ),
     "Esophagus_S": lambda c: _tube_organ(
         c,
@@ -450,6 +541,7 @@ BUILDERS: dict[str, Callable[[CaseContext], Organ]] = {
         scale=(1 / 1.3, 1 / 0.75, 1),
         step=0.6,
         disagreement=0.7,
+        landmarks=True,
     ),
     "Cricopharyngeus": lambda c: _blob_organ(
         c, (-2, 9, -118), (12, 8, 6.5), (0, 0, 0), step=0.5, disagreement=0.6
@@ -473,6 +565,7 @@ BUILDERS: dict[str, Callable[[CaseContext], Organ]] = {
         [3.0, 2.8, 2.6, 2.4, 2.2, 2.1],
         step=0.6,
         disagreement=0.45,
+        landmarks=True,
     ),
     "Bone_Mandible": _mandible,
     "Cavity_Oral": _cavity_oral,
@@ -502,19 +595,42 @@ def _union_of_blobs(ctx: CaseContext, blobs, *, step, disagreement) -> Organ:
 
 
 def build_organ(name: str, case: int, seed: int) -> Organ:
-    """The true shape of organ `name` in `case` (deterministic in seed, case, name)."""
+    """The true shape of organ `name` in `case` (deterministic in seed, case, name), in the
+    scanner frame: the patient frame turned by the case's head pose."""
     check_oar_names([name])
-    return BUILDERS[name](CaseContext(seed, case, name))
+    ctx = CaseContext(seed, case, name)
+    return _posed(BUILDERS[name](ctx), ctx.pose)
+
+
+def _posed(organ: Organ, pose: np.ndarray) -> Organ:
+    """`organ` turned by the rotation `pose` about the patient frame's origin: the field at a
+    scanner point p is the patient field at pose^T p; box and centre line turn with it."""
+    patient_field, last = organ.field, {}
+
+    def scanner_field(points: np.ndarray, trims=(0.0, 0.0)) -> np.ndarray:
+        # Keep the turned array while the same points come back (both observers query one
+        # grid): tube fields cache their nearest-sample search on the array's identity.
+        if last.get("points") is not points:
+            last["points"], last["turned"] = points, np.asarray(points) @ pose
+        return patient_field(last["turned"], trims)
+
+    corners = np.array(np.meshgrid(*zip(organ.lo, organ.hi, strict=True), indexing="ij"))
+    turned = corners.reshape(3, -1).T @ pose.T
+    axis = None if organ.axis is None else organ.axis @ pose.T
+    return replace(
+        organ, field=scanner_field, lo=turned.min(axis=0), hi=turned.max(axis=0), axis=axis
+    )
 
 
 # ---------------------------------------------------------------------------------------------
 # Observers.
 
 
-def _grid(organ: Organ) -> tuple[np.ndarray, list[np.ndarray], np.ndarray]:
-    """Origin, axis coordinates and (n, 3) points (x-major order) of the sampling grid."""
-    lo = np.floor((organ.lo - GRID_MARGIN_MM) / organ.step) * organ.step
-    hi = organ.hi + GRID_MARGIN_MM
+def _grid(organ: Organ, margin: float) -> tuple[np.ndarray, list[np.ndarray], np.ndarray]:
+    """Origin, axis coordinates and (n, 3) points (x-major order) of the sampling grid: the
+    organ's box plus `margin` mm."""
+    lo = np.floor((organ.lo - margin) / organ.step) * organ.step
+    hi = organ.hi + margin
     shape = np.ceil((hi - lo) / organ.step).astype(int) + 1
     axes = [lo[n] + organ.step * np.arange(shape[n]) for n in range(3)]
     points = np.stack(np.meshgrid(*axes, indexing="ij"), axis=-1).reshape(-1, 3)
@@ -527,7 +643,7 @@ def _as_distance(values: np.ndarray, step: float) -> np.ndarray:
     norm = np.sqrt(sum(g * g for g in gradient))
     # Clipping the gradient keeps jumps (tube fields capped far away) from pulling a far
     # value down towards zero, which would create a spurious surface there.
-    return values / np.clip(norm, 0.2, 3.0)
+    return values / np.clip(norm, 0.2, GRADIENT_CLIP)
 
 
 def _separable(factors: list[np.ndarray]) -> np.ndarray:
@@ -569,6 +685,13 @@ def smooth_offsets(
     return rms * (offset + total) / norm
 
 
+def _gaussian(axes: list[np.ndarray], center, sigma: float, height: float) -> np.ndarray:
+    """height exp(-|x - c|^2 / (2 sigma^2)) on the grid; it factorises per axis."""
+    factors = [np.exp(-((a - c) ** 2) / (2 * sigma**2)) for a, c in zip(axes, center, strict=True)]
+    factors[0] = factors[0] * height
+    return _separable(factors)
+
+
 def _bumps(
     axes: list[np.ndarray],
     surface_points: np.ndarray,
@@ -576,85 +699,213 @@ def _bumps(
     scale: float,
     organ_size: float,
 ) -> np.ndarray:
-    """Local over- (+) and under- (-) segmentation: Gaussian bumps centred on the surface,
-    a exp(-|x - c|^2 / (2 sigma^2)), which factorises per axis."""
+    """Local over- (+) and under- (-) segmentation: Gaussian bumps centred on the surface."""
     offsets = np.zeros([len(a) for a in axes])
     for _ in range(rng.poisson(1.2)):
         center = surface_points[rng.integers(len(surface_points))]
         sigma = rng.uniform(0.1, 0.3) * organ_size
-        amplitude = rng.choice([-1.0, 1.0]) * rng.uniform(0.8, 2.0) * scale
-        factors = [
-            np.exp(-((a - c) ** 2) / (2 * sigma**2)) for a, c in zip(axes, center, strict=True)
-        ]
-        factors[0] = factors[0] * amplitude
-        offsets += _separable(factors)
+        height = rng.choice([-1.0, 1.0]) * rng.uniform(0.8, 2.0) * scale
+        offsets += _gaussian(axes, center, sigma, height)
     return offsets
+
+
+def _departures(
+    axes: list[np.ndarray],
+    surface_points: np.ndarray,
+    rng: np.random.Generator,
+    modes,
+) -> np.ndarray:
+    """A large organ's boundary departing locally where its border is unclear: Gaussian
+    patches of `modes.departure_mm` and `modes.departure_width_mm` on the surface."""
+    offsets = np.zeros([len(a) for a in axes])
+    for _ in range(rng.poisson(modes.departure_rate)):
+        center = surface_points[rng.integers(len(surface_points))]
+        height = rng.choice([-1.0, 1.0]) * rng.uniform(*modes.departure_mm)
+        offsets += _gaussian(axes, center, rng.uniform(*modes.departure_width_mm), height)
+    return offsets
+
+
+def _slice_index(z, slices: tuple[float, float]):
+    """Index of the CT slice (thickness, origin) whose centre is nearest to z."""
+    thickness, origin = slices
+    return np.round((np.asarray(z) - origin) / thickness)
+
+
+def _tube_stops(organ: Organ, rng: np.random.Generator, slice_mm: float, modes) -> list[float]:
+    """How much of the tube one observer leaves out at its start and end (arc length, mm):
+    `end_inset_mm` plus a normal number of slices; at the caudal end of a tube with
+    landmarks, now and then whole vertebral levels more."""
+    length = float(organ.arc[-1])
+    caudal = 0 if organ.axis[0, 2] < organ.axis[-1, 2] else 1
+    trims = []
+    for end in (0, 1):
+        trim = modes.end_inset_mm + slice_mm * rng.normal(0.0, modes.end_sd_slices)
+        if organ.landmarks and end == caudal and rng.random() < modes.landmark_probability:
+            trim += rng.integers(*modes.landmark_levels, endpoint=True) * modes.level_mm
+        trims.append(float(np.clip(trim, 0.0, modes.max_trim_fraction * length)))
+    return trims
+
+
+def _axial_stops(
+    organ: Organ, axes: list[np.ndarray], trims: list[float], slices: tuple[float, float]
+) -> np.ndarray:
+    """Where one observer's tube ends on an axial tube: the signed distance to the slab
+    between the outer faces of the slices nearest to the trimmed ends (negative inside)."""
+    length = float(organ.arc[-1])
+    z_ends = np.interp([trims[0], length - trims[1]], organ.arc, organ.axis[:, 2])
+    first, last = _slice_index(np.sort(z_ends), slices)
+    thickness, origin = slices
+    low, high = origin + (first - 0.5) * thickness, origin + (last + 0.5) * thickness
+    z = axes[2][None, None, :]
+    return np.maximum(low - z, z - high)
+
+
+def rounded_intersection(f: np.ndarray, g: np.ndarray, radius: float) -> np.ndarray:
+    """Intersection of two signed distances with the edge rounded to `radius`:
+    min(-r, max(f, g)) + |(max(f + r, 0), max(g + r, 0))| (exact max(f, g) away from the
+    edge, a quarter circle of radius r across it)."""
+    u, v = np.maximum(f + radius, 0.0), np.maximum(g + radius, 0.0)
+    return np.minimum(-radius, np.maximum(f, g)) + np.hypot(u, v)
+
+
+def _skip_slice(
+    values: np.ndarray,
+    axes: list[np.ndarray],
+    surface_points: np.ndarray,
+    rng: np.random.Generator,
+    slices: tuple[float, float],
+    modes,
+) -> np.ndarray:
+    """Now and then an observer leaves one inner slice of an organ empty: the field is at
+    least thickness / 2 - |z - z_k| there."""
+    if rng.random() >= modes.skip_probability or not len(surface_points):
+        return values
+    first, last = _slice_index(
+        [surface_points[:, 2].min(), surface_points[:, 2].max()], slices
+    ).astype(int)
+    if last - first + 1 < modes.skip_min_slices:
+        return values
+    thickness, origin = slices
+    center = origin + rng.integers(first + 2, last - 1) * thickness
+    return np.maximum(values, thickness / 2 - np.abs(axes[2] - center)[None, None, :])
+
+
+def _stray_island(
+    values: np.ndarray,
+    axes: list[np.ndarray],
+    truth: np.ndarray,
+    surface_points: np.ndarray,
+    step: float,
+    rng: np.random.Generator,
+    slices: tuple[float, float],
+    modes,
+) -> np.ndarray:
+    """Now and then an observer draws a stray island: a disc one slice thick, a few mm off
+    the organ's surface, kept inside the sampling grid."""
+    if rng.random() >= modes.island_probability or not len(surface_points):
+        return values
+    anchor = surface_points[rng.integers(len(surface_points))]
+    outward = _normal(truth, axes, anchor, step)
+    radius = rng.uniform(*modes.island_radius_mm)
+    center = anchor + outward * (radius + rng.uniform(*modes.island_gap_mm))
+    thickness, origin = slices
+    center[2] = origin + _slice_index(center[2], slices) * thickness
+    reach = np.array([radius, radius, thickness / 2]) + 2 * step
+    low = np.array([a[0] for a in axes]) + reach
+    high = np.array([a[-1] for a in axes]) - reach
+    center = np.clip(center, low, np.maximum(low, high))
+    # Only the neighbourhood of the disc can change: evaluate it there.
+    box = [
+        np.flatnonzero(np.abs(a - c) <= r + step)
+        for a, c, r in zip(axes, center, reach, strict=True)
+    ]
+    x, y, z = np.meshgrid(*[a[b] for a, b in zip(axes, box, strict=True)], indexing="ij")
+    disc = np.maximum(
+        np.hypot(x - center[0], y - center[1]) - radius, np.abs(z - center[2]) - thickness / 2
+    )
+    sub = np.ix_(*box)
+    values[sub] = np.minimum(values[sub], disc)
+    return values
+
+
+def _normal(truth: np.ndarray, axes: list[np.ndarray], point: np.ndarray, step: float):
+    """Unit outward normal of the field `truth` at grid point `point` (central differences)."""
+    index = np.array([int(np.argmin(np.abs(a - c))) for a, c in zip(axes, point, strict=True)])
+    index = np.clip(index, 1, np.array(truth.shape) - 2)
+    gradient = np.array(
+        [truth[tuple(index + e)] - truth[tuple(index - e)] for e in np.eye(3, dtype=int)]
+    ) / (2 * step)
+    return gradient / max(np.linalg.norm(gradient), 1e-9)
 
 
 def _observer_field(
     organ: Organ,
+    ctx: CaseContext,
+    observer: str,
     axes: list[np.ndarray],
     points: np.ndarray,
-    rng: np.random.Generator,
     case_offsets: np.ndarray,
-    extra: bool,
     untrimmed: np.ndarray,
+    modes: ObserverModes,
 ) -> np.ndarray:
-    shape = tuple(len(a) for a in axes)
-    truth = untrimmed
-    if organ.tube_trim:
-        # Where a tube starts and ends is a matter of judgement: observers differ by a few
-        # slices (base trim 6 mm, SD 5 mm, at most 16 mm).
-        trims = tuple(float(np.clip(6.0 + rng.normal(0, 5.0), 0.0, 16.0)) for _ in range(2))
-        truth = _as_distance(organ.field(points, trims).reshape(shape), organ.step)
+    """One observer's implicit field: the organ as they stop it, minus their offsets, with
+    their skipped slice and stray island if they have one. Every mode draws from its own
+    generator, so one mode's draws never shift another's."""
+
+    def rng(mode: str) -> np.random.Generator:
+        return ctx.rng(f"{mode}:{observer}:{ctx.name}")
+
+    slices = (ctx.slice_mm, ctx.slice_origin)
+    truth, stops = untrimmed, None
+    if organ.ends:
+        trims = _tube_stops(organ, rng("ends"), ctx.slice_mm, modes)
+    if organ.ends == "arc":  # rounded ends where the observer stops
+        field = organ.field(points, tuple(trims)).reshape(untrimmed.shape)
+        truth = _as_distance(field, organ.step)
+    elif organ.ends == "axial":
+        # The last slice drawn ends the tube wherever the observer's boundary runs; its rim
+        # is rounded over about a slice (a smaller last contour, and meshing smooths the step).
+        stops = _axial_stops(organ, axes, trims, slices)
+        rim = min(ctx.slice_mm, 0.45 * organ.thickness)
+        truth = rounded_intersection(untrimmed, stops, rim)
     near = points[np.abs(truth.ravel()) < organ.step]
-    size = float(np.linalg.norm(organ.hi - organ.lo)) / 2
-    scale = organ.disagreement * rng.uniform(0.7, 1.3)
-    offsets = case_offsets + smooth_offsets(axes, rng, rms=scale)
-    offsets += _bumps(axes, near, rng, scale, min(size, 40.0))
+    size = min(float(np.linalg.norm(organ.hi - organ.lo)) / 2, 40.0)
+    smooth = rng("observer")
+    scale = organ.disagreement * smooth.uniform(0.7, 1.3)
+    offsets = case_offsets + smooth_offsets(axes, smooth, rms=scale)
+    offsets += _bumps(axes, near, smooth, scale, size)
     # Observers disagree by a few mm at most, and never erase a structure.
-    offsets = np.clip(offsets, -min(0.4 * organ.thickness, 3.0), MAX_GROWTH_MM)
+    shrink = min(0.4 * organ.thickness, 3.0)
+    offsets = np.clip(offsets, -shrink, MAX_GROWTH_MM)
+    if ctx.category == "large" and len(near):
+        # Outwards as far as the departure goes; inwards no further than the smooth offsets
+        # may go, so a departure never erases a lobe.
+        offsets += _departures(axes, near, rng("departures"), modes)
+        offsets = np.maximum(offsets, -shrink)
     values = truth - offsets
-    if extra and len(near):
-        anchor = near[rng.integers(len(near))]
-        outward = anchor - points[np.argmin(truth)]
-        outward /= max(np.linalg.norm(outward), 1e-9)
-        radius = rng.uniform(1.5, 3.0)
-        center = anchor + outward * (radius + rng.uniform(2.0, 3.0))
-        # Only the neighbourhood of the blob can change: evaluate it there.
-        box = [(np.abs(a - c) <= radius + 2) for a, c in zip(axes, center, strict=True)]
-        sub = np.ix_(*[np.flatnonzero(b) for b in box])
-        local = np.stack(
-            np.meshgrid(*[a[b] for a, b in zip(axes, box, strict=True)], indexing="ij"), axis=-1
-        )
-        blob = ellipsoid_sdf(local.reshape(-1, 3), center, np.full(3, radius))
-        values[sub] = np.minimum(values[sub], blob.reshape(local.shape[:3]))
-    return values
+    if stops is not None:
+        values = rounded_intersection(untrimmed - offsets, stops, rim)
+    values = _skip_slice(values, axes, near, rng("skip"), slices, modes)
+    return _stray_island(values, axes, truth, near, organ.step, rng("island"), slices, modes)
 
 
-def observer_meshes(name: str, case: int, seed: int) -> dict[str, vtk.vtkPolyData]:
+def observer_meshes(
+    name: str, case: int, seed: int, modes: ObserverModes = MODES
+) -> dict[str, vtk.vtkPolyData]:
     """Meshes of organ `name` in `case` as drawn by observers A and B."""
     organ = build_organ(name, case, seed)
     ctx = CaseContext(seed, case, name)
     rng = ctx.rng("observers:" + name)
-    origin, axes, points = _grid(organ)
+    margin = GRID_MARGIN_MM + (modes.departure_mm[1] if ctx.category == "large" else 0.0)
+    origin, axes, points = _grid(organ, margin)
     # Shared per-case shape variation, on top of the landmark and size draws.
     case_offsets = smooth_offsets(
         axes, rng, rms=min(0.04 * organ.thickness, 0.5), wavelengths=(20.0, 80.0), bias=False
     )
     untrimmed = _as_distance(organ.field(points).reshape(case_offsets.shape), organ.step)
-    extra_for = rng.choice(OBSERVERS) if rng.random() < EXTRA_COMPONENT_PROBABILITY else None
     meshes = {}
     for observer in OBSERVERS:
-        values = _observer_field(
-            organ,
-            axes,
-            points,
-            ctx.rng(f"observer:{observer}:{name}"),
-            case_offsets,
-            extra=observer == extra_for,
-            untrimmed=untrimmed,
-        )
+        values = _observer_field(organ, ctx, observer, axes, points, case_offsets, untrimmed, modes)
         values[[0, -1], :, :] = values[:, [0, -1], :] = values[:, :, [0, -1]] = FAR
         mesh = mesh_from_field(values, (organ.step,) * 3, origin, smooth_iterations=10)
         check_closed(mesh, name=f"synthetic {name} case {case} observer {observer}")

@@ -108,8 +108,19 @@ class AnalysisPlan:
         """Every table, figure and the findings."""
         return [
             *(path for item in self.items() for path in item.paths().values()),
+            *observers_paths().values(),
             *findings_paths().values(),
         ]
+
+
+OBSERVERS_TABLE = "table_observers"
+"""The data report: how far apart the dataset's observers are (study.analysis.observers)."""
+
+
+def observers_paths() -> dict[str, str]:
+    """The data report's renderings, by format (a table: it reads the masks as well as the
+    scores, so it has a rule of its own rather than an Item)."""
+    return {fmt: Layout.TABLE.format(name=OBSERVERS_TABLE, fmt=fmt) for fmt in TABLE_FORMATS}
 
 
 def findings_paths() -> dict[str, str]:

@@ -5,7 +5,7 @@
 # Snakemake report shows). Captions in workflow/report/ are Jinja templates over the config
 # and the rule's params. Edge-case and timing inputs come from the scoring plan (SCORING).
 
-from study.workflow.analysis_plan import ITEMS, AnalysisPlan, findings_paths
+from study.workflow.analysis_plan import ITEMS, AnalysisPlan, findings_paths, observers_paths
 
 ANALYSIS = AnalysisPlan(config)
 ANALYSIS_PARAMS = ANALYSIS.params
@@ -53,6 +53,34 @@ for item in ITEMS:
         script:
             # Formatted when the job runs (a name bound here would be the loop's last item).
             "../scripts/{params.script}"
+
+
+# The data report: the observers' DSC (from the masks) and the reference's HD and HD95.
+rule table_observers:
+    input:
+        scores=rules.collect_scores.output[0],
+        pairs=LAYOUT.voxelize_targets(),
+    output:
+        **{
+            fmt: (
+                report(path, caption="../report/table_observers.rst", category="Data")
+                if fmt == "html"
+                else path
+            )
+            for fmt, path in observers_paths().items()
+        },
+    log:
+        LAYOUT.log("analysis", "table_observers"),
+    conda:
+        STUDY_ENV
+    threads: 1
+    resources:
+        mem_mb=2000,
+        runtime=10,
+    params:
+        voxel_sizes=ANALYSIS_PARAMS["voxel_sizes"],
+    script:
+        "../scripts/table_observers.py"
 
 
 rule findings:
