@@ -67,6 +67,9 @@ rule collect_scores:
         LAYOUT.SCORES_TABLE,
     log:
         LAYOUT.log("collect_scores", DATASET),
+    # On a cluster, one job collects the scores and makes every table and figure.
+    group:
+        "summary"
     conda:
         STUDY_ENV
     threads: 1
@@ -111,8 +114,9 @@ rule time_hd:
     conda:
         STUDY_ENV
     # Timings are only comparable when nothing else runs beside them: locally the job takes
-    # every core; cluster profiles override this with set-threads.
-    threads: workflow.cores
+    # every core. On a cluster the SLURM profile gives it a node of its own (--exclusive)
+    # instead; a cluster run may set no core total at all.
+    threads: workflow.cores if workflow.resource_settings.cores else 1
     resources:
         mem_mb=4000,
         runtime=240,
