@@ -29,6 +29,10 @@ rule score_case:
     wildcard_constraints:
         batch="|".join(re.escape(batch) for batch in SCORING.batches),
     priority: lambda wildcards: SCORING.priority(wildcards.tool)
+    # A cluster submits two scoring jobs as one (workflow/profiles/slurm); a local run
+    # ignores groups.
+    group:
+        "score"
     conda:
         STUDY_ENV
     threads: 1
@@ -50,6 +54,8 @@ rule record_unavailable:
         LAYOUT.UNAVAILABLE,
     log:
         LAYOUT.log("record_unavailable", "{dataset}", "{tool}"),
+    group:
+        "probe"
     conda:
         STUDY_ENV
     threads: 1
@@ -87,6 +93,9 @@ rule probe_edge_cases:
         LAYOUT.log("probe_edge_cases", "{tool}"),
     benchmark:
         LAYOUT.benchmark("probe_edge_cases", "{tool}")
+    # On a cluster, one job probes every tool's edge cases (seconds each).
+    group:
+        "probe"
     conda:
         STUDY_ENV
     threads: 1
