@@ -10,7 +10,7 @@ STAMP := $(VENV)/.installed-$(shell cat requirements.txt constraints.txt pyproje
 CORES ?= all
 SNAKEMAKE_ARGS ?=
 
-.PHONY: run test test-cluster test-fast lint format venv clean-venv tools bench-study bench-reference crosscheck
+.PHONY: run test test-cluster test-fast lint format venv clean-venv tools env-paper bench-study bench-reference crosscheck
 
 venv: $(STAMP)
 
@@ -45,6 +45,12 @@ test-fast: $(STAMP)
 # METRICSRELOADED_SRC). make run and make test never need it.
 tools: $(STAMP)
 	$(BIN)/python tools/build.py
+
+# Opt-in: the paper's tool versions in .envs/paper (workflow/envs/paper.txt), for scoring each
+# tool in its paper version beside today's (config environments: [study, paper]); about 2 GB.
+# A no-op when up to date. make run and make test never need it.
+env-paper: $(STAMP)
+	$(BIN)/python tools/build_environment.py paper
 
 # Style and formatting are checked, not applied: make format applies them.
 lint: $(STAMP)

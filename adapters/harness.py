@@ -1,21 +1,23 @@
 """The call harness: run one tool on one pair, never raise for the tool's own failures.
 
-`invoke` validates the inputs (bad input is the caller's fault and raises ValueError), then
-calls the adapter with Python warnings, logging warnings and stray prints captured, times the
-call, and turns any exception into `Outcome.error`. Python tools run in this process: a
-persistent worker would add a pickling round trip per call for masks of up to millions of
-voxels and a second copy of torch in memory. Their `timeout` is a SIGALRM deadline instead
-(`_deadline`); program tools get theirs through subprocess.
+`invoke` (masks in memory) and `invoke_files` (mask files) validate the inputs (bad input is
+the caller's fault and raises ValueError), then run the tool: a registry tool in a worker
+process of its environment (`adapters.worker`), which reads the files itself, so a crash, a
+panic, a hang or runaway memory becomes `Outcome.error`; an adapter that is ours and tested
+(`in_process`, the reference) in this process. Either way `run_in_process` makes the call:
+Python warnings, logging warnings and stray prints captured, the call timed, any exception
+turned into `Outcome.error`.
 """
 
 from __future__ import annotations
 
 import contextlib
+import gc
 import io
 import logging
 import math
-import signal
-import threading
+import sys
+import tempfile
 import time
 import warnings
 from collections.abc import Sequence
@@ -25,7 +27,21 @@ from pathlib import Path
 import numpy as np
 
 from adapters.base import Adapter
+from adapters.environments import STUDY_ENVIRONMENT
 from reference.keys import METRIC_KEYS
+
+DEFAULT_MEMORY_GB = 8.0
+"""Address-space limit of a worker unless the config says otherwise: above the 3.9 GB
+seg-metrics reached on a scan-sized grid plus the 1.6 GB of address space that importing
+torch, MONAI and every other tool takes, below what a 2-core, 24 GB machine can give two
+jobs at once."""
+
+LARGE_MASK_VOXELS = 1_000_000
+"""Before a call on masks larger than this, the previous calls' garbage is collected: some tools
+(Metrics Reloaded) leave reference cycles holding about 0.5 GB per scan-sized call, which would
+otherwise pile up past a job's memory (measured: 1.9 GB with collection, 2.9 GB after three
+calls and 5.3 GB after ten without). On cropped masks the collection would cost more than the
+call."""
 
 
 @dataclass
@@ -63,60 +79,6 @@ class _WarningLogHandler(logging.Handler):
         self.messages.append(record.getMessage())
 
 
-class CallTimedOut(BaseException):
-    """An in-process call ran past its deadline. A BaseException, like KeyboardInterrupt, so
-    that a tool's own `except Exception` cannot swallow it."""
-
-
-IMPORT_GRACE = 0.01
-"""Seconds between checks of a deadline that fell inside an import."""
-
-
-def _importing(frame) -> bool:
-    """Whether `frame` or a caller runs import machinery (importlib's frozen bootstrap)."""
-    while frame is not None:
-        if frame.f_code.co_filename.startswith("<frozen importlib"):
-            return True
-        frame = frame.f_back
-    return False
-
-
-@contextlib.contextmanager
-def _deadline(seconds: float):
-    """Raise CallTimedOut in the block once `seconds` have passed (SIGALRM).
-
-    Python runs signal handlers between bytecodes, so a call is interrupted at its next line
-    of Python; one stuck inside a single C function is interrupted when that returns. Signals
-    reach only the main thread: elsewhere (and on platforms without setitimer) the block runs
-    without a deadline.
-
-    An import is never interrupted: a module cut off half-way stays in sys.modules half
-    initialised, and every later call of the process fails with it (a NameError inside VTK)
-    or crashes. The deadline waits for the import to finish, checking every IMPORT_GRACE s.
-    """
-    if not (
-        hasattr(signal, "setitimer")
-        and math.isfinite(seconds)
-        and threading.current_thread() is threading.main_thread()
-    ):
-        yield
-        return
-
-    def expire(signum, frame):
-        if _importing(frame):
-            signal.setitimer(signal.ITIMER_REAL, IMPORT_GRACE)
-            return
-        raise CallTimedOut(f"timed out after {seconds:g} s")
-
-    previous = signal.signal(signal.SIGALRM, expire)
-    signal.setitimer(signal.ITIMER_REAL, seconds)
-    try:
-        yield
-    finally:
-        signal.setitimer(signal.ITIMER_REAL, 0)
-        signal.signal(signal.SIGALRM, previous)
-
-
 def check_pair(a: np.ndarray, b: np.ndarray, spacing: Sequence[float]) -> tuple[float, ...]:
     """Fail early on masks or spacing no tool should see; return spacing as floats."""
     a, b = np.asarray(a), np.asarray(b)
@@ -146,6 +108,17 @@ def resolve(adapter_or_name: Adapter | str) -> Adapter:
     return REGISTRY[adapter_or_name]
 
 
+def _requested(adapter: Adapter, metrics: Sequence[str] | None) -> tuple[str, ...]:
+    """Of `metrics` (default: all the tool supports), those the tool supports; requested
+    metrics it does not support are skipped (the scoring loop may ask every tool for every
+    metric), unknown keys raise ValueError."""
+    requested = adapter.metrics if metrics is None else tuple(metrics)
+    unknown = sorted(set(requested) - set(METRIC_KEYS))
+    if unknown:
+        raise ValueError(f"unknown metric keys {unknown}; known: {METRIC_KEYS}")
+    return tuple(m for m in adapter.metrics if m in requested)
+
+
 def invoke(
     adapter_or_name: Adapter | str,
     a: np.ndarray,
@@ -156,39 +129,123 @@ def invoke(
     percentile: float = 95,
     tau: float = 2.0,
     timeout: float = 600.0,
-    files: tuple[str | Path, str | Path] | None = None,
+    environment: str = STUDY_ENVIRONMENT,
+    memory_gb: float | None = DEFAULT_MEMORY_GB,
 ) -> Outcome:
-    """Run one tool on (a, b); the tool's failures become `Outcome.error`, never exceptions.
+    """Run one tool on masks in memory; the tool's failures become `Outcome.error`.
 
-    `metrics` defaults to everything the tool supports; requested metrics the tool does not
-    support are skipped (the scoring loop may ask every tool for every metric), unknown keys
-    raise ValueError. `files`, the mask files (written by `maskio`) that hold a and b, are
-    handed to program tools, which then read them instead of a copy written for the call.
+    A tool that runs in a worker gets the masks as files written for the call (`maskio`),
+    outside its timed call; `invoke_files` takes files that already exist.
     """
+    from maskio import write_mask
+
     adapter = resolve(adapter_or_name)
     voxel = check_pair(a, b, spacing)
-    requested = adapter.metrics if metrics is None else tuple(metrics)
-    unknown = sorted(set(requested) - set(METRIC_KEYS))
-    if unknown:
-        raise ValueError(f"unknown metric keys {unknown}; known: {METRIC_KEYS}")
-    supported = tuple(m for m in adapter.metrics if m in requested)
+    metrics = _requested(adapter, metrics)
+    if adapter.in_process:
+        return _in_process(adapter, a, b, voxel, metrics, percentile, tau, timeout)
+    with tempfile.TemporaryDirectory(prefix=f"{adapter.name}-pair-") as folder:
+        files = [
+            write_mask(f"{folder}/{name}.nii.gz", m, voxel) for name, m in (("a", a), ("b", b))
+        ]
+        return invoke_files(
+            adapter,
+            *files,
+            metrics=metrics,
+            percentile=percentile,
+            tau=tau,
+            timeout=timeout,
+            environment=environment,
+            memory_gb=memory_gb,
+        )
+
+
+def invoke_files(
+    adapter_or_name: Adapter | str,
+    path_a: str | Path,
+    path_b: str | Path,
+    *,
+    label: int | None = None,
+    metrics: Sequence[str] | None = None,
+    percentile: float = 95,
+    tau: float = 2.0,
+    timeout: float = 600.0,
+    environment: str = STUDY_ENVIRONMENT,
+    memory_gb: float | None = DEFAULT_MEMORY_GB,
+) -> Outcome:
+    """Run one tool on two mask files (of one grid; `label`: the voxels of that label in two
+    label maps). A tool that is not `in_process` runs in a worker of `environment`'s Python,
+    which reads the files itself; files that are not such a pair raise ValueError naming them.
+    """
+    from adapters import worker
+    from adapters.base import TOOL_PATHS
+    from adapters.environments import environment as named
+
+    adapter = resolve(adapter_or_name)
+    metrics = _requested(adapter, metrics)
+    if adapter.in_process:
+        from maskio import load_pair
+
+        pair = load_pair(path_a, path_b, label)
+        return _in_process(adapter, pair.a, pair.b, pair.spacing, metrics, percentile, tau, timeout)
+    where = named(environment)
+    reason = where.unavailable()
+    if reason is not None:
+        return Outcome(error=f"unavailable: {reason}", unavailable=reason)
+    if not metrics:
+        return Outcome()
+    return worker.call(
+        adapter,
+        where.python,
+        path_a,
+        path_b,
+        label=label,
+        metrics=metrics,
+        percentile=percentile,
+        tau=tau,
+        timeout=timeout,
+        memory_gb=memory_gb,
+        tool_paths=TOOL_PATHS,
+    )
+
+
+def _in_process(adapter, a, b, spacing, metrics, percentile, tau, timeout) -> Outcome:
     reason = adapter.unavailable()
     if reason is not None:
         return Outcome(error=f"unavailable: {reason}", unavailable=reason)
-    if not supported:
+    if not metrics:
         return Outcome()
-    return _call(adapter, a, b, voxel, supported, percentile, tau, float(timeout), files)
+    return run_in_process(
+        adapter, a, b, spacing, metrics=metrics, percentile=percentile, tau=tau, timeout=timeout
+    )
 
 
-def _call(adapter: Adapter, a, b, spacing, metrics, percentile, tau, timeout, files) -> Outcome:
+def run_in_process(
+    adapter: Adapter,
+    a: np.ndarray,
+    b: np.ndarray,
+    spacing: Sequence[float],
+    *,
+    metrics: Sequence[str],
+    percentile: float,
+    tau: float,
+    timeout: float,
+    files: tuple[str | Path, str | Path] | None = None,
+) -> Outcome:
+    """Call the adapter here, on validated masks; whatever it raises becomes the error.
+
+    Program tools get `timeout` for their subprocess and `files`, the mask files holding a
+    and b, which they then read instead of a copy written for the call. Any exception counts,
+    BaseExceptions too (a Rust tool's panic arrives as one), except KeyboardInterrupt.
+    """
     outcome = Outcome()
     log_handler = _WarningLogHandler()
     root_logger = logging.getLogger()
     printed = io.StringIO()
     root_logger.addHandler(log_handler)
-    # Program tools get the timeout through subprocess; Python tools through a deadline.
     options = {"timeout": timeout, "files": files} if adapter.is_program else {}
-    deadline = _deadline(math.inf if adapter.is_program else timeout)
+    if math.prod(np.shape(a)) > LARGE_MASK_VOXELS:
+        gc.collect()  # outside the timed call
     start = time.perf_counter()
     try:
         with (
@@ -198,15 +255,14 @@ def _call(adapter: Adapter, a, b, spacing, metrics, percentile, tau, timeout, fi
         ):
             warnings.simplefilter("always")
             try:
-                with deadline:
-                    values = adapter.compute(
-                        a, b, spacing, metrics=metrics, percentile=percentile, tau=tau, **options
-                    )
+                values = adapter.compute(
+                    a, b, spacing, metrics=metrics, percentile=percentile, tau=tau, **options
+                )
                 outcome.values = {key: float(value) for key, value in values.items()}
-            except Exception as error:  # noqa: BLE001 - any tool failure becomes a record
+            except KeyboardInterrupt:
+                raise
+            except BaseException as error:  # noqa: BLE001 - any tool failure becomes a record
                 outcome.error = f"{type(error).__name__}: {error}"
-            except CallTimedOut as error:
-                outcome.error = str(error)
     finally:
         outcome.seconds = time.perf_counter() - start
         root_logger.removeHandler(log_handler)
@@ -215,3 +271,29 @@ def _call(adapter: Adapter, a, b, spacing, metrics, percentile, tau, timeout, fi
     texts += [line.strip() for line in printed.getvalue().splitlines() if "warn" in line.lower()]
     outcome.warnings = list(dict.fromkeys(texts))  # once each, in order of appearance
     return outcome
+
+
+def describe(
+    adapters: Sequence[Adapter | str], environment: str = STUDY_ENVIRONMENT
+) -> dict[str, tuple[str, str | None]]:
+    """Name -> (version, None) for each tool usable in `environment`, (version or "", why
+    not) for the others. The study's environment is this process's own: it is asked here;
+    another environment is asked in one process of its Python."""
+    from adapters import worker
+    from adapters.base import TOOL_PATHS
+    from adapters.environments import environment as named
+
+    tools = [resolve(adapter) for adapter in adapters]
+    where = named(environment)
+    reason = where.unavailable()
+    if reason is not None:
+        return {tool.name: ("", reason) for tool in tools}
+    here = [tool for tool in tools if tool.in_process or where.python == sys.executable]
+    there = [tool for tool in tools if tool not in here]
+    states = [worker.state_of(tool) for tool in here]
+    if there:
+        states += worker.describe(there, where.python, TOOL_PATHS)
+    return {
+        tool.name: (state["version"] or "", state["unavailable"])
+        for tool, state in zip([*here, *there], states, strict=True)
+    }

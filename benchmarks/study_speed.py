@@ -11,6 +11,8 @@ that claim every core (the HD timing) run alone, so their seconds add to the wal
 are; the others are divided by the cores at the packing efficiency they achieved in this run.
 Beside it, the same work on a SLURM cluster of N such machines with the SLURM profile: its
 sbatch jobs (group jobs counted once) from a dry run, each with SLURM's cost per job.
+Then what the tool workers cost: each tool's worker start and per-call time outside the
+tool, measured on the study's own pairs, as a share of the scoring job-seconds.
 """
 
 from __future__ import annotations
@@ -25,7 +27,9 @@ from pathlib import Path
 
 import pandas as pd
 
+from adapters import REGISTRY
 from study.scoring.grid_check import EMPTY_SUFFIX, read_grid_check
+from study.scoring.score import read_pairs
 from study.scoring.timing import timed_pair_count
 from study.workflow.config import load_config
 
@@ -214,6 +218,59 @@ def scan_scoring_extra(scores: pd.DataFrame, checked: pd.DataFrame) -> tuple[flo
     return float((both["seconds"] * (both["ratio"] - 1)).sum()), unchecked
 
 
+def worker_overhead(pairs: pd.DataFrame, tools: list[str], calls: int = 10) -> pd.DataFrame:
+    """Per tool: seconds to start its worker (interpreter, numpy, SimpleITK and the adapters;
+    the tool's own import comes with its first call, as it did in the scoring process), and
+    per call the seconds outside the tool's own timed call (request, answer, the worker
+    reading the two mask files), on `calls` of the study's own pairs. Reading alone is timed
+    apart: the scoring loop read the masks before calls moved into workers too."""
+    import sys as interpreter
+
+    from adapters import describe, invoke_files, worker
+    from maskio import load_pair
+
+    chosen = pairs.head(calls)
+    started = time.perf_counter()
+    for pair in chosen.itertuples():
+        load_pair(pair.path_a, pair.path_b)
+    reading = (time.perf_counter() - started) / len(chosen)
+    rows = []
+    for tool in [t for t, (_, why) in describe(tools).items() if why is None]:
+        worker.stop_all()
+        started = time.perf_counter()
+        worker._worker(REGISTRY[tool], interpreter.executable, 8.0, {})
+        start = time.perf_counter() - started
+        first = chosen.iloc[0]
+        invoke_files(tool, first.path_a, first.path_b, metrics=("HD",), memory_gb=8.0)
+        outside = []
+        for pair in chosen.itertuples():
+            began = time.perf_counter()
+            outcome = invoke_files(tool, pair.path_a, pair.path_b, metrics=("HD",), memory_gb=8.0)
+            outside.append(time.perf_counter() - began - outcome.seconds)
+        rows.append({"tool": tool, "start": start, "per_call": sum(outside) / len(outside)})
+    worker.stop_all()
+    table = pd.DataFrame(rows).set_index("tool")
+    table["reading"] = reading
+    return table
+
+
+def overhead_share(
+    overhead: pd.DataFrame, scores: pd.DataFrame, rules: pd.DataFrame, jobs: int
+) -> tuple[float, float]:
+    """(seconds, share of the score_case job-seconds) that workers add to the study's scoring:
+    per tool, a worker start for each of its `jobs` scoring jobs, plus its calls times the
+    per-call time outside the tool less the reading the scoring loop did before."""
+    calls = scores[scores.status != "unavailable"].drop_duplicates(
+        ["tool", "case", "oar", "spacing"]
+    )
+    counts = calls.groupby("tool").size()
+    seconds = sum(
+        jobs * row["start"] + counts.get(tool, 0) * max(row["per_call"] - row["reading"], 0.0)
+        for tool, row in overhead.iterrows()
+    )
+    return seconds, seconds / float(rules.loc["score_case", "sum"])
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--configfile", type=Path, default=REPO / "config.yaml")
@@ -238,6 +295,9 @@ def measure_and_project(args) -> None:
         scores = pd.read_parquet(workdir / "results/scores.parquet")
         rules = rule_seconds(workdir)
         checked = read_grid_check(sorted((workdir / "results/grid_check").glob("*.parquet")))
+        # The scored masks (Layout.PAIRS), not the scan-sized ones of the timing.
+        pairs = read_pairs(sorted((workdir / "results/masks").glob("*/*/*/pairs.csv")))
+        overhead = worker_overhead(pairs, [t for t in scores["tool"].unique() if t in REGISTRY])
 
     # Validated, with defaults filled in: a config may leave out cases, sizes or repeats.
     ours, paper = load_config(args.configfile), load_config(args.paper)
@@ -291,6 +351,17 @@ def measure_and_project(args) -> None:
             f"{rules.loc['score_case', 'sum'] - call_seconds:.0f} s of per-job costs over "
             f"{ours_jobs['score_case']} jobs (paper preset: {paper_jobs['score_case']} "
             f"jobs, scoring.cases_per_job {paper['scoring']['cases_per_job']})\n"
+        )
+    if "score_case" in rules.index and not overhead.empty:
+        tools_scored = scores.loc[scores.status != "unavailable", "tool"].nunique()
+        jobs = ours_jobs["score_case"] // max(tools_scored, 1)
+        added, share = overhead_share(overhead, scores, rules, jobs)
+        print("tool workers: start (s), per call outside the tool's own time (s), reading:")
+        print(overhead.round(4).to_string())
+        print(
+            f"workers add {added:.1f} s to the study's scoring ({jobs} worker starts per tool, "
+            f"and each call's time outside the tool less the reading scoring did before): "
+            f"{share:.1%} of the score_case job-seconds (aim: under 5 %)\n"
         )
     print(
         f"paper preset ({args.paper.name}): ~{scale_pairs * n_pairs:.0f} mask pairs; "

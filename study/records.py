@@ -28,6 +28,7 @@ SCORE_COLUMNS: tuple[str, ...] = (
     "spacing",
     "tool",
     "tool_version",
+    "environment",
     "metric",
     "value",
     "status",
@@ -37,7 +38,9 @@ SCORE_COLUMNS: tuple[str, ...] = (
 """Columns of results/scores.parquet and of every per-job scores file.
 
 `spacing` is a label made by `spacing_label`; `tool` is a registry key or a reference variant;
-`seconds` is the time of the one call that produced all of that tool's metrics for the pair.
+`environment` the Python environment the tool ran in (`adapters.environments`: "study" for
+today's versions and for the reference, "paper" for the paper's); `seconds` is the time of the
+one call that produced all of that tool's metrics for the pair.
 """
 
 STATUSES: tuple[str, ...] = ("ok", "nan", "inf", "error", "unavailable")
@@ -55,6 +58,7 @@ TIMING_COLUMNS: tuple[str, ...] = (
     "shape",
     "tool",
     "tool_version",
+    "environment",
     "repeat",
     "seconds",
     "status",

@@ -76,6 +76,17 @@ def synthetic_cases():
     return {case: generate_case(case, SEED) for case in AGREEMENT_CASES}
 
 
+@pytest.fixture(autouse=True)
+def fresh_workers():
+    """Tool workers inherit the environment variables they start with: each test starts its
+    own, and none outlives it."""
+    from adapters.worker import stop_all
+
+    stop_all()
+    yield
+    stop_all()
+
+
 @pytest.fixture
 def rng():
     return np.random.default_rng(0)

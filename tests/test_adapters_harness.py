@@ -2,54 +2,34 @@
 
 from __future__ import annotations
 
-import importlib
-import logging
 import os
-import signal
 import stat
 import sys
 import time
-import warnings
 from pathlib import Path
 
 import numpy as np
 import pytest
+import SimpleITK
+from fake_tools import (
+    Broken,
+    Chatty,
+    Dereferences,
+    EatsMemory,
+    Echoes,
+    FakeProgram,
+    FakePython,
+    FakeXmlProgram,
+    Hangs,
+    InProcess,
+    Panics,
+    Segfaults,
+    WhereAmI,
+)
 
-from adapters import REGISTRY, invoke
-from adapters.base import ProgramAdapter, PythonAdapter, configure
-
-
-class FakePython(PythonAdapter):
-    """A Python tool whose behaviour each test sets."""
-
-    name = "fake"
-    label = "Fake"
-    metrics = ("HD", "DSC")
-    module = "numpy"
-    distribution = "numpy"
-
-    def __init__(self, behaviour):
-        self.behaviour = behaviour
-
-    def _compute(self, a, b, spacing, metrics, percentile, tau):
-        return self.behaviour(a, b, spacing, metrics)
-
-
-class FakeProgram(ProgramAdapter):
-    """A program tool backed by a shell script written by the test."""
-
-    name = "fakeprogram"
-    label = "Fake program"
-    metrics = ("HD", "DSC")
-    binary = "fake-metric-program"
-    env_var = "FAKE_METRIC_PROGRAM"
-
-    def version(self):
-        return "0"
-
-    def _run_on_files(self, path_a, path_b, folder, metrics, percentile, tau, *, timeout):
-        said = self.run([str(path_a), str(path_b)], timeout=timeout)
-        return {"HD": float(said.split()[-1])}
+from adapters import REGISTRY, invoke, invoke_files
+from adapters.base import configure
+from maskio import write_mask
 
 
 def masks():
@@ -65,68 +45,58 @@ def script(tmp_path: Path, body: str) -> str:
     return str(path)
 
 
-def test_python_exception_becomes_error():
-    def broken(*_):
-        raise ZeroDivisionError("no boundary")
+def test_a_tool_runs_in_a_worker_and_the_reference_here():
+    a, b = masks()
+    isolated = invoke(WhereAmI(), a, b, (1, 1, 1))
+    here = invoke(InProcess(), a, b, (1, 1, 1))
+    assert isolated.error is None and isolated.values["DSC"] == a.sum()
+    assert isolated.values["HD"] != os.getpid() and here.values["HD"] == os.getpid()
+    again = invoke(WhereAmI(), a, b, (1, 1, 1))
+    assert again.values["HD"] == isolated.values["HD"]  # one worker serves the calls
 
-    outcome = invoke(FakePython(broken), *masks(), (1, 1, 1))
+
+def test_python_exception_becomes_error():
+    outcome = invoke(Broken(), *masks(), (1, 1, 1))
     assert outcome.values == {} and outcome.error == "ZeroDivisionError: no boundary"
     assert outcome.seconds >= 0
 
 
-def test_hanging_python_tool_times_out_and_the_next_call_runs():
-    """The deadline interrupts a Python loop that swallows every Exception, then is gone."""
-
-    def hangs(*_):
-        while True:
-            try:
-                time.sleep(0.01)
-            except Exception:  # a tool's own catch-all must not swallow the timeout
-                pass
-
-    before = signal.getsignal(signal.SIGALRM)
-    outcome = invoke(FakePython(hangs), *masks(), (1, 1, 1), timeout=0.3)
-    assert outcome.values == {} and outcome.error == "timed out after 0.3 s"
-    assert 0.3 <= outcome.seconds < 5
-    assert signal.getsignal(signal.SIGALRM) is before
-    assert signal.getitimer(signal.ITIMER_REAL) == (0.0, 0.0)
-    quick = invoke(FakePython(lambda *_: {"HD": 1.0, "DSC": 0.5}), *masks(), (1, 1, 1), timeout=0.3)
-    time.sleep(0.5)  # past the old deadline: no alarm is left to fire
-    assert quick.error is None and quick.values == {"HD": 1.0, "DSC": 0.5}
+@pytest.mark.parametrize("tool", [Segfaults, Dereferences])
+def test_a_crash_kills_only_the_worker_and_the_next_call_runs(tool):
+    outcome = invoke(tool(), *masks(), (1, 1, 1))
+    assert outcome.values == {} and outcome.error.startswith("worker killed by SIGSEGV")
+    after = invoke(WhereAmI(), *masks(), (1, 1, 1))
+    assert after.error is None and after.values["HD"] != os.getpid()
+    assert invoke(tool(), *masks(), (1, 1, 1)).error.startswith("worker killed by SIGSEGV")
 
 
-def test_a_deadline_never_cuts_an_import_half_way(tmp_path, monkeypatch):
-    """A module cut off half-way through its import would break every later call of the
-    process (VTK's lazily imported helpers did, then crashed the job): the deadline waits for
-    the import to finish, then stops the call."""
-    (tmp_path / "slow_to_import.py").write_text(
-        "import time\nfor _ in range(30):\n    time.sleep(0.01)\nWHOLE = True\n"
-    )
-    monkeypatch.syspath_prepend(str(tmp_path))
+def test_a_panic_a_base_exception_becomes_error():
+    outcome = invoke(Panics(), *masks(), (1, 1, 1))
+    assert outcome.error == "Panic: called `Option::unwrap()` on a `None` value"
 
-    def imports(*_):
-        importlib.import_module("slow_to_import")
-        while True:
-            time.sleep(0.01)
 
-    try:
-        outcome = invoke(FakePython(imports), *masks(), (1, 1, 1), timeout=0.05)
-        assert outcome.error == "timed out after 0.05 s"
-        assert 0.3 <= outcome.seconds < 5  # the import's 0.3 s ran to its end
-        assert sys.modules["slow_to_import"].WHOLE
-    finally:
-        sys.modules.pop("slow_to_import", None)
+def test_hanging_python_tool_is_killed_at_the_timeout_and_the_next_call_runs():
+    """A loop that swallows every Exception cannot outlast the timeout: its worker is killed."""
+    started = time.monotonic()
+    outcome = invoke(Hangs(), *masks(), (1, 1, 1), timeout=0.3)
+    assert outcome.values == {} and outcome.error.startswith("timed out after")
+    assert "worker killed" in outcome.error
+    assert time.monotonic() - started < 30
+    quick = invoke(FakePython(), *masks(), (1, 1, 1), timeout=0.3)
+    assert quick.error is None and quick.values == {"HD": 1.0, "DSC": 1.0}
+
+
+def test_the_memory_limit_stops_a_runaway_tool():
+    started = time.monotonic()
+    outcome = invoke(EatsMemory(), *masks(), (1, 1, 1), memory_gb=2)
+    assert outcome.error.startswith("MemoryError"), outcome.error
+    assert "exceeded the worker's memory limit of 2 GB" in outcome.error
+    assert time.monotonic() - started < 60
+    assert invoke(FakePython(), *masks(), (1, 1, 1), memory_gb=2).error is None
 
 
 def test_warnings_logging_and_prints_are_recorded():
-    def chatty(*_):
-        warnings.warn("empty reference mask", UserWarning, stacklevel=1)
-        warnings.warn("old API", DeprecationWarning, stacklevel=1)
-        logging.getLogger("tool").warning("Note: prediction all 0")
-        print("WARNING: printed by the tool")
-        return {"HD": 1.0, "DSC": 0.5}
-
-    outcome = invoke(FakePython(chatty), *masks(), (1, 1, 1))
+    outcome = invoke(Chatty(), *masks(), (1, 1, 1))
     assert outcome.error is None and outcome.values == {"HD": 1.0, "DSC": 0.5}
     assert outcome.warnings == [
         "empty reference mask",
@@ -136,14 +106,34 @@ def test_warnings_logging_and_prints_are_recorded():
 
 
 def test_metrics_are_filtered_to_what_the_tool_supports():
-    seen = []
+    outcome = invoke(FakePython(), *masks(), (1, 1, 1), metrics=("DSC", "NSD"))
+    assert outcome.values == {"DSC": 1.0}
 
-    def record(a, b, spacing, metrics):
-        seen.append(metrics)
-        return {m: 1.0 for m in metrics}
 
-    outcome = invoke(FakePython(record), *masks(), (1, 1, 1), metrics=("DSC", "NSD"))
-    assert seen == [("DSC",)] and outcome.values == {"DSC": 1.0}
+def test_the_worker_reads_the_files_grid_and_labels(tmp_path):
+    a, b = masks()
+    files = [write_mask(tmp_path / f"{n}.nii.gz", m, (0.5, 1, 2)) for n, m in (("a", a), ("b", b))]
+    outcome = invoke_files(Echoes(), *files, metrics=("HD",))
+    assert outcome.values == {"HD": 0.5}
+    labels = []
+    for name, mask in (("a", a), ("b", b)):
+        image = SimpleITK.GetImageFromArray(mask.astype(np.uint8).T * 3)  # sitk: z, y, x
+        image.SetSpacing((0.5, 1, 2))
+        labels.append(tmp_path / f"labels_{name}.nii.gz")
+        SimpleITK.WriteImage(image, str(labels[-1]))
+    assert invoke_files(Echoes(), *labels, label=3, metrics=("HD",)).values == {"HD": 0.5}
+    with pytest.raises(ValueError, match="not binary"):
+        invoke_files(Echoes(), *labels)
+
+
+def test_files_that_are_not_a_pair_fail_early_naming_the_file(tmp_path):
+    a, b = masks()
+    first = write_mask(tmp_path / "a.nii.gz", a, (1, 1, 1))
+    other = write_mask(tmp_path / "b.nii.gz", b, (1, 1, 2))
+    with pytest.raises(ValueError, match="not on the same grid: spacing"):
+        invoke_files(FakePython(), first, other)
+    with pytest.raises(ValueError, match="gone.nii.gz"):
+        invoke_files(FakePython(), first, tmp_path / "gone.nii.gz")
 
 
 @pytest.mark.parametrize(
@@ -159,17 +149,17 @@ def test_bad_input_fails_early(a_shape, spacing, message):
     a = np.zeros(a_shape, dtype=bool)
     b = np.zeros((6, 6, 6), dtype=bool)
     with pytest.raises(ValueError, match=message):
-        invoke(FakePython(lambda *_: {}), a, b, spacing)
+        invoke(FakePython(), a, b, spacing)
 
 
 def test_non_binary_and_unknown_names_fail_early():
     a, b = masks()
     with pytest.raises(ValueError, match="not binary"):
-        invoke(FakePython(lambda *_: {}), a.astype(int) * 2, b, (1, 1, 1))
+        invoke(FakePython(), a.astype(int) * 2, b, (1, 1, 1))
     with pytest.raises(ValueError, match="unknown tool"):
         invoke("no-such-tool", a, b, (1, 1, 1))
     with pytest.raises(ValueError, match="unknown metric"):
-        invoke(FakePython(lambda *_: {}), a, b, (1, 1, 1), metrics=("HD100",))
+        invoke(FakePython(), a, b, (1, 1, 1), metrics=("HD100",))
 
 
 def test_program_timeout_becomes_error(tmp_path, monkeypatch):
@@ -233,16 +223,6 @@ def test_plastimatch_is_found_next_to_python(monkeypatch):
     monkeypatch.delenv("PLASTIMATCH", raising=False)
     monkeypatch.setenv("PATH", os.devnull)
     assert REGISTRY["plastimatch"].find_binary() == str(beside)
-
-
-class FakeXmlProgram(FakeProgram):
-    """A program tool that reads an XML report, as Anima and EvaluateSegmentation do."""
-
-    def _run_on_files(self, path_a, path_b, folder, metrics, percentile, tau, *, timeout):
-        report = Path(folder) / "report.xml"
-        self.run([str(report)], timeout=timeout)
-        root = self.read_xml_report(report)
-        return {"HD": float(root.find("hd").get("value"))}
 
 
 @pytest.mark.parametrize(

@@ -1,12 +1,15 @@
 """Adding a tool is one module and its line in the registry (with its import), nothing else.
 
-A throwaway adapter is added that way to a copy of the project; with no other edit, the
-registry lists it, the default configuration (`tools: all`) includes it, and the workflow
-plans to score, probe and time it (a dry run).
+Throwaway adapters are added that way to a copy of the project; with no other edit, the
+registry lists them, the default configuration (`tools: all`) includes them, and the workflow
+plans to score, probe and time them (a dry run). Two of them misbehave as real tools do, one
+killing its interpreter with SIGSEGV and one raising a BaseException (a Rust panic arrives as
+one): the workflow runs to its end, and their failures are error rows.
 """
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import shutil
@@ -14,7 +17,9 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pandas as pd
 import pytest
+import yaml
 
 REPO = Path(__file__).resolve().parents[1]
 PROJECT_PARTS = ("Snakefile", "config.yaml", "workflow", "adapters", "maskio", "reference", "study")
@@ -36,6 +41,39 @@ class Throwaway(PythonAdapter):
 '''
 
 
+CRASHING_MODULE = '''"""Throwaway tools that crash on pairs of an odd number of voxels in a."""
+
+import os
+import signal
+
+from adapters.throwaway import Throwaway
+
+
+class Segfaulting(Throwaway):
+    name = "segfaulting"
+    label = "Segfaulting"
+
+    def _compute(self, a, b, spacing, metrics, percentile, tau):
+        if a.sum() % 2:
+            os.kill(os.getpid(), signal.SIGSEGV)
+        return {metric: 0.0 for metric in metrics}
+
+
+class Panic(BaseException):
+    """As pyo3_runtime.PanicException: not an Exception."""
+
+
+class Panicking(Throwaway):
+    name = "panicking"
+    label = "Panicking"
+
+    def _compute(self, a, b, spacing, metrics, percentile, tau):
+        if a.sum() % 2:
+            raise Panic("thread panicked at src/lib.rs")
+        return {metric: 0.0 for metric in metrics}
+'''
+
+
 @pytest.fixture(scope="module")
 def project_with_a_new_tool(tmp_path_factory) -> Path:
     copy = tmp_path_factory.mktemp("project")
@@ -46,12 +84,16 @@ def project_with_a_new_tool(tmp_path_factory) -> Path:
         else:
             shutil.copy2(source, copy / part)
     (copy / "adapters" / "throwaway.py").write_text(THROWAWAY_MODULE)
+    (copy / "adapters" / "crashing.py").write_text(CRASHING_MODULE)
     registry = copy / "adapters" / "__init__.py"
     text = registry.read_text()
     entry, first_import = "_ADAPTERS: tuple[Adapter, ...] = (", "from adapters.anima import"
     assert text.count(entry) == 1 and text.count(first_import) == 1
-    text = text.replace(first_import, f"from adapters.throwaway import Throwaway\n{first_import}")
-    registry.write_text(text.replace(entry, f"{entry}\n    Throwaway(),"))
+    imports = "from adapters.throwaway import Throwaway\n"
+    imports += "from adapters.crashing import Panicking, Segfaulting\n"
+    text = text.replace(first_import, imports + first_import)
+    adapters = "\n    Throwaway(),\n    Segfaulting(),\n    Panicking(),"
+    registry.write_text(text.replace(entry, entry + adapters))
     return copy
 
 
@@ -96,3 +138,40 @@ def test_the_workflow_scores_probes_and_times_it(project_with_a_new_tool, tmp_pa
     assert any(
         re.fullmatch(r"results/scores/[^/]+/throwaway/[^/]+\.parquet", path) for path in outputs
     ), sorted(outputs)
+
+
+def test_a_crashing_tool_becomes_error_rows_and_the_study_completes(
+    project_with_a_new_tool, tmp_path
+):
+    project = project_with_a_new_tool
+    config = yaml.safe_load((project / "workflow/presets/test.yaml").read_text())
+    config["tools"] = ["segfaulting", "panicking", "simpleitk"]
+    config["reference"]["meshings"] = ["discrete_marching_cubes"]
+    (tmp_path / "crashing.yaml").write_text(yaml.safe_dump(config))
+    run_in(
+        project,
+        "-m",
+        "snakemake",
+        "--cores",
+        "2",
+        "--snakefile",
+        str(project / "Snakefile"),
+        "--directory",
+        str(tmp_path),
+        "--configfile",
+        str(tmp_path / "crashing.yaml"),
+    )
+    scores = pd.read_parquet(tmp_path / "results/scores.parquet")
+    assert (tmp_path / "results/findings.md").is_file()  # the analysis ran to its end
+    for tool, words in (
+        ("segfaulting", "worker killed by SIGSEGV"),
+        ("panicking", "Panic: thread"),
+    ):
+        rows = scores[scores.tool == tool]
+        failed = rows[rows.status == "error"]
+        assert len(failed) and failed.message.str.contains(words, regex=False).all(), tool
+        assert (rows.status == "ok").any(), f"{tool}: the pairs after a crash are scored too"
+    assert set(scores[scores.tool == "simpleitk"].status) == {"ok"}
+    assert set(scores[scores.tool == "reference"].status) == {"ok"}
+    probe = json.loads((tmp_path / "results/edge_cases/segfaulting.json").read_text())
+    assert probe["status"] == "ok" and probe["records"]

@@ -16,7 +16,11 @@ import sys
 import tempfile
 from pathlib import Path
 
+import numpy as np
+import pandas as pd
 import pytest
+
+from maskio import write_mask
 
 BENCHMARKS = Path(__file__).resolve().parents[1] / "benchmarks"
 
@@ -268,9 +272,11 @@ def test_timed_pairs_follow_the_timing_keys():
     from study.scoring.timing import timed_pair_count
     from study.workflow.config import load_config
 
-    assert timed_pair_count(load_config({})) == 1 * 4
-    assert timed_pair_count(load_config({"timing": {"cases": None}})) == 3 * 4
-    assert timed_pair_count(load_config({"timing": {"pairs_per_category": None}})) == 30
+    # The default: two OARs of each of the 4 categories in each of the 3 cases.
+    assert timed_pair_count(load_config({})) == 3 * 2 * 4
+    assert timed_pair_count(load_config({"timing": {"cases": 1}})) == 1 * 2 * 4
+    one_case = {"cases": 1, "pairs_per_category": None}
+    assert timed_pair_count(load_config({"timing": one_case})) == 30
 
 
 def test_scan_grid_benchmark_prints_time_and_memory_per_tool():
@@ -307,3 +313,28 @@ def test_implementation_crosscheck_compares_both_on_the_study_pairs(tmp_path):
     assert {row["metric"] for row in rows} == {"HD", "HD95", "MASD", "ASSD", "NSD", "BIoU", "DSC"}
     assert len({(row["oar"], row["spacing"]) for row in rows}) == 2 * 3
     assert "== Values beyond the tolerance: 0" in printed
+
+
+def test_worker_overhead_is_measured_and_its_share_computed(tmp_path):
+    study_speed = load_benchmark("study_speed")
+    a = np.zeros((30, 30, 20), bool)
+    a[5:20, 5:20, 5:15] = True
+    rows = []
+    for i in range(3):
+        paths = [
+            write_mask(tmp_path / f"{n}{i}.nii.gz", m, (1.0, 1.0, 2.0))
+            for n, m in (("a", a), ("b", np.roll(a, i + 1, axis=0)))
+        ]
+        rows.append({"path_a": str(paths[0]), "path_b": str(paths[1])})
+    overhead = study_speed.worker_overhead(pd.DataFrame(rows), ["simpleitk", "anima"], calls=3)
+    assert "simpleitk" in overhead.index  # anima only where make tools built it
+    row = overhead.loc["simpleitk"]
+    assert 0 < row["start"] < 60 and 0 < row["reading"] < 5 and 0 < row["per_call"] < 5
+    # 2 starts of 0.5 s and 4 calls 0.1 s beyond their 0.02 s of reading, in 100 s: 1.4 %
+    known = pd.DataFrame({"start": [0.5], "per_call": [0.12], "reading": [0.02]}, index=["x"])
+    scores = pd.DataFrame(
+        {"tool": ["x"] * 4, "case": ["c"] * 4, "oar": list("abcd"), "spacing": ["1"] * 4}
+    ).assign(status="ok")
+    rules = pd.DataFrame({"sum": [100.0]}, index=["score_case"])
+    seconds, share = study_speed.overhead_share(known, scores, rules, jobs=2)
+    assert seconds == pytest.approx(1.4) and share == pytest.approx(0.014)

@@ -57,8 +57,7 @@ def test_load_pair_rejects_mismatches(tmp_path):
 
 
 def test_compare_gives_delta_and_flags(tmp_path, fake_reference):
-    pair = load_pair(*labelled_pair(tmp_path), label=2)
-    result = compare(pair.a, pair.b, pair.spacing, tools=["simpleitk", "miseval"])
+    result = compare(*labelled_pair(tmp_path), label=2, tools=["simpleitk", "miseval"])
     assert result.outcomes["simpleitk"].values["HD"] == pytest.approx(2.0)
     text = format_comparison(result)
     assert "2 (-2)" in text  # SimpleITK HD 2 mm against the stand-in reference's 4 mm
@@ -69,8 +68,7 @@ def test_compare_gives_delta_and_flags(tmp_path, fake_reference):
 def test_compare_without_reference_degrades_clearly(tmp_path, monkeypatch):
     module = types.ModuleType("reference")  # no compute_metrics in it yet
     monkeypatch.setitem(sys.modules, "reference", module)
-    pair = load_pair(*labelled_pair(tmp_path), label=2)
-    result = compare(pair.a, pair.b, pair.spacing, tools=["simpleitk"])
+    result = compare(*labelled_pair(tmp_path), label=2, tools=["simpleitk"])
     assert result.reference is None
     assert "reference.compute_metrics is not available" in format_comparison(result)
 

@@ -68,9 +68,12 @@ def test_layout_paths():
 
 
 def test_timing_runs_on_scan_sized_masks_of_its_cases_by_default():
-    layout = Layout(load_config({"dataset": {"cases": 2}}))
-    assert layout.timed_grid == "scan" and layout.timed_cases == ["case_01"]
-    assert layout.timing_pairs() == ["results/masks/synthetic/scan/1x1x1/case_01/pairs.csv"]
+    layout = Layout(load_config({"dataset": {"cases": 4}}))
+    # The default times the first 3 cases, at 2 mm.
+    assert layout.timed_grid == "scan" and layout.timed_cases == ["case_01", "case_02", "case_03"]
+    assert layout.timing_pairs() == [
+        f"results/masks/synthetic/scan/2x2x2/case_0{n}/pairs.csv" for n in (1, 2, 3)
+    ]
     # Not a scored mask: the scan-sized ones are voxelized for the timing alone.
     assert not set(layout.timing_pairs()) & set(layout.voxelize_targets())
 
@@ -88,7 +91,7 @@ def test_timing_reuses_the_scored_masks_when_they_are_on_its_grid(fov, timing, g
         load_config({"dataset": {"cases": 2}, "field_of_view": {"policy": fov}, "timing": timing})
     )
     assert layout.timed_grid == grid and layout.timed_cases == ["case_01", "case_02"]
-    assert layout.timing_pairs() == [f"{masks}/1x1x1/case_0{n}/pairs.csv" for n in (1, 2)]
+    assert layout.timing_pairs() == [f"{masks}/2x2x2/case_0{n}/pairs.csv" for n in (1, 2)]
     assert set(layout.timing_pairs()) <= set(layout.voxelize_targets())
 
 

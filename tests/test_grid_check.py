@@ -76,7 +76,6 @@ def test_the_reference_gives_the_same_scores_on_both_grids(checked_masks):
         percentile=95,
         tau=2.0,
         timeout=600,
-        read_mask=read_mask,
     )
     assert tuple(rows.columns) == GRID_CHECK_COLUMNS
     differences = grid_differences(rows)

@@ -539,8 +539,8 @@ def test_blocks_stay_near_cubes_in_mm(shape, step):
 @pytest.mark.parametrize("spacing", [(1.0, 1.0, 1.0), (0.5, 0.5, 2.0)])
 def test_lattice_raster_equals_vtks(meshing, spacing):
     """The compiled inside test (exact integers on the lattice of half dense steps) gives
-    VTK's raster point for point; surface nets' smoothed vertices are off the lattice and go
-    to VTK whole."""
+    VTK's raster point for point; surface nets' vertices (voxel centres) lie on the lattice
+    too, the smoothed marching-cubes vertices do not and go to VTK whole."""
     spacing = np.asarray(spacing)
     shape = (24, 22, 20)
     mask = analytic.ball_mask(shape, spacing, 7.0, (11.3, 10.1, 12.2)) | analytic.ball_mask(
@@ -550,7 +550,7 @@ def test_lattice_raster_equals_vtks(meshing, spacing):
     vertices, cells = mesh_surface(mask, spacing, origin, meshing)
     grid = dense_grid_of_image(origin, spacing, -np.ones(3, int), np.array(shape) + 1)
     compiled = biou.SurfaceRaster(vertices, cells, compiled=True)
-    assert (compiled.lattice(grid) is None) == (meshing == "surface_nets")
+    assert (compiled.lattice(grid) is None) == (meshing == "marching_cubes")
     np.testing.assert_array_equal(
         compiled.inside(grid), biou.SurfaceRaster(vertices, cells).inside(grid)
     )

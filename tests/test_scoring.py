@@ -10,6 +10,7 @@ import pandas as pd
 import pytest
 
 from adapters.base import Adapter, ProgramAdapter
+from maskio import write_mask
 from study.records import SCORE_COLUMNS
 from study.scoring import score as scoring
 
@@ -21,23 +22,25 @@ def box_pair(shift: int = 2) -> tuple[np.ndarray, np.ndarray]:
     return a, np.roll(a, shift, axis=0)
 
 
-def pairs_table(n: int = 3) -> tuple[pd.DataFrame, dict]:
-    """A pairs table whose mask 'paths' are keys of an in-memory store."""
-    store, rows = {}, []
+def pairs_table(folder, n: int = 3) -> pd.DataFrame:
+    """A pairs table of n box pairs written as mask files (1 x 1 x 2 mm) into `folder`."""
+    rows = []
     for i in range(n):
-        a, b = box_pair(1 + i)
-        store[f"a{i}"], store[f"b{i}"] = (a, (1.0, 1.0, 2.0), None), (b, (1.0, 1.0, 2.0), None)
+        paths = [
+            write_mask(folder / f"{name}{i}.nii.gz", mask, (1.0, 1.0, 2.0))
+            for name, mask in zip("ab", box_pair(1 + i), strict=True)
+        ]
         rows.append(
             {
                 "case": "case_01",
                 "oar": f"OAR{i}",
                 "category": "small",
                 "spacing": "1x1x2",
-                "path_a": f"a{i}",
-                "path_b": f"b{i}",
+                "path_a": str(paths[0]),
+                "path_b": str(paths[1]),
             }
         )
-    return pd.DataFrame(rows), store
+    return pd.DataFrame(rows)
 
 
 class Constant(Adapter):
@@ -77,19 +80,27 @@ def fake_program(tmp_path, body: str) -> str:
 
 
 class FakeProgram(ProgramAdapter):
-    name, label, metrics, binary, env_var = "fakeprogram", "Fake", ("HD",), "fake-tool", "FAKE"
+    """A program tool whose binary is the script in $FAKE_SCORED_PROGRAM."""
 
-    def __init__(self, path):
-        self.path = path
-
-    def find_binary(self):
-        return self.path
+    name, label, metrics, binary = "fakeprogram", "Fake", ("HD",), "fake-scored-program"
+    env_var = "FAKE_SCORED_PROGRAM"
 
     def version(self):
         return "0"
 
     def _run_on_files(self, path_a, path_b, folder, metrics, percentile, tau, *, timeout):
         return {"HD": float(self.run([str(path_a), str(path_b)], timeout=timeout))}
+
+
+@pytest.fixture
+def program(monkeypatch, tmp_path, registered):
+    """The fake program tool, registered, running the shell script `body`."""
+
+    def with_body(body: str) -> str:
+        monkeypatch.setenv("FAKE_SCORED_PROGRAM", fake_program(tmp_path, body))
+        return registered(FakeProgram())
+
+    return with_body
 
 
 @pytest.fixture
@@ -103,72 +114,64 @@ def registered(monkeypatch):
     return register
 
 
-def score(tool, pairs, store, timeout=30.0):
-    return scoring.score_pairs(
-        tool,
-        pairs,
-        dataset="unit",
-        percentile=95,
-        tau=2.0,
-        timeout=timeout,
-        read_mask=store.__getitem__,
-    )
+def score(tool, pairs, timeout=30.0):
+    return scoring.score_pairs(tool, pairs, dataset="unit", percentile=95, tau=2.0, timeout=timeout)
 
 
-def test_rows_follow_the_schema_and_carry_values(registered):
-    pairs, store = pairs_table()
-    table = score(registered(Constant()), pairs, store)
+def test_rows_follow_the_schema_and_carry_values(registered, tmp_path):
+    pairs = pairs_table(tmp_path)
+    table = score(registered(Constant()), pairs)
     assert list(table.columns) == list(SCORE_COLUMNS)
     hd = table[table.metric == "HD"]
     assert list(hd.value) == [216.0] * 3 and set(hd.status) == {"ok"}
     assert (hd.seconds >= 0).all() and set(hd.tool_version) == {"1.0"}
 
 
-def test_a_missing_metric_is_an_error_row_not_a_gap(registered):
-    pairs, store = pairs_table(1)
-    table = score(registered(Constant()), pairs, store)
+def test_a_missing_metric_is_an_error_row_not_a_gap(registered, tmp_path):
+    pairs = pairs_table(tmp_path, 1)
+    table = score(registered(Constant()), pairs)
     dsc = table[table.metric == "DSC"].iloc[0]
     assert dsc.status == "error" and "no value" in dsc.message and math.isnan(dsc.value)
 
 
-def test_a_crashing_tool_gives_error_rows_with_its_message(registered):
-    pairs, store = pairs_table()
-    table = score(registered(Crashing()), pairs, store)
+def test_a_crashing_tool_gives_error_rows_with_its_message(registered, tmp_path):
+    pairs = pairs_table(tmp_path)
+    table = score(registered(Crashing()), pairs)
     assert len(table) == 6 and set(table.status) == {"error"}
     assert table.message.str.contains("boom on purpose").all()
 
 
-def test_non_finite_values_get_their_status(registered):
-    pairs, store = pairs_table(1)
-    table = score(registered(Infinite()), pairs, store).set_index("metric")
+def test_non_finite_values_get_their_status(registered, tmp_path):
+    pairs = pairs_table(tmp_path, 1)
+    table = score(registered(Infinite()), pairs).set_index("metric")
     assert table.loc["HD", "status"] == "inf" and table.loc["HD", "value"] == math.inf
     assert table.loc["DSC", "status"] == "nan"
 
 
-def test_a_hanging_program_times_out_into_error_rows(registered, tmp_path):
-    pairs, store = pairs_table(2)
-    tool = registered(FakeProgram(fake_program(tmp_path, "sleep 30")))
-    table = score(tool, pairs, store, timeout=0.5)
+def test_a_hanging_program_times_out_into_error_rows(program, tmp_path):
+    pairs = pairs_table(tmp_path, 2)
+    tool = program("sleep 30")
+    table = score(tool, pairs, timeout=0.5)
     assert set(table.status) == {"error"} and table.message.str.contains("timed out").all()
     assert (table.seconds < 5).all()
 
 
-def test_a_program_that_exits_non_zero_is_recorded_with_its_words(registered, tmp_path):
-    pairs, store = pairs_table(1)
-    tool = registered(FakeProgram(fake_program(tmp_path, "echo 'bad header' >&2; exit 3")))
-    row = score(tool, pairs, store).iloc[0]
+def test_a_program_that_exits_non_zero_is_recorded_with_its_words(program, tmp_path):
+    pairs = pairs_table(tmp_path, 1)
+    tool = program("echo 'bad header' >&2; exit 3")
+    row = score(tool, pairs).iloc[0]
     assert row.status == "error" and "code 3" in row.message and "bad header" in row.message
 
 
-def test_a_program_that_prints_garbage_is_an_error(registered, tmp_path):
-    pairs, store = pairs_table(1)
-    tool = registered(FakeProgram(fake_program(tmp_path, "echo not-a-number")))
-    assert score(tool, pairs, store).iloc[0].status == "error"
+def test_a_program_that_prints_garbage_is_an_error(program, tmp_path):
+    pairs = pairs_table(tmp_path, 1)
+    tool = program("echo not-a-number")
+    assert score(tool, pairs).iloc[0].status == "error"
 
 
-def test_the_reference_scores_every_metric():
-    pairs, store = pairs_table(1)
-    table = score("reference", pairs, store).set_index("metric")
+def test_the_reference_scores_every_metric(tmp_path):
+    pairs = pairs_table(tmp_path, 1)
+    table = score("reference", pairs).set_index("metric")
     assert set(table.status) == {"ok"}
     # B is A shifted by one voxel of 1 mm along axis 0: HD is exactly 1 mm.
     assert table.loc["HD", "value"] == pytest.approx(1.0, abs=1e-6)
@@ -186,11 +189,11 @@ def test_unknown_tool_names_the_known_ones():
 
 
 def test_collect_orders_and_keeps_every_row(tmp_path, registered):
-    pairs, store = pairs_table()
+    pairs = pairs_table(tmp_path)
     paths = []
     for tool in (registered(Constant()), registered(Crashing())):
         path = tmp_path / f"{tool}.parquet"
-        score(tool, pairs, store).to_parquet(path)
+        score(tool, pairs).to_parquet(path)
         paths.append(path)
     empty = tmp_path / "empty.parquet"
     pd.DataFrame(columns=list(SCORE_COLUMNS)).to_parquet(empty)

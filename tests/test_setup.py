@@ -12,7 +12,7 @@ def pinned(lines) -> list[str]:
 
 
 def test_conda_environment_pins_what_requirements_pin():
-    environment = yaml.safe_load((REPO / "workflow/envs/study.yaml").read_text())
+    environment = yaml.safe_load((REPO / "environment.yml").read_text())
     pip_section = next(
         item["pip"] for item in environment["dependencies"] if isinstance(item, dict)
     )

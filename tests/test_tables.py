@@ -41,6 +41,7 @@ def test_table_a1_shows_excluded_counts_and_percentage_points(scores):
     medpy, miseval, monai = (st.tool_label(t) for t in ("medpy", "miseval", "monai"))
     assert display.loc[("ΔHD95 (mm)", medpy), "(1, 1, 1) mm: excluded"] == "2 non-finite"
     assert display.loc[("ΔHD (mm)", miseval), "(2, 2, 2) mm: excluded"] == "2 failed"
+    assert display.loc[("ΔNSD (%pt)", monai), "(1, 1, 1) mm: excluded"] == "0"  # not blank
     assert display.loc[("ΔNSD (%pt)", monai), "(1, 1, 1) mm: mean ± SD"] == "1.00 ± 0.00"
     # Column order follows the given voxel sizes; metrics follow the study's order.
     assert list(table.display["Δ metric"].unique())[:2] == ["ΔHD (mm)", "ΔHD95 (mm)"]

@@ -14,9 +14,15 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from study.analysis import claims
+from study.analysis import claims, edge_comparison, environments, paper
 from study.analysis import statistics as st
-from study.analysis.tables import configured_spacings, read_scores
+from study.analysis.tables import (
+    EDGE_SYMBOLS,
+    configured_spacings,
+    load_edge_cases,
+    read_scores,
+    table_a3,
+)
 from study.records import spacing_title
 from study.scoring import grid_check
 
@@ -38,6 +44,8 @@ class AnalysisInputs:
     config: Mapping
     timing: pd.DataFrame | None = None
     grid_check: pd.DataFrame | None = None
+    edge_cases: pd.DataFrame | None = None
+    """Table A3's records: tool, version, metric, case, output, warned, message."""
 
 
 # --------------------------------------------------------------------------------------------
@@ -217,10 +225,14 @@ def timing_section(timing: pd.DataFrame | None) -> Section:
     if timing is None or timing.empty:
         section.lines.append("No timing records.")
         return section
-    medians = st.time_per_case(timing).groupby("tool")["seconds"].median().sort_values()
+    per_case = st.time_per_case(timing)
+    medians = per_case.groupby("tool")["seconds"].median().sort_values()
+    boxes = per_case.groupby(["tool", "category"]).size()
     section.lines.append(
         f"Timed on {st.timed_grids(timing)}, {timing['case'].nunique()} "
-        f"case(s), {timing['oar'].nunique()} OARs."
+        f"case(s), {timing['oar'].nunique()} OARs, {timing['repeat'].nunique()} repeat(s) per "
+        f"pair (their median counts); each tool's box per OAR category holds {boxes.min()} to "
+        f"{boxes.max()} pairs."
     )
     section.lines.append(
         "Median per case, fastest first: "
@@ -270,16 +282,79 @@ def grid_section(rows: pd.DataFrame | None) -> Section | None:
 # --------------------------------------------------------------------------------------------
 
 
+def evidence(inputs: AnalysisInputs, summary: pd.DataFrame, spacings) -> claims.Evidence:
+    """What the paper's claims are checked on: this run's Δ summaries (per voxel size, per
+    OAR category, and of the reference's meshing variants), tests, median HD times per case
+    and edge-case records."""
+    tools = [t for t in inputs.config.get("tools", []) if t in set(inputs.scores["tool"])]
+    by_category = st.summarize_deltas(
+        st.deltas(inputs.scores, tools or None), ["metric", "category", "tool"]
+    )
+    variants = [v for v in st.REFERENCE_MESHING_VARIANTS if v in set(inputs.scores["tool"])]
+    meshing = (
+        st.summarize_deltas(st.deltas(inputs.scores, variants), ["metric", "spacing", "tool"])
+        if variants
+        else None
+    )
+    timing, timed_on = None, ""
+    if inputs.timing is not None and not inputs.timing.empty:
+        timing = st.time_per_case(inputs.timing).groupby("tool")["seconds"].median()
+        timed_on = st.timed_grids(inputs.timing)
+    return claims.Evidence(
+        by_spacing=summary,
+        spacings=spacings,
+        by_category=by_category,
+        wilcoxon=inputs.wilcoxon,
+        timing=timing,
+        timed_on=timed_on,
+        edge_cases=inputs.edge_cases,
+        meshing=meshing,
+    )
+
+
 def paper_section(inputs: AnalysisInputs, summary: pd.DataFrame, spacings) -> Section:
-    """The paper's headline findings checked against these data (`claims`), and why the
-    numbers may differ."""
+    """The paper's findings checked against these data (`claims`), and why the numbers may
+    differ."""
     return Section(
         "Compared with the paper",
         [
-            *claims.compare_with_paper(summary, inputs.wilcoxon, inputs.timing, spacings),
+            *claims.compare_with_paper(evidence(inputs, summary, spacings)),
             claims.why_numbers_differ(inputs.scores),
         ],
     )
+
+
+def _edge_output(output: str, warned: bool) -> str:
+    return (EDGE_SYMBOLS.get(output, "a number") if output else "–") + ("W" if warned else "")
+
+
+def edge_section(edge_cases: pd.DataFrame | None) -> Section | None:
+    """Table A3 against the paper's, cell by cell: how many match, and each differing cell
+    with its cause (`edge_comparison`), grouped by tool and cause."""
+    if edge_cases is None:
+        return None
+    section = Section("Edge cases against the paper (Table A3)")
+    every = edge_comparison.compare(edge_cases, paper.table_a3())
+    cells = every.loc[every["recorded"]]
+    if cells.empty:
+        section.lines.append("No edge-case record of a tool in the paper's Table A3.")
+        return section
+    warned = int((cells["match"] & (cells["warned"] != cells["paper_warned"])).sum())
+    section.lines.append(
+        f"Ours has the paper's output in {int(cells['match'].sum())} of the {len(cells)} cells "
+        f"of the paper's {len(every)} that we recorded ({edge_comparison.tools_text(every)}); "
+        f"of the matching cells, {warned} differ in the warning mark (W). The paper's table "
+        "has no HD95 column and no Google DeepMind ASSD, so those of ours are not compared."
+    )
+    differing = cells.loc[~cells["match"]]
+    for (tool, why), group in differing.groupby(["tool", "cause"], sort=False):
+        listed = ", ".join(
+            f"{r.metric} {r.case} {_edge_output(r.output, r.warned)} "
+            f"(paper {_edge_output(r.paper_output, r.paper_warned)})"
+            for r in group.itertuples()
+        )
+        section.lines.append(f"{st.tool_label(tool)}, {why}: {listed}.")
+    return section
 
 
 # --------------------------------------------------------------------------------------------
@@ -304,6 +379,7 @@ def build_findings(inputs: AnalysisInputs) -> list[Section]:
         failures_section(inputs.scores),
         timing_section(inputs.timing),
         grid_section(inputs.grid_check),
+        edge_section(inputs.edge_cases),
         paper_section(inputs, summary, spacings),
     ]
     return [section for section in sections if section is not None]
@@ -346,16 +422,25 @@ def make_findings(
     md_path,
     html_path,
     grid_check_paths=(),
+    edge_case_paths=(),
+    environment_paths=(),
 ) -> list[Section]:
-    """Findings from the workflow's files; writes the Markdown and HTML renderings."""
+    """Findings from the workflow's files; writes the Markdown and HTML renderings.
+
+    `environment_paths`, the scores table and the edge-case files of every environment, add
+    the section on the versions since the paper's (study.analysis.environments)."""
     from study.analysis.figures import read_timing  # here, so findings alone need no matplotlib
 
     wilcoxon = pd.read_csv(wilcoxon_csv, dtype={"spacing": str})
     timing = read_timing(timing_paths) if timing_paths else None
     checked = grid_check.read_grid_check(grid_check_paths) if grid_check_paths else None
+    edge_cases = table_a3(load_edge_cases(edge_case_paths)).numeric if edge_case_paths else None
     sections = build_findings(
-        AnalysisInputs(read_scores(scores_path), wilcoxon, config, timing, checked)
+        AnalysisInputs(read_scores(scores_path), wilcoxon, config, timing, checked, edge_cases)
     )
+    for environment in config.get("environments", [])[1:] if environment_paths else []:
+        comparison = environments.compare_files(environment_paths, environment)
+        sections.append(Section(*environments.findings_section(comparison)))
     Path(md_path).parent.mkdir(parents=True, exist_ok=True)
     Path(md_path).write_text(render_markdown(sections), encoding="utf-8")
     Path(html_path).write_text(render_html(sections), encoding="utf-8")

@@ -16,7 +16,9 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from adapters.environments import STUDY_ENVIRONMENT
 from study.analysis import statistics as st
+from study.analysis.edge_comparison import environment_error
 from study.oars import ordered_categories
 from study.records import (
     EDGE_CASES,
@@ -69,7 +71,7 @@ def mean_cell(row: Mapping) -> str:
 
 
 def excluded_cell(row: Mapping) -> str:
-    """Counts of Δ left out of the statistics, by reason; empty when none was left out."""
+    """Counts of Δ left out of the statistics, by reason; "0" when none was left out."""
     parts = []
     if row["n_nonfinite"]:
         parts.append(f"{int(row['n_nonfinite'])} non-finite")
@@ -77,7 +79,7 @@ def excluded_cell(row: Mapping) -> str:
         parts.append(f"{int(row['n_failed'])} failed")
     if row["n_no_reference"]:
         parts.append(f"{int(row['n_no_reference'])} no ref.")
-    return ", ".join(parts)
+    return ", ".join(parts) or "0"
 
 
 # --------------------------------------------------------------------------------------------
@@ -329,8 +331,13 @@ EDGE_SYMBOLS: dict[str, str] = {
 }
 """Display of each output class; "number" shows the value itself."""
 
+ENVIRONMENT_MARK = "†"
+"""Appended to E when the error came from the environment, not the tool's handling."""
+
 EDGE_LEGEND = (
     "NaN: not a number; ∞*: a very large number standing in for infinity; E: error; "
+    f"E{ENVIRONMENT_MARK}: an error raised by the environment rather than by the tool's "
+    "handling (a library function the tool calls is missing here, e.g. removed in NumPy 2); "
     "E*: empty output without an error message; W: warning printed; ✓/✗: score "
     "unchanged/changed when A and B are swapped; a number is the value returned; "
     "blank: metric not offered by the tool."
@@ -365,6 +372,8 @@ def edge_cell(record: Mapping) -> str:
         text = format_number(float(record.get("value") or "nan"))
     else:
         text = EDGE_SYMBOLS[output]
+    if output == "error" and environment_error(record.get("message")):
+        text += ENVIRONMENT_MARK
     return text + ("W" if record.get("warned") else "")
 
 
@@ -528,12 +537,15 @@ def write_table(
 # --------------------------------------------------------------------------------------------
 
 
-def read_scores(path: str | Path) -> pd.DataFrame:
-    """The scores table at `path`, checked for the columns the analysis needs."""
+def read_scores(path: str | Path, environment: str | None = STUDY_ENVIRONMENT) -> pd.DataFrame:
+    """The scores table at `path`, checked for the columns the analysis needs: the rows of
+    `environment` (every table and figure is of today's versions), or all rows (None)."""
     if not Path(path).is_file():
         raise FileNotFoundError(f"{path}: scores table not found (run the collect rule first)")
     scores = pd.read_parquet(path)
     st.check_scores(scores, str(path))
+    if environment is not None:
+        scores = scores.loc[scores["environment"] == environment].reset_index(drop=True)
     if scores.empty:
         raise ValueError(f"{path}: scores table has no rows")
     return scores

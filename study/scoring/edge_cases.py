@@ -14,12 +14,15 @@ import math
 
 import numpy as np
 
-from adapters import Adapter, Outcome, invoke
+from adapters import Adapter, Outcome, describe, invoke
+from adapters.environments import STUDY_ENVIRONMENT
+from adapters.harness import DEFAULT_MEMORY_GB
 from study.records import EDGE_CASES
 
-FLOAT_MAX_STAND_IN = 1e30
-"""Values at least this large are float-max stand-ins for infinity: FLT_MAX (3.4e38), half of
-it (what plastimatch averages to) and DBL_MAX all qualify; no distance in mm comes close."""
+FLOAT_MAX_STAND_IN = 1e15
+"""Values at least this large stand in for infinity (the paper's "∞*, a very large integer"):
+FLT_MAX (3.4e38), half of it (what plastimatch averages to), DBL_MAX and 2^64 (1.8e19, what
+seg-metrics 1.1.6 returns for an empty mask) all qualify; no distance in mm comes close."""
 
 SWAP_TOLERANCE = 1e-9
 """Relative difference under which a swapped result counts as unchanged (float round-off)."""
@@ -97,11 +100,17 @@ def _swap(metric: str, forward: Outcome, backward: Outcome) -> dict:
 
 
 def probe(
-    adapter: Adapter, *, percentile: float = 95, tau: float = 2.0, timeout: float = 600.0
+    adapter: Adapter,
+    *,
+    percentile: float = 95,
+    tau: float = 2.0,
+    timeout: float = 600.0,
+    memory_gb: float | None = DEFAULT_MEMORY_GB,
+    environment: str = STUDY_ENVIRONMENT,
 ) -> dict:
-    """The edge-case record of one tool (format: docs/interfaces.md)."""
-    header = {"tool": adapter.name, "label": adapter.label}
-    reason = adapter.unavailable()
+    """The edge-case record of one tool in one environment (format: docs/interfaces.md)."""
+    header = {"tool": adapter.name, "label": adapter.label, "environment": environment}
+    version, reason = describe([adapter], environment)[adapter.name]
     if reason is not None:
         return {**header, "version": None, "status": "unavailable", "reason": reason, "records": []}
     a, b = probe_pair()
@@ -118,6 +127,8 @@ def probe(
             percentile=percentile,
             tau=tau,
             timeout=timeout,
+            memory_gb=memory_gb,
+            environment=environment,
         )
 
     records = [
@@ -127,4 +138,4 @@ def probe(
         for metric in adapter.metrics
     ]
     records += [_swap(metric, run(a, b, metric), run(b, a, metric)) for metric in adapter.metrics]
-    return {**header, "version": adapter.version(), "status": "ok", "records": records}
+    return {**header, "version": version, "status": "ok", "records": records}

@@ -1,13 +1,13 @@
 """The scoring loop: one implementation (a tool or a reference variant) on every mask pair.
 
-Every call goes through `adapters.invoke`, which times it and turns a tool's failure into an
-error instead of an exception, so one misbehaving tool never stops the study. The reference is
-wrapped in the same adapter interface, so it is timed and isolated exactly like the tools.
+Every call goes through `adapters.invoke_files`, which runs a tool in a worker process of its
+environment on the voxelizer's own files, times it, and turns a tool's failure (a crash or a
+hang included) into an error instead of an exception, so one misbehaving tool never stops the
+study. The reference is wrapped in the same adapter interface and runs in this process.
 """
 
 from __future__ import annotations
 
-import gc
 import logging
 import math
 import time
@@ -16,17 +16,12 @@ from pathlib import Path
 
 import pandas as pd
 
-from adapters import REGISTRY, Adapter, invoke
+from adapters import REGISTRY, Adapter, describe, invoke_files
+from adapters.environments import STUDY_ENVIRONMENT
+from adapters.harness import DEFAULT_MEMORY_GB
 from study.records import METRICS, REFERENCE_LABELS, REFERENCE_VARIANTS, SCORE_COLUMNS, status_of
 
 log = logging.getLogger(__name__)
-
-LARGE_MASK_VOXELS = 1_000_000
-"""Before a call on masks larger than this, the previous calls' garbage is collected: some tools
-(Metrics Reloaded) leave reference cycles holding about 0.5 GB per scan-sized call, which would
-otherwise pile up past a job's memory (measured: 1.9 GB with collection, 2.9 GB after three
-calls and 5.3 GB after ten without). On cropped masks the collection would cost more than the
-call."""
 
 MESSAGE_LIMIT = 500
 """Longest tool message kept per row: enough for an error's last line and its cause."""
@@ -36,6 +31,7 @@ class ReferenceImplementation(Adapter):
     """The mesh-based reference behind the adapter interface, for one meshing method."""
 
     metrics = METRICS
+    in_process = True
 
     def __init__(self, name: str, meshing: str) -> None:
         self.name = name
@@ -65,6 +61,21 @@ class ReferenceImplementation(Adapter):
         )
 
 
+ENVIRONMENT_MARK = "@"
+"""Joins a tool and an environment other than the study's in job and file names: deepmind@paper."""
+
+
+def scored_name(tool: str, environment: str = STUDY_ENVIRONMENT) -> str:
+    """The name of a tool's jobs and files in `environment` ("deepmind", "deepmind@paper")."""
+    return tool if environment == STUDY_ENVIRONMENT else f"{tool}{ENVIRONMENT_MARK}{environment}"
+
+
+def split_scored_name(name: str) -> tuple[str, str]:
+    """Inverse of `scored_name`: (tool, environment)."""
+    tool, _, environment = name.partition(ENVIRONMENT_MARK)
+    return tool, environment or STUDY_ENVIRONMENT
+
+
 def implementation(name: str):
     """The adapter-like object scoring `name`: a registry tool or a reference variant."""
     if name in REFERENCE_VARIANTS:
@@ -74,6 +85,11 @@ def implementation(name: str):
         known = ", ".join(sorted([*REGISTRY, *REFERENCE_VARIANTS]))
         raise ValueError(f"unknown tool {name!r}; known tools: {known}")
     return REGISTRY[name]
+
+
+def tool_version(impl: Adapter, environment: str = STUDY_ENVIRONMENT) -> str:
+    """The version recorded with an implementation's scores in `environment` ("" if none)."""
+    return describe([impl], environment)[impl.name][0]
 
 
 def outcome_rows(outcome, metrics: Iterable[str], context: Mapping[str, object]) -> list[dict]:
@@ -114,37 +130,33 @@ def score_pairs(
     percentile: float,
     tau: float,
     timeout: float,
-    read_mask,
+    memory_gb: float | None = DEFAULT_MEMORY_GB,
+    environment: str = STUDY_ENVIRONMENT,
     metrics: Sequence[str] = METRICS,
     progress_every: int = 10,
 ) -> pd.DataFrame:
     """Score every pair in `pairs` (rows of pairs.csv) with one tool; tidy rows out.
 
-    `read_mask(path) -> (mask, spacing, origin)` loads one mask; the tool sees both masks on
-    the grid they were voxelized on, uncropped, exactly as a user's call would. Of `metrics`,
-    the tool is asked for those it supports, all in one call.
+    The tool reads both mask files on the grid they were voxelized on, uncropped, exactly as
+    a user's call would. Of `metrics`, the tool is asked for those it supports, all in one
+    call; `environment` names the Python environment it runs in (`adapters.environments`).
     """
     impl = implementation(tool)
     metrics = [m for m in METRICS if m in impl.metrics and m in metrics]
-    version = impl.version()
+    version = tool_version(impl, environment)
     rows: list[dict] = []
     started = time.perf_counter()
     for done, pair in enumerate(pairs.itertuples(index=False), start=1):
-        mask_a, spacing, _ = read_mask(pair.path_a)
-        mask_b, _, _ = read_mask(pair.path_b)
-        if mask_a.size > LARGE_MASK_VOXELS:
-            gc.collect()
-        # Program tools read the very files the voxelizer wrote.
-        outcome = invoke(
+        outcome = invoke_files(
             impl,
-            mask_a,
-            mask_b,
-            spacing,
+            pair.path_a,
+            pair.path_b,
             metrics=metrics,
             percentile=percentile,
             tau=tau,
             timeout=timeout,
-            files=(pair.path_a, pair.path_b),
+            memory_gb=memory_gb,
+            environment=environment,
         )
         context = {
             "dataset": dataset,
@@ -154,6 +166,7 @@ def score_pairs(
             "spacing": pair.spacing,
             "tool": tool,
             "tool_version": version,
+            "environment": environment,
         }
         rows.extend(outcome_rows(outcome, metrics, context))
         if done % progress_every == 0 or done == len(pairs):
@@ -167,12 +180,15 @@ def score_pairs(
     return pd.DataFrame(rows, columns=list(SCORE_COLUMNS))
 
 
-def unavailable_rows(tool: str, reason: str, *, dataset: str) -> pd.DataFrame:
+def unavailable_rows(
+    tool: str, reason: str, *, dataset: str, environment: str = STUDY_ENVIRONMENT
+) -> pd.DataFrame:
     """The single row that records an unavailable tool once per run, not once per pair."""
     row = {c: "" for c in SCORE_COLUMNS} | {
         "dataset": dataset,
         "tool": tool,
         "tool_version": "",
+        "environment": environment,
         "metric": "",
         "value": math.nan,
         "status": "unavailable",
@@ -198,5 +214,7 @@ def collect(paths: Iterable[str | Path]) -> pd.DataFrame:
     frames = [pd.read_parquet(p) for p in paths]
     table = pd.concat([f for f in frames if len(f)], ignore_index=True)
     return table.sort_values(
-        ["tool", "spacing", "case", "oar", "metric"], kind="stable", ignore_index=True
+        ["tool", "environment", "spacing", "case", "oar", "metric"],
+        kind="stable",
+        ignore_index=True,
     )

@@ -1,26 +1,28 @@
 """HD execution time per pair and tool (paper, Fig. A5).
 
-Each repeat is one `adapters.invoke` call asking for HD only; `seconds` is the wall time of
-the tool call (for program tools the whole process, writing and reading files included).
-Masks are read once per pair, outside the timed call. Before the first pair, one untimed
-call (on the first pair cut to its masks' box) lets the tool import its libraries (MONAI and
-torch take seconds to import), so every recorded repeat measures the call itself, as in a
-study that scores thousands of pairs.
+Each repeat is one `adapters.invoke_files` call asking for HD only; `seconds` is the wall time
+of the tool call, measured inside the tool's worker after it has read the mask files (for
+program tools the whole process, reading its files included). Before the first pair, one
+untimed call (on the first pair cut to its masks' box) lets the worker import the tool's
+libraries (MONAI and torch take seconds to import), so every recorded repeat measures the call
+itself, as in a study that scores thousands of pairs.
 """
 
 from __future__ import annotations
 
-import gc
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
-from adapters import Adapter, invoke
+from adapters import Adapter, invoke, invoke_files
+from adapters.environments import STUDY_ENVIRONMENT
+from adapters.harness import DEFAULT_MEMORY_GB
 from maskio import read_mask
 from study.oars import first_of_each_category
 from study.records import TIMING_COLUMNS, shape_label, spacing_label, status_of
+from study.scoring.score import tool_version
 
 PAIR_FIELDS = ("case", "oar", "category", "spacing", "path_a", "path_b")
 
@@ -67,6 +69,8 @@ def time_hd(
     *,
     base: Path | None = None,
     timeout: float = 600.0,
+    memory_gb: float | None = DEFAULT_MEMORY_GB,
+    environment: str = STUDY_ENVIRONMENT,
     dataset: str = "",
     grid: str = "",
 ) -> pd.DataFrame:
@@ -78,21 +82,18 @@ def time_hd(
     """
     if repeats < 1:
         raise ValueError(f"repeats must be at least 1, got {repeats}")
-    version = adapter.version()
+    version = tool_version(adapter, environment)
+    limits = {"timeout": timeout, "memory_gb": memory_gb, "environment": environment}
     rows = []
     warmed_up = False
     for pair in pairs:
         row = _checked(pair, base)
         a, spacing, _ = read_mask(row["path_a"])
-        b, spacing_b, _ = read_mask(row["path_b"])
-        if not np.allclose(spacing, spacing_b):
-            raise ValueError(f"{row['path_a']} and {row['path_b']} differ in spacing")
         if not warmed_up:
-            invoke(adapter, *cropped_to_masks(a, b), spacing, metrics=("HD",), timeout=timeout)
+            _warm_up(adapter, a, read_mask(row["path_b"])[0], spacing, limits)
             warmed_up = True
         for repeat in range(repeats):
-            gc.collect()  # outside the timed call; see study.scoring.score.LARGE_MASK_VOXELS
-            outcome = invoke(adapter, a, b, spacing, metrics=("HD",), timeout=timeout)
+            outcome = invoke_files(adapter, row["path_a"], row["path_b"], metrics=("HD",), **limits)
             if outcome.unavailable is not None:
                 status, message = "unavailable", outcome.unavailable
             elif outcome.error is not None:
@@ -112,6 +113,7 @@ def time_hd(
                     "shape": shape_label(a.shape),
                     "tool": adapter.name,
                     "tool_version": version,
+                    "environment": environment,
                     "repeat": repeat,
                     "seconds": outcome.seconds,
                     "status": status,
@@ -119,6 +121,11 @@ def time_hd(
                 }
             )
     return pd.DataFrame(rows, columns=list(TIMING_COLUMNS))
+
+
+def _warm_up(adapter: Adapter, a, b, spacing, limits: Mapping) -> None:
+    """One untimed call on the first pair cut to its masks' box: the worker imports the tool."""
+    invoke(adapter, *cropped_to_masks(a, b), spacing, metrics=("HD",), **limits)
 
 
 def timed_pair_count(config: Mapping) -> int:

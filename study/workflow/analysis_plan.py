@@ -11,6 +11,7 @@ from dataclasses import dataclass
 
 from snakemake.io import report
 
+from adapters.environments import STUDY_ENVIRONMENT
 from study.analysis.statistics import bonferroni_factor_from_config, implementations
 from study.records import GRID_NAMES, REFERENCE, REFERENCE_VARIANTS, spacing_label, spacing_title
 from study.workflow.layout import Layout
@@ -27,7 +28,7 @@ class Item:
     """One table or figure: the record it reads, the script that draws it, its job's size."""
 
     name: str
-    reads: str  # scores | wilcoxon | edge_cases | timing | manifest (analysis.smk's inputs)
+    reads: str  # a key of analysis.smk's ANALYSIS_INPUTS: scores, edge_cases, timing, ...
     script: str  # in workflow/scripts/
     mem_mb: int
     runtime: int  # minutes
@@ -54,14 +55,21 @@ ITEMS: tuple[Item, ...] = (
     Item("figure_a3", "manifest", "figure_a3.py", 1000, 5),
     Item("figure_a4", "wilcoxon", "figure_a4.py", 2000, 10),
     Item("figure_a5", "timing", "figure_a5.py", 1000, 5),
+    Item("table_a3_paper", "paper_edge_cases", "table_a3_environment.py", 1000, 5),
+    Item("table_drift", "environments", "table_drift.py", 2000, 10),
 )
 """Every table and figure of the analysis, one rule each (workflow/rules/analysis.smk)."""
+
+ENVIRONMENT_ITEMS: dict[str, str] = {"table_a3_paper": "paper", "table_drift": "paper"}
+"""Items made only when the config scores the tools in that environment too."""
 
 
 class AnalysisPlan:
     """Outputs, report entries and caption parameters of the analysis of one config."""
 
     def __init__(self, config: Mapping):
+        self.environments = config.get("environments", [STUDY_ENVIRONMENT])
+        self.other_environments = self.environments[1:]
         meshings = config.get("reference", {}).get("meshings", [])
         self.meshing_variants = [
             name
@@ -79,8 +87,13 @@ class AnalysisPlan:
 
     def items(self) -> list[Item]:
         """The tables and figures of this config; Table A4 only when other meshings of the
-        reference are scored."""
-        return [item for item in ITEMS if item.name != "table_a4" or self.meshing_variants]
+        reference are scored, the environments' tables only when their environment is."""
+        return [
+            item
+            for item in ITEMS
+            if (item.name != "table_a4" or self.meshing_variants)
+            and ENVIRONMENT_ITEMS.get(item.name, STUDY_ENVIRONMENT) in self.environments
+        ]
 
     @staticmethod
     def outputs(item: Item) -> dict:

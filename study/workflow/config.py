@@ -16,6 +16,7 @@ from typing import Any
 import jsonschema
 import yaml
 
+from adapters.environments import STUDY_ENVIRONMENT
 from study.oars import check_oar_names
 from study.records import REFERENCE, REFERENCE_VARIANTS
 
@@ -108,6 +109,12 @@ def _check_consistency(config: dict, where: str) -> None:
         raise ConfigError(
             f"{where}: reference.meshings must include "
             f"{REFERENCE_VARIANTS['reference']} (the reference itself)"
+        )
+    # The tables compare today's versions; another environment is scored beside them.
+    if config["environments"][0] != STUDY_ENVIRONMENT:
+        raise ConfigError(
+            f"{where}: environments must start with {STUDY_ENVIRONMENT!r} (the tables are its "
+            f"scores; other environments are compared with it), got {config['environments']}"
         )
     sizes = [tuple(map(float, s)) for s in config["voxel_sizes"]]
     if len(set(sizes)) != len(sizes):

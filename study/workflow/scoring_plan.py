@@ -1,17 +1,20 @@
 """What the scoring stage runs: which implementations, on which files, and what it writes.
 
 Built once when the workflow starts. Asking every tool whether it is installed here happens
-then, once, so a missing tool becomes one "unavailable" record instead of a job per case.
+then, once per environment, so a missing tool becomes one "unavailable" record instead of a
+job per case. A tool scored in an environment other than the study's has jobs and files of
+its own, named `tool@environment` (`study.scoring.score.scored_name`).
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
-from adapters import configure
+from adapters import configure, describe
+from adapters.environments import STUDY_ENVIRONMENT
 from study.records import REFERENCE, REFERENCE_VARIANTS, spacing_label
 from study.scoring.grid_check import GRIDS
-from study.scoring.score import implementation
+from study.scoring.score import implementation, scored_name, split_scored_name
 from study.workflow.layout import Layout
 
 
@@ -35,8 +38,20 @@ class ScoringPlan:
         configure(config.get("tool_paths", {}))  # binaries named in the config count as found
         # implementation() raises ValueError naming the known tools for an unknown name.
         self.reasons = {
-            name: implementation(name).unavailable() for name in [*self.variants, *self.tools]
+            name: reason
+            for name, (_, reason) in describe(
+                [implementation(name) for name in [*self.variants, *self.tools]]
+            ).items()
         }
+        # The study's tools in every other environment (not the cross-checks: they check the
+        # reference, today), asked once per environment.
+        self.elsewhere = []
+        for environment in config["environments"][1:]:
+            states = describe([implementation(name) for name in config["tools"]], environment)
+            for tool, (_, reason) in states.items():
+                name = scored_name(tool, environment)
+                self.elsewhere.append(name)
+                self.reasons[name] = reason
 
     def available(self, name: str) -> bool:
         return self.reasons[name] is None
@@ -58,7 +73,7 @@ class ScoringPlan:
         """One file per (implementation, batch of cases), or one 'unavailable' record per
         missing tool."""
         files = []
-        for name in [*self.variants, *self.tools]:
+        for name in [*self.variants, *self.tools, *self.elsewhere]:
             if self.available(name):
                 files += [
                     Layout.SCORES.format(dataset=self.dataset, tool=name, batch=batch)
@@ -68,9 +83,18 @@ class ScoringPlan:
                 files.append(Layout.UNAVAILABLE.format(dataset=self.dataset, tool=name))
         return files
 
-    def edge_case_files(self) -> list[str]:
-        """The reference's and every tool's edge-case record (missing tools say so)."""
-        return [Layout.EDGE_CASES.format(tool=name) for name in [REFERENCE, *self.tools]]
+    def edge_case_files(self, environment: str = STUDY_ENVIRONMENT) -> list[str]:
+        """The reference's and every tool's edge-case record in the study's environment, or
+        every tool's in another (missing tools say so)."""
+        if environment == STUDY_ENVIRONMENT:
+            names = [REFERENCE, *self.tools]
+        else:
+            names = [name for name in self.elsewhere if split_scored_name(name)[1] == environment]
+        return [Layout.EDGE_CASES.format(tool=name) for name in names]
+
+    def other_environments(self) -> list[str]:
+        """The environments scored beside the study's, in the config's order."""
+        return list(dict.fromkeys(split_scored_name(name)[1] for name in self.elsewhere))
 
     def timing_files(self) -> list[str]:
         """HD timing of the reference and every available tool."""
@@ -105,6 +129,7 @@ class ScoringPlan:
         return [
             Layout.SCORES_TABLE,
             *self.edge_case_files(),
+            *(path for env in self.other_environments() for path in self.edge_case_files(env)),
             *self.timing_files(),
             *self.grid_check_files(),
         ]

@@ -20,6 +20,12 @@ ANALYSIS_INPUTS = {
     "edge_cases": lambda: SCORING.edge_case_files(),
     "timing": lambda: SCORING.timing_files(),
     "manifest": lambda: rules.dataset_manifest.output[0],
+    "paper_edge_cases": lambda: SCORING.edge_case_files("paper"),
+    "environments": lambda: [
+        rules.collect_scores.output[0],
+        *SCORING.edge_case_files(),
+        *SCORING.edge_case_files("paper"),
+    ],
 }
 
 
@@ -57,6 +63,8 @@ rule findings:
         wilcoxon=rules.table_wilcoxon.output.csv,
         timing=SCORING.timing_files(),
         grid_check=SCORING.grid_check_files(),
+        environments=ANALYSIS_INPUTS["environments"]() if ANALYSIS.other_environments else [],
+        edge_cases=SCORING.edge_case_files(),
     output:
         md=findings_paths()["md"],
         html=report(findings_paths()["html"], caption="../report/findings.rst", category="Findings"),

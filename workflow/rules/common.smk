@@ -14,7 +14,7 @@ config.update(load_config(dict(config)))
 LAYOUT = Layout(config)
 # The one software environment of every rule (Snakemake's conda deployment); conda: paths are
 # relative to the rule files in workflow/rules/.
-STUDY_ENV = "../envs/study.yaml"
+STUDY_ENV = "../../environment.yml"
 DATASET = LAYOUT.dataset
 SOURCE = LAYOUT.source
 CASES = LAYOUT.cases

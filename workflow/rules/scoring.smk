@@ -43,6 +43,7 @@ rule score_case:
         percentile=config["metrics"]["percentile"],
         tau=config["metrics"]["tau_mm"],
         timeout=config["timeouts"]["tool_seconds"],
+        memory_gb=config["timeouts"]["tool_memory_gb"],
         tool_paths=config.get("tool_paths", {}),
         metrics=config["metrics"]["scored"],
     script:
@@ -106,6 +107,7 @@ rule probe_edge_cases:
         percentile=config["metrics"]["percentile"],
         tau=config["metrics"]["tau_mm"],
         timeout=config["timeouts"]["tool_seconds"],
+        memory_gb=config["timeouts"]["tool_memory_gb"],
         tool_paths=config.get("tool_paths", {}),
     script:
         "../scripts/probe_edge_cases.py"
@@ -135,6 +137,7 @@ rule time_hd:
         pairs_per_category=config["timing"]["pairs_per_category"],
         repeats=config["timing"]["repeats"],
         timeout=config["timeouts"]["tool_seconds"],
+        memory_gb=config["timeouts"]["tool_memory_gb"],
         tool_paths=config.get("tool_paths", {}),
     script:
         "../scripts/time_hd.py"
@@ -187,6 +190,7 @@ rule check_grid:
         percentile=config["metrics"]["percentile"],
         tau=config["metrics"]["tau_mm"],
         timeout=config["timeouts"]["tool_seconds"],
+        memory_gb=config["timeouts"]["tool_memory_gb"],
         tool_paths=config.get("tool_paths", {}),
         metrics=config["metrics"]["scored"],
     script:

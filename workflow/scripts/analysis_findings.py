@@ -13,5 +13,7 @@ with log_to(snakemake.log[0]):
         snakemake.config,
         snakemake.output.md,
         snakemake.output.html,
-        list(snakemake.input.grid_check),
+        grid_check_paths=list(snakemake.input.grid_check),
+        edge_case_paths=list(snakemake.input.edge_cases),
+        environment_paths=list(snakemake.input.environments),
     )

@@ -1,7 +1,6 @@
 """Snakemake entry point of rule check_grid: one tool on the checked pairs, on both grids."""
 
 from adapters.base import configure
-from maskio import read_mask
 from study.scoring.cores import claim_cores
 from study.scoring.grid_check import GRIDS, score_on_grids
 from study.workflow.logs import log_to
@@ -18,7 +17,7 @@ with log_to(snakemake.log[0]):
         percentile=snakemake.params.percentile,
         tau=snakemake.params.tau,
         timeout=snakemake.params.timeout,
-        read_mask=read_mask,
+        memory_gb=snakemake.params.memory_gb,
         metrics=snakemake.params.metrics,
     )
     table.to_parquet(snakemake.output[0], index=False)

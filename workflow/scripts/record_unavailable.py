@@ -1,13 +1,17 @@
 """Snakemake entry point of rule record_unavailable: one row for a tool missing here."""
 
-from study.scoring.score import implementation, unavailable_rows
+from adapters import describe
+from study.scoring.score import implementation, split_scored_name, unavailable_rows
 from study.workflow.logs import log_to
 
 snakemake = globals()["snakemake"]
 
 with log_to(snakemake.log[0]):
-    tool = snakemake.wildcards.tool
-    reason = implementation(tool).unavailable() or "the tool became available; rerun to score it"
-    unavailable_rows(tool, reason, dataset=snakemake.wildcards.dataset).to_parquet(
-        snakemake.output[0], index=False
-    )
+    tool, environment = split_scored_name(snakemake.wildcards.tool)
+    _, reason = describe([implementation(tool)], environment)[tool]
+    unavailable_rows(
+        tool,
+        reason or "the tool became available; rerun to score it",
+        dataset=snakemake.wildcards.dataset,
+        environment=environment,
+    ).to_parquet(snakemake.output[0], index=False)

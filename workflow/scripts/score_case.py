@@ -1,9 +1,8 @@
 """Snakemake entry point of rule score_case: one tool on every pair of a batch of cases."""
 
 from adapters.base import configure
-from maskio import read_mask
 from study.scoring.cores import claim_cores
-from study.scoring.score import read_pairs, score_pairs
+from study.scoring.score import read_pairs, score_pairs, split_scored_name
 from study.workflow.logs import log_to
 
 snakemake = globals()["snakemake"]  # injected by Snakemake's script directive
@@ -11,14 +10,16 @@ claim_cores(snakemake.threads)  # its threads stay off the other jobs' cores
 
 with log_to(snakemake.log[0]):
     configure(snakemake.params.tool_paths)
+    tool, environment = split_scored_name(snakemake.wildcards.tool)
     table = score_pairs(
-        snakemake.wildcards.tool,
+        tool,
         read_pairs(snakemake.input.pairs),
         dataset=snakemake.wildcards.dataset,
         percentile=snakemake.params.percentile,
         tau=snakemake.params.tau,
         timeout=snakemake.params.timeout,
-        read_mask=read_mask,
+        memory_gb=snakemake.params.memory_gb,
+        environment=environment,
         metrics=snakemake.params.metrics,
     )
     table.to_parquet(snakemake.output[0], index=False)

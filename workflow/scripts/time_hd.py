@@ -16,6 +16,7 @@ with log_to(snakemake.log[0]):
         ),
         snakemake.params.repeats,
         timeout=snakemake.params.timeout,
+        memory_gb=snakemake.params.memory_gb,
         dataset=snakemake.params.dataset,
         grid=snakemake.params.grid,
     )

@@ -1,0 +1,285 @@
+"""Environments: tools scored in the paper's versions beside today's, and what drifted.
+
+The unit tests need nothing but the study's environment. The ones marked `paper` run the
+tools in the paper's environment and skip, with the reason, where `make env-paper` has not
+built it.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import math
+import subprocess
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from adapters import REGISTRY, describe, invoke, invoke_files
+from adapters.environments import ENVIRONMENTS, Environment, environment
+from maskio import write_mask
+from study.analysis.environments import (
+    compare,
+    drift_table,
+    edge_changes,
+    findings_section,
+    score_drift,
+)
+from study.scoring.edge_cases import probe
+from study.scoring.score import scored_name, split_scored_name
+from study.workflow.config import ConfigError, load_config
+
+PAPER = ENVIRONMENTS["paper"]
+
+
+def require_paper():
+    reason = PAPER.unavailable()
+    if reason is not None:
+        pytest.skip(reason)
+
+
+def test_names_join_and_split_a_tool_and_its_environment():
+    assert scored_name("deepmind") == "deepmind"
+    assert scored_name("deepmind", "paper") == "deepmind@paper"
+    assert split_scored_name("deepmind@paper") == ("deepmind", "paper")
+    assert split_scored_name("reference") == ("reference", "study")
+
+
+def test_an_unknown_or_unbuilt_environment_says_so(monkeypatch, tmp_path):
+    with pytest.raises(ValueError, match="unknown environment 'conda'"):
+        environment("conda")
+    monkeypatch.setattr("adapters.environments.ENVIRONMENTS_DIR", tmp_path)
+    states = describe(["deepmind", "medpy"], "paper")
+    assert all("make env-paper" in reason for _, reason in states.values())
+    a = np.zeros((8, 8, 8), bool)
+    a[2:5, 2:5, 2:5] = True
+    outcome = invoke("deepmind", a, a, (1, 1, 1), environment="paper")
+    assert outcome.unavailable is not None and "is not built" in outcome.unavailable
+
+
+def test_the_config_scores_today_first():
+    with pytest.raises(ConfigError, match="environments must start with 'study'"):
+        load_config({"environments": ["paper", "study"]})
+    with pytest.raises(ConfigError, match="environments"):
+        load_config({"environments": ["conda"]})
+    assert load_config({})["environments"] == ["study"]
+
+
+def score_rows(environment: str, version: str, values: dict) -> list[dict]:
+    return [
+        {
+            "tool": "medpy",
+            "case": "c",
+            "oar": oar,
+            "spacing": spacing,
+            "metric": "HD",
+            "value": value,
+            "status": "ok" if math.isfinite(value) else ("nan" if math.isnan(value) else "inf"),
+            "tool_version": version,
+            "environment": environment,
+        }
+        for (oar, spacing), value in values.items()
+    ]
+
+
+def test_score_drift_counts_identical_values_and_the_largest_difference():
+    today = {("A", "1x1x1"): 2.0, ("B", "1x1x1"): 3.0, ("C", "1x1x1"): math.nan}
+    then = {("A", "1x1x1"): 2.0, ("B", "1x1x1"): 3.25, ("C", "1x1x1"): math.nan}
+    missing = {"tool": "anima", "case": "", "oar": "", "spacing": "", "metric": ""}
+    missing |= {"value": math.nan, "status": "unavailable", "tool_version": ""}
+    rows = score_rows("study", "0.5.2", today) + score_rows("paper", "0.4.0", then)
+    rows += [missing | {"environment": "study"}, missing | {"environment": "paper"}]
+    scores = pd.DataFrame(rows)
+    assert list(score_drift(scores, "paper")["tool"]) == ["medpy"]  # anima: missing in both
+    drift = score_drift(scores, "paper").iloc[0]
+    assert (drift.pairs, drift.identical, drift.status_changed) == (3, 2, 0)
+    assert drift.max_abs_difference == pytest.approx(0.25)
+    assert (drift.version_other, drift.version_study) == ("0.4.0", "0.5.2")
+
+
+def edge_document(tool: str, version: str, output: str, message: str = "") -> dict:
+    record = {"case": "O1", "metric": "HD", "output": output, "value": "", "warned": False}
+    return {"tool": tool, "version": version, "records": [{**record, "message": message}]}
+
+
+def test_an_edge_case_change_is_the_environments_when_the_tool_did_not_change():
+    today = [
+        edge_document("deepmind", "0.1", "error", "AttributeError: np.Inf was removed"),
+        edge_document("segmetrics", "1.2.8", "0"),
+        edge_document("medpy", "0.5.2", "error"),
+    ]
+    then = [
+        edge_document("deepmind", "0.1", "inf"),
+        edge_document("segmetrics", "1.1.6", "float_max"),
+        edge_document("medpy", "0.4.0", "error"),
+    ]
+    changes = edge_changes(today, then, "paper").set_index("tool")
+    assert list(changes.index) == ["deepmind", "segmetrics"]  # medpy: E both times
+    assert changes.loc["deepmind", "why"].startswith("the environment (the same 0.1")
+    assert changes.loc["segmetrics", "why"] == "the tool's version (1.1.6 → 1.2.8)"
+    assert (changes.loc["deepmind", "paper"], changes.loc["deepmind", "study"]) == ("∞", "E")
+    scores = pd.DataFrame(
+        score_rows("study", "0.1", {("A", "1x1x1"): 2.0})
+        + score_rows("paper", "0.1", {("A", "1x1x1"): 2.0})
+    ).assign(tool="deepmind")
+    comparison = compare(scores, today, then, "paper")
+    table = drift_table(comparison)
+    assert table.display.iloc[0]["Largest |Δ| of finite values"] == "identical"
+    assert table.notes[-1] == "seg-metrics, the tool's version (1.1.6 → 1.2.8): HD O1 ∞* → 0"
+    title, lines = findings_section(comparison)
+    assert title == "Since the paper environment's versions"
+    assert lines[0] == "Identical on every scored pair, metric and voxel size: Google DeepMind."
+    assert lines[1].startswith("Edge cases: 2 cells changed, 1 of them with the tool's version")
+
+
+# --- in the paper's environment --------------------------------------------------------------
+
+
+def test_the_paper_environment_has_the_papers_versions():
+    require_paper()
+    versions = {name: v for name, (v, _) in describe(list(REGISTRY), "paper").items()}
+    assert versions["medpy"] == "0.4.0" and versions["monai"] == "1.3.0"
+    assert versions["segmetrics"] == "1.1.6" and versions["simpleitk"] == "2.3.1"
+    assert versions["pymia"] == "0.3.2" and versions["miseval"] == "1.2.2"
+
+
+def records_of(name: str, environment: str) -> dict:
+    document = probe(REGISTRY[name], environment=environment)
+    return {(r["metric"], r["case"]): r for r in document["records"]}
+
+
+def test_the_papers_versions_handle_empty_masks_as_the_paper_reports():
+    """The paper's Table A3: DeepMind ∞ for HD and NaN for MASD with empty masks, NSD and DSC
+    0, 0, NaN (today numpy 2 turns the ∞ and NaN into errors); seg-metrics 1.1.6 a very large
+    number for one empty mask and an error for two. MedPy 0.4.0 gives DSC 0 for two empty
+    masks (the paper's MedPy, 9 commits later, 1; today's, under numpy 2, NaN)."""
+    require_paper()
+    deepmind = records_of("deepmind", "paper")
+    expected = {"HD": "inf inf inf", "MASD": "nan nan nan", "NSD": "0 0 nan", "DSC": "0 0 nan"}
+    for metric, outputs in expected.items():
+        got = " ".join(deepmind[(metric, case)]["output"] for case in ("O1", "O2", "O3"))
+        assert got == outputs, metric
+    today = records_of("deepmind", "study")[("HD", "O1")]
+    assert today["output"] == "error" and "NumPy 2.0" in today["message"]
+    segmetrics = records_of("segmetrics", "paper")
+    assert [segmetrics[("HD", case)]["output"] for case in ("O1", "O2", "O3")] == [
+        "float_max",
+        "float_max",
+        "error",
+    ]
+    assert records_of("medpy", "paper")[("DSC", "O3")]["output"] == "0"
+
+
+DIRECT = """
+import json, sys
+import numpy as np
+import SimpleITK as sitk
+from maskio import read_mask
+
+path_a, path_b = sys.argv[1:3]
+(a, spacing, _), (b, _, _) = read_mask(path_a), read_mask(path_b)
+out = {}
+
+import surface_distance as sd
+d = sd.compute_surface_distances(a, b, spacing)
+out["deepmind"] = {"HD": sd.compute_robust_hausdorff(d, 100),
+                   "HD95": sd.compute_robust_hausdorff(d, 95),
+                   "NSD": sd.compute_surface_dice_at_tolerance(d, 2.0)}
+
+from medpy.metric import binary
+out["medpy"] = {"HD": binary.hd(b, a, voxelspacing=spacing),
+                "HD95": binary.hd95(b, a, voxelspacing=spacing),
+                "MASD": binary.asd(b, a, voxelspacing=spacing)}
+
+f = sitk.HausdorffDistanceImageFilter()
+f.Execute(sitk.ReadImage(path_a), sitk.ReadImage(path_b))
+out["simpleitk"] = {"HD": f.GetHausdorffDistance(), "MASD": f.GetAverageHausdorffDistance()}
+
+import torch
+from monai.metrics import compute_hausdorff_distance
+y = torch.from_numpy(a[None, None].astype(np.float32))
+p = torch.from_numpy(b[None, None].astype(np.float32))
+out["monai"] = {"HD": compute_hausdorff_distance(p, y, include_background=True,
+                                                 spacing=list(spacing)).item()}
+json.dump({t: {k: float(v) for k, v in m.items()} for t, m in out.items()}, sys.stdout)
+"""
+
+
+def test_each_paper_version_equals_a_direct_call_of_that_version(tmp_path):
+    """On an anisotropic pair, each tool through its adapter in the paper's environment
+    equals the same tool called directly by the paper environment's Python."""
+    require_paper()
+    spacing = (0.5, 0.5, 2.0)
+    x, y, z = np.meshgrid(
+        *(np.arange(n) * s for n, s in zip((48, 48, 14), spacing, strict=True)), indexing="ij"
+    )
+    a = (x - 12) ** 2 + (y - 12) ** 2 + (z - 13) ** 2 < 8**2
+    b = (x - 13) ** 2 / 1.2 + (y - 11) ** 2 + (z - 14) ** 2 < 7**2
+    paths = [write_mask(tmp_path / f"{n}.nii.gz", m, spacing) for n, m in (("a", a), ("b", b))]
+    done = subprocess.run(
+        [PAPER.python, "-c", DIRECT, *map(str, paths)],
+        capture_output=True,
+        text=True,
+        env={"PYTHONPATH": str(__import__("adapters").worker.REPO)},
+        timeout=300,
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    direct = json.loads(done.stdout)
+    for tool, values in direct.items():
+        outcome = invoke_files(tool, *paths, metrics=sorted(values), environment="paper")
+        assert outcome.error is None, (tool, outcome.error)
+        assert outcome.values == pytest.approx(values, rel=1e-12, abs=1e-12), tool
+
+
+# --- make env-paper ----------------------------------------------------------------------------
+
+
+def load_builder():
+    spec = importlib.util.spec_from_file_location(
+        "build_environment", Path(__file__).resolve().parents[1] / "tools/build_environment.py"
+    )
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_the_builder_is_a_no_op_when_up_to_date_and_links_its_programs(
+    tmp_path, monkeypatch, capsys
+):
+    builder = load_builder()
+    monkeypatch.setattr("adapters.environments.ENVIRONMENTS_DIR", tmp_path)
+    python = Path(PAPER.python)
+    python.parent.mkdir(parents=True)
+    python.write_text("#!/bin/sh\n")
+    builder.stamp_of(PAPER).touch()
+    program = tmp_path / "plastimatch-1.9.4"
+    program.write_text("#!/bin/sh\n")
+    monkeypatch.setitem(builder.PROGRAMS, "paper", {"plastimatch": ("plastimatch", str(program))})
+    monkeypatch.setattr(builder, "_run", lambda command: pytest.fail(f"ran {command}"))
+    assert builder.build("paper") == python
+    assert (python.parent / "plastimatch").resolve() == program
+    assert "paper: up to date" in capsys.readouterr().out
+    changed = tmp_path / "paper.txt"
+    changed.write_text("numpy==1.23.5\n")
+    edited = Environment("paper", changed, "")
+    assert builder.stamp_of(edited) != builder.stamp_of(PAPER)  # a new pin rebuilds
+
+
+def test_the_builder_names_what_it_can_build():
+    with pytest.raises(
+        SystemExit, match="no environment 'study' to build; buildable: \\['paper'\\]"
+    ):
+        load_builder().build("study")
+
+
+def test_the_paper_pins_are_exact_and_name_each_package_once():
+    names = []
+    for path in load_builder().pinned_files(PAPER):
+        for line in path.read_text().splitlines():
+            if line.strip() and not line.startswith("#"):
+                name, separator, version = line.partition("==")
+                assert separator and version, f"{path.name}: {line!r} is not pinned"
+                names.append(name.lower().replace("_", "-"))
+    assert len(names) == len(set(names)), "a package pinned twice"

@@ -1,0 +1,9 @@
+"""Snakemake entry point of rule table_drift: the paper's versions against today's."""
+
+from study.analysis.environments import make_drift_table
+from study.workflow.logs import log_to
+
+snakemake = globals()["snakemake"]
+
+with log_to(snakemake.log[0]):
+    make_drift_table(list(snakemake.input), dict(snakemake.output.items()), "paper")
