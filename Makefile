@@ -1,6 +1,7 @@
 # Two commands do all set-up on a fresh machine:
 #   make run    build .venv if missing or stale, then run the default study (Snakemake)
 #   make test   build .venv if missing or stale, then run the test suite
+#   make test-cluster   the SLURM profile on a one-node SLURM started here (root; tests/test_cluster.py)
 PYTHON ?= python3.11
 VENV := .venv
 BIN := $(VENV)/bin
@@ -9,7 +10,7 @@ STAMP := $(VENV)/.installed-$(shell cat requirements.txt constraints.txt pyproje
 CORES ?= all
 SNAKEMAKE_ARGS ?=
 
-.PHONY: run test test-fast lint format venv clean-venv tools env-paper bench-study bench-reference crosscheck
+.PHONY: run test test-cluster test-fast lint format venv clean-venv tools env-paper bench-study bench-reference crosscheck
 
 venv: $(STAMP)
 
@@ -27,6 +28,12 @@ run: $(STAMP)
 
 test: lint
 	$(BIN)/python -m pytest
+
+# The SLURM profile run for real: a reduced study through sbatch on a one-node cluster that
+# workflow/cluster/start-local-slurm starts (as root; installs the Debian packages if missing)
+# and stops again. make test leaves it out (pyproject's addopts); skipped where SLURM cannot run.
+test-cluster: $(STAMP)
+	$(BIN)/python -m pytest -m cluster -s tests/test_cluster.py
 
 # The unit tests without the workflow runs and subprocess commands (tests/conftest.py): under a
 # minute, for the edit-test loop. make test stays the promise CI checks.

@@ -9,6 +9,8 @@ grows (job counts from a dry run of the paper preset; timing work by pairs x rep
 split into the tools' calls, which grow with the pairs, and a fixed cost per job). Jobs
 that claim every core (the HD timing) run alone, so their seconds add to the wall time as they
 are; the others are divided by the cores at the packing efficiency they achieved in this run.
+Beside it, the same work on a SLURM cluster of N such machines with the SLURM profile: its
+sbatch jobs (group jobs counted once) from a dry run, each with SLURM's cost per job.
 Then what the tool workers cost: each tool's worker start and per-call time outside the
 tool, measured on the study's own pairs, as a share of the scoring job-seconds.
 """
@@ -36,6 +38,13 @@ from recording import add_record_option, recorded  # noqa: E402  (a sibling scri
 
 REPO = Path(__file__).resolve().parents[1]
 SNAKEMAKE = [sys.executable, "-m", "snakemake", "--snakefile", str(REPO / "Snakefile")]
+SLURM_PROFILE = REPO / "workflow/profiles/slurm"
+# What a job costs on SLURM beyond its own work. The executor plugin (2.6.1) sleeps 5 s before
+# each sbatch call, one submission after another (its run_job). Inside the job, Snakemake
+# starts twice (batch script, then srun), each time parsing the workflow: 3.5 s of CPU
+# (`snakemake --list-rules` with the paper preset: 3.1 s user + 0.4 s system, three runs).
+SBATCH_DELAY_SECONDS = 5.0
+SLURM_JOB_START_SECONDS = 7.0
 
 
 def run_study(workdir: Path, configfile: Path, cores: int) -> float:
@@ -85,6 +94,49 @@ def dry_run(configfile: Path, cores: int) -> tuple[dict[str, int], set[str]]:
     }
     jobs = re.findall(r"^(?:local)?rule (\w+):\n(?:    .*\n)*?    threads: (\d+)$", said, re.M)
     return counts, {rule for rule, threads in jobs if int(threads) >= cores}
+
+
+def sbatch_jobs(configfile: Path) -> int:
+    """Jobs a fresh run of `configfile` submits with the SLURM profile (its dry run): one per
+    job outside groups, one per group job, none for the target rule `all`."""
+    with tempfile.TemporaryDirectory() as scratch:
+        said = subprocess.run(
+            [*SNAKEMAKE, "--directory", scratch, "--configfile", str(configfile)]
+            + ["--profile", str(SLURM_PROFILE), "--dry-run"],
+            check=True,
+            capture_output=True,
+            text=True,
+        ).stdout
+    return len(re.findall(r"^rule (?!all:)\w+:$", said, re.M)) + said.count("Group job ")
+
+
+def cluster_projection(
+    rules: pd.DataFrame, exclusive: set[str], jobs: int, nodes: int, cores: int, efficiency: float
+) -> dict:
+    """Wall seconds of the projected work on `nodes` machines of `cores` cores under SLURM.
+
+    W = sum of the projected job-seconds, X = those of the exclusive rules (a node each, at
+    most one per job: X / min(nodes, their jobs)); each of the `jobs` sbatch jobs adds o =
+    SLURM_JOB_START_SECONDS on its core, and submissions follow each other d =
+    SBATCH_DELAY_SECONDS apart. Then
+        wall >= max(jobs x d, X / min(nodes, n_X) + (W - X + jobs x o) / (nodes x cores x e))
+    with e the packing efficiency measured locally. The overhead jobs x o / W is the share
+    of core time SLURM adds.
+    """
+    alone = rules.index.isin(sorted(exclusive))
+    exclusive_seconds = rules.loc[alone, "projected"].sum()
+    exclusive_jobs = max(1, int(rules.loc[alone, "paper_jobs"].sum()))
+    work = rules["projected"].sum()
+    overhead = jobs * SLURM_JOB_START_SECONDS
+    compute = exclusive_seconds / min(nodes, exclusive_jobs) + (
+        work - exclusive_seconds + overhead
+    ) / (nodes * cores * efficiency)
+    return {
+        "wall": max(jobs * SBATCH_DELAY_SECONDS, compute),
+        "submission_bound": jobs * SBATCH_DELAY_SECONDS,
+        "overhead_share": overhead / work,
+        "mean_job_seconds": work / jobs,
+    }
 
 
 def project(rules: pd.DataFrame, wall: float, cores: int, exclusive: set[str]) -> dict:
@@ -225,6 +277,9 @@ def main() -> None:
     parser.add_argument("--paper", type=Path, default=REPO / "workflow/presets/paper.yaml")
     parser.add_argument("--cores", type=int, default=2)
     parser.add_argument("--workdir", type=Path, help="keep the run here (default: a temp dir)")
+    parser.add_argument(
+        "--nodes", type=int, nargs="+", default=[1, 4, 16], help="cluster sizes to project"
+    )
     add_record_option(parser, __file__)
     args = parser.parse_args()
     with recorded(args.record):
@@ -273,6 +328,7 @@ def measure_and_project(args) -> None:
             scale_pairs,
         )
     rules["projected"] = rules["sum"] * rules["scale"]
+    rules["paper_jobs"] = [paper_jobs.get(rule, 0) for rule in rules.index]
     projection = project(rules, wall, args.cores, exclusive)
 
     pd.set_option("display.width", 120)
@@ -312,6 +368,7 @@ def measure_and_project(args) -> None:
         f"projected wall time on {args.cores} cores: {projection['wall'] / 3600:.2f} h "
         f"({projection['core_seconds'] / 3600:.2f} core-hours)"
     )
+    print_cluster_projection(rules, exclusive, paper_jobs, projection["efficiency"], args)
     if not checked.empty and "score_case" in rules.index:
         extra, unchecked = scan_scoring_extra(scores, checked)
         extra *= scale_pairs
@@ -328,6 +385,27 @@ def measure_and_project(args) -> None:
                 "); run with a config whose "
                 "grid_check.voxel_sizes is all for the whole figure"
             )
+
+
+def print_cluster_projection(rules, exclusive, paper_jobs, efficiency, args) -> None:
+    """The paper preset on SLURM clusters of args.nodes machines like this one."""
+    jobs = sbatch_jobs(args.paper)
+    every_job = sum(count for rule, count in paper_jobs.items() if rule != "all")
+    runs = {
+        n: cluster_projection(rules, exclusive, jobs, n, args.cores, efficiency) for n in args.nodes
+    }
+    first = runs[args.nodes[0]]
+    # Rules without benchmark files (tables, figures: seconds each) add jobs, not job-seconds.
+    print(
+        f"  on SLURM (workflow/profiles/slurm): {every_job} jobs in {jobs} sbatch jobs, "
+        f"{first['mean_job_seconds']:.0f} job-seconds each on average; "
+        f"{SLURM_JOB_START_SECONDS:.0f} s start-up per sbatch job = "
+        f"{first['overhead_share']:.1%} of the job time; submissions "
+        f"{SBATCH_DELAY_SECONDS:.0f} s apart take {first['submission_bound'] / 60:.0f} min"
+    )
+    for nodes, run in runs.items():
+        bound = " (bound by submissions)" if run["wall"] == run["submission_bound"] else ""
+        print(f"    {nodes:>3} node(s) of {args.cores} cores: {run['wall'] / 3600:.2f} h{bound}")
 
 
 if __name__ == "__main__":

@@ -22,6 +22,7 @@ SLOW_MODULES = frozenset(
         "test_benchmarks",
         "test_adding_a_tool",
         "test_cli",
+        "test_cluster",
     }
 )
 """Modules that run the workflow, the notebook, the benchmarks or the commands as processes."""

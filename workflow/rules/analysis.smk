@@ -41,6 +41,8 @@ for item in ITEMS:
             **ANALYSIS.outputs(item),
         log:
             LAYOUT.log("analysis", item.name),
+        group:
+            "summary"
         conda:
             STUDY_ENV
         threads: 1
@@ -96,6 +98,8 @@ rule findings:
         html=report(findings_paths()["html"], caption="../report/findings.rst", category="Findings"),
     log:
         LAYOUT.log("analysis", "findings"),
+    group:
+        "summary"
     conda:
         STUDY_ENV
     threads: 1

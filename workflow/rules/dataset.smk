@@ -9,6 +9,8 @@ if SOURCE == "synthetic":
             LAYOUT.log("synthesize_case", DATASET, "{case}"),
         benchmark:
             LAYOUT.benchmark("synthesize_case", DATASET, "{case}")
+        group:
+            "prepare"
         conda:
             STUDY_ENV
         threads: 1
@@ -33,6 +35,8 @@ else:
             LAYOUT.log("mesh_user_case", DATASET, "{case}"),
         benchmark:
             LAYOUT.benchmark("mesh_user_case", DATASET, "{case}")
+        group:
+            "prepare"
         conda:
             STUDY_ENV
         threads: 1

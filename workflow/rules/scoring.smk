@@ -29,6 +29,10 @@ rule score_case:
     wildcard_constraints:
         batch="|".join(re.escape(batch) for batch in SCORING.batches),
     priority: lambda wildcards: SCORING.priority(wildcards.tool)
+    # A cluster submits two scoring jobs as one (workflow/profiles/slurm); a local run
+    # ignores groups.
+    group:
+        "score"
     conda:
         STUDY_ENV
     threads: 1
@@ -51,6 +55,8 @@ rule record_unavailable:
         LAYOUT.UNAVAILABLE,
     log:
         LAYOUT.log("record_unavailable", "{dataset}", "{tool}"),
+    group:
+        "probe"
     conda:
         STUDY_ENV
     threads: 1
@@ -68,6 +74,9 @@ rule collect_scores:
         LAYOUT.SCORES_TABLE,
     log:
         LAYOUT.log("collect_scores", DATASET),
+    # On a cluster, one job collects the scores and makes every table and figure.
+    group:
+        "summary"
     conda:
         STUDY_ENV
     threads: 1
@@ -85,6 +94,9 @@ rule probe_edge_cases:
         LAYOUT.log("probe_edge_cases", "{tool}"),
     benchmark:
         LAYOUT.benchmark("probe_edge_cases", "{tool}")
+    # On a cluster, one job probes every tool's edge cases (seconds each).
+    group:
+        "probe"
     conda:
         STUDY_ENV
     threads: 1
@@ -113,8 +125,9 @@ rule time_hd:
     conda:
         STUDY_ENV
     # Timings are only comparable when nothing else runs beside them: locally the job takes
-    # every core; cluster profiles override this with set-threads.
-    threads: workflow.cores
+    # every core. On a cluster the SLURM profile gives it a node of its own (--exclusive)
+    # instead; a cluster run may set no core total at all.
+    threads: workflow.cores if workflow.resource_settings.cores else 1
     resources:
         mem_mb=4000,
         runtime=240,

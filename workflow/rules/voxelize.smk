@@ -16,6 +16,10 @@ rule voxelize_case:
         LAYOUT.log("voxelize_case", "{dataset}", "{case}"),
     benchmark:
         LAYOUT.benchmark("voxelize_case", "{dataset}", "{case}")
+    # A cluster submits a case's meshing and voxelization as one job, several cases together
+    # (group jobs, workflow/profiles/slurm); a local run ignores groups.
+    group:
+        "prepare"
     conda:
         STUDY_ENV
     threads: 1
