@@ -67,6 +67,7 @@ def _row(case, oar, spacing, tool, metric, value, status="ok", message=""):
         "spacing": spacing,
         "tool": tool,
         "tool_version": f"{tool}-1.0",
+        "environment": "study",
         "metric": metric,
         "value": float(value),
         "status": status,
@@ -134,6 +135,7 @@ def make_scores(seed: int = 7) -> pd.DataFrame:
             "spacing": "",
             "tool": "anima",
             "tool_version": "",
+            "environment": "study",
             "metric": "",
             "value": np.nan,
             "status": "unavailable",
@@ -276,10 +278,43 @@ def write_results(root: Path) -> dict:
     manifest_path = root / "data" / "synthetic" / "manifest.csv"
     manifest_path.parent.mkdir(parents=True)
     make_manifest().to_csv(manifest_path, index=False)
+    pairs_paths = write_pairs(results)
     return {
         "results": results,
         "scores": scores_path,
         "edge_cases": edge_paths,
         "timing": timing_paths,
         "manifest": manifest_path,
+        "pairs": pairs_paths,
     }
+
+
+def write_pairs(results: Path) -> list[Path]:
+    """A pairs.csv and its masks per voxel size and case, as the voxelizer lays them out:
+    observer B's box is A's shifted by one voxel (DSC 0.75)."""
+    from maskio import write_mask
+
+    a = np.zeros((10, 10, 10), bool)
+    a[2:6, 2:6, 2:6] = True
+    paths = []
+    for spacing in SPACINGS:
+        for case in CASES:
+            folder = results / "masks" / "synthetic" / spacing / case
+            folder.mkdir(parents=True)
+            rows = []
+            for oar, category in OARS.items():
+                for observer, mask in (("A", a), ("B", np.roll(a, 1, axis=0))):
+                    write_mask(folder / f"{oar}__{observer}.nii.gz", mask, (1.0, 1.0, 1.0))
+                rows.append(
+                    {
+                        "case": case,
+                        "oar": oar,
+                        "category": category,
+                        "spacing": spacing,
+                        "path_a": f"{oar}__A.nii.gz",
+                        "path_b": f"{oar}__B.nii.gz",
+                    }
+                )
+            paths.append(folder / "pairs.csv")
+            pd.DataFrame(rows).to_csv(paths[-1], index=False)
+    return paths

@@ -22,7 +22,16 @@ import pytest
 import yaml
 
 REPO = Path(__file__).resolve().parents[1]
-PROJECT_PARTS = ("Snakefile", "config.yaml", "workflow", "adapters", "maskio", "reference", "study")
+PROJECT_PARTS = (
+    "Snakefile",
+    "config.yaml",
+    "environment.yml",
+    "workflow",
+    "adapters",
+    "maskio",
+    "reference",
+    "study",
+)
 
 THROWAWAY_MODULE = '''"""A throwaway tool: every distance 0."""
 

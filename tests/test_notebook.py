@@ -55,6 +55,11 @@ rule collect_scores:
         LAYOUT.SCORES_TABLE,
 
 
+rule voxelize_case:
+    output:
+        LAYOUT.voxelize_targets(),
+
+
 include: "{rules}"
 
 

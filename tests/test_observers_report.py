@@ -88,9 +88,9 @@ def test_an_observer_who_drew_nothing_has_dice_zero(study):
 
 def test_the_rule_writes_every_rendering(study, tmp_path):
     scores, pairs = study
-    scores.assign(dataset="synthetic", tool_version="1", message="", seconds=0.1).to_parquet(
-        tmp_path / "scores.parquet"
-    )
+    scores.assign(
+        dataset="synthetic", tool_version="1", environment="study", message="", seconds=0.1
+    ).to_parquet(tmp_path / "scores.parquet")
     outputs = {fmt: str(tmp_path / f"t.{fmt}") for fmt in ("csv", "md", "tex", "html")}
     make_observer_table(tmp_path / "scores.parquet", [pairs], outputs)
     assert "DSC" in (tmp_path / "t.md").read_text()
@@ -100,7 +100,9 @@ def test_the_rule_writes_every_rendering(study, tmp_path):
 def test_the_command_prints_the_report_and_names_a_missing_file(study, tmp_path, capsys):
     scores, pairs = study
     path = tmp_path / "scores.parquet"
-    scores.assign(dataset="synthetic", tool_version="1", message="", seconds=0.1).to_parquet(path)
+    scores.assign(
+        dataset="synthetic", tool_version="1", environment="study", message="", seconds=0.1
+    ).to_parquet(path)
     assert main(["observers", "--scores", str(path), "--pairs", str(pairs)]) == 0
     printed = capsys.readouterr().out
     assert "HD95 (mm)" in printed and "large" in printed

@@ -5,7 +5,7 @@
 # Snakemake report shows). Captions in workflow/report/ are Jinja templates over the config
 # and the rule's params. Edge-case and timing inputs come from the scoring plan (SCORING).
 
-from study.workflow.analysis_plan import ITEMS, AnalysisPlan, findings_paths, observers_paths
+from study.workflow.analysis_plan import AnalysisPlan, findings_paths, observers_paths
 
 ANALYSIS = AnalysisPlan(config)
 ANALYSIS_PARAMS = ANALYSIS.params
@@ -29,8 +29,8 @@ ANALYSIS_INPUTS = {
 }
 
 
-# One rule per table and figure, named after it.
-for item in ITEMS:
+# One rule per table and figure of this config, named after it.
+for item in ANALYSIS.items():
 
     rule:
         name:
