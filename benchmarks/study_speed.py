@@ -5,8 +5,9 @@
 Prints the wall time, the per-pair cost of every tool and of the reference (median and mean
 seconds of one call computing all of a tool's metrics), the seconds each rule's jobs took, and
 a projection for the paper preset: every rule's measured job-seconds scaled by how its work
-grows (job counts from a dry run of the paper preset; timing work by pairs x repeats; scoring
-split into the tools' calls, which grow with the pairs, and a fixed cost per job). Jobs
+grows (job counts from a dry run of the paper preset; timing work by pairs x repeats x the
+timed grid's voxels; scoring split into the tools' calls, which grow with the pairs, and a
+fixed cost per job). Jobs
 that claim every core (the HD timing) run alone, so their seconds add to the wall time as they
 are; the others are divided by the cores at the packing efficiency they achieved in this run.
 Beside it, the same work on a SLURM cluster of N such machines with the SLURM profile: its
@@ -18,6 +19,7 @@ tool, measured on the study's own pairs, as a share of the scoring job-seconds.
 from __future__ import annotations
 
 import argparse
+import math
 import re
 import subprocess
 import sys
@@ -214,7 +216,8 @@ def scan_scoring_extra(scores: pd.DataFrame, checked: pd.DataFrame) -> tuple[flo
         .sum()
     )
     both = pd.concat([measured, ratio], axis=1, join="inner")
-    unchecked = sorted(set(scores["spacing"]) - set(checked["spacing"]))
+    scored = scores.loc[scores["status"] != "unavailable", "spacing"]
+    unchecked = sorted(set(scored) - set(checked["spacing"]))
     return float((both["seconds"] * (both["ratio"] - 1)).sum()), unchecked
 
 
@@ -313,9 +316,13 @@ def measure_and_project(args) -> None:
     rules["scale"] = [
         paper_jobs.get(r, 0) / ours_jobs[r] if ours_jobs.get(r) else 1.0 for r in rules.index
     ]
-    if "time_hd" in rules.index:  # one job per tool; its work grows with pairs x repeats
-        rules.loc["time_hd", "scale"] = (timed_pair_count(paper) / timed_pair_count(ours)) * (
-            paper["timing"]["repeats"] / ours["timing"]["repeats"]
+    if "time_hd" in rules.index:  # one job per tool; its work grows with pairs x repeats,
+        # and with the timed grid's voxels when the timed voxel sizes differ (a scan-sized call
+        # of a whole-image tool costs in proportion to them; tools that crop cost less)
+        rules.loc["time_hd", "scale"] = (
+            (timed_pair_count(paper) / timed_pair_count(ours))
+            * (paper["timing"]["repeats"] / ours["timing"]["repeats"])
+            * (math.prod(ours["timing"]["voxel_size"]) / math.prod(paper["timing"]["voxel_size"]))
         )
     calls = per_pair_cost(scores)
     if "score_case" in rules.index:  # calls grow with pairs, per-job costs with jobs
