@@ -100,7 +100,6 @@ class Worker:
     def __init__(
         self, adapter: Adapter, python: str, memory_gb: float | None, tool_paths: Mapping
     ) -> None:
-        self.memory_gb = memory_gb
         memory = None if memory_gb is None else int(memory_gb * 2**30)
         self.log = tempfile.TemporaryFile()  # the worker's stderr: never fills a pipe
         self.process = subprocess.Popen(

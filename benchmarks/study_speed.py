@@ -222,13 +222,12 @@ def scan_scoring_extra(scores: pd.DataFrame, checked: pd.DataFrame) -> tuple[flo
 
 
 def worker_overhead(pairs: pd.DataFrame, tools: list[str], calls: int = 10) -> pd.DataFrame:
-    """Per tool: seconds to start its worker (interpreter, numpy, SimpleITK and the adapters;
-    the tool's own import comes with its first call, as it did in the scoring process), and
+    """Per tool: seconds to start its worker (interpreter, numpy, SimpleITK and the adapters:
+    the first call's time outside the tool less a later call's; the tool's own import falls in
+    the first call's own time, as it did in the scoring process), and
     per call the seconds outside the tool's own timed call (request, answer, the worker
     reading the two mask files), on `calls` of the study's own pairs. Reading alone is timed
     apart: the scoring loop read the masks before calls moved into workers too."""
-    import sys as interpreter
-
     from adapters import describe, invoke_files, worker
     from maskio import load_pair
 
@@ -239,18 +238,14 @@ def worker_overhead(pairs: pd.DataFrame, tools: list[str], calls: int = 10) -> p
     reading = (time.perf_counter() - started) / len(chosen)
     rows = []
     for tool in [t for t, (_, why) in describe(tools).items() if why is None]:
-        worker.stop_all()
-        started = time.perf_counter()
-        worker._worker(REGISTRY[tool], interpreter.executable, 8.0, {})
-        start = time.perf_counter() - started
-        first = chosen.iloc[0]
-        invoke_files(tool, first.path_a, first.path_b, metrics=("HD",), memory_gb=8.0)
+        worker.stop_all()  # the first call starts the tool's worker
         outside = []
-        for pair in chosen.itertuples():
+        for pair in [chosen.iloc[0], *chosen.itertuples()]:
             began = time.perf_counter()
-            outcome = invoke_files(tool, pair.path_a, pair.path_b, metrics=("HD",), memory_gb=8.0)
+            outcome = invoke_files(tool, pair.path_a, pair.path_b, metrics=("HD",))
             outside.append(time.perf_counter() - began - outcome.seconds)
-        rows.append({"tool": tool, "start": start, "per_call": sum(outside) / len(outside)})
+        per_call = sum(outside[1:]) / len(outside[1:])
+        rows.append({"tool": tool, "start": outside[0] - per_call, "per_call": per_call})
     worker.stop_all()
     table = pd.DataFrame(rows).set_index("tool")
     table["reading"] = reading

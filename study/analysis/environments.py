@@ -69,8 +69,8 @@ def score_drift(scores: pd.DataFrame, environment: str) -> pd.DataFrame:
     merged = today.merge(other, on=PAIR_KEYS, suffixes=("_study", "_other"))
     if merged.empty:
         return pd.DataFrame(
-            columns=[*PAIR_KEYS[:1], "metric", "spacing", "version_study", "version_other"]
-            + ["pairs", "identical", "status_changed", "max_abs_difference"]
+            columns=["tool", "metric", "spacing", "version_study", "version_other", "pairs"]
+            + ["identical", "status_changed", "max_abs_difference"]
         )
     merged["identical"] = [
         _same(a, b) and s == t
