@@ -1,8 +1,10 @@
 """Thin, faithful adapters for the segmentation-metric tools the study compares.
 
-`REGISTRY` maps a short name to its adapter, in the paper's table order; it is the one list of
-tools: `STUDY_TOOLS` (role "tool") and `CROSS_CHECKS` (role "cross-check", the authors' own
-MeshMetrics package) are read off it, and a study's `tools: all` means `STUDY_TOOLS`.
+`REGISTRY` maps a short name to its adapter: the paper's eleven tools in the paper's table
+order, then the tools the study added since (`Adapter.in_paper` False), then the cross-check.
+It is the one list of tools: `STUDY_TOOLS` (role "tool"), `PAPER_TOOLS` and `LATER_TOOLS` (its
+two groups) and `CROSS_CHECKS` (role "cross-check", the authors' own MeshMetrics package) are
+read off it; a study's `tools: all` means `STUDY_TOOLS`, `tools: paper` means `PAPER_TOOLS`.
 `invoke` / `invoke_files` run one tool on one mask pair, in a worker process of the tool's
 environment (`adapters.worker`), and record values, error, warnings and seconds.
 Adding a tool: one module with an `Adapter` subclass and one line in `_ADAPTERS` below.
@@ -45,7 +47,13 @@ REGISTRY: dict[str, Adapter] = {adapter.name: adapter for adapter in _ADAPTERS}
 STUDY_TOOLS: tuple[str, ...] = tuple(
     name for name, adapter in REGISTRY.items() if adapter.role == "tool"
 )
-"""The tools the study compares with the reference, in the order of the paper's tables."""
+"""The tools the study compares with the reference: the paper's, then the later ones."""
+
+PAPER_TOOLS: tuple[str, ...] = tuple(name for name in STUDY_TOOLS if REGISTRY[name].in_paper)
+"""The eleven tools of the paper, in the order of its tables."""
+
+LATER_TOOLS: tuple[str, ...] = tuple(name for name in STUDY_TOOLS if not REGISTRY[name].in_paper)
+"""The tools the study added since the paper: tables and figures show them after the eleven."""
 
 CROSS_CHECKS: tuple[str, ...] = tuple(
     name for name, adapter in REGISTRY.items() if adapter.role == "cross-check"
@@ -55,7 +63,9 @@ CROSS_CHECKS: tuple[str, ...] = tuple(
 __all__ = [
     "Adapter",
     "CROSS_CHECKS",
+    "LATER_TOOLS",
     "Outcome",
+    "PAPER_TOOLS",
     "REGISTRY",
     "STUDY_TOOLS",
     "ToolError",

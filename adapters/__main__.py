@@ -13,7 +13,7 @@ import argparse
 import sys
 
 from adapters import REGISTRY, configure, describe
-from adapters.environments import ENVIRONMENTS, STUDY_ENVIRONMENT
+from adapters.environments import SCORED_ENVIRONMENTS, STUDY_ENVIRONMENT
 from maskio.cli import add_pair_arguments, load_pair_or_exit, positive_mm
 
 
@@ -67,7 +67,7 @@ def parser() -> argparse.ArgumentParser:
     )
     main.add_argument(
         "--environment",
-        choices=list(ENVIRONMENTS),
+        choices=list(SCORED_ENVIRONMENTS),
         default=STUDY_ENVIRONMENT,
         help="the Python environment the tools run in (default: %(default)s, today's versions; "
         "paper: the paper's versions, built by make env-paper)",

@@ -22,11 +22,12 @@ import sys
 import tempfile
 import warnings
 import xml.etree.ElementTree as ElementTree
-from collections.abc import Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 
 import numpy as np
 
+from adapters.environments import STUDY_ENVIRONMENT
 from maskio import write_mask
 
 BUILT_TOOLS_DIR = Path(__file__).resolve().parent.parent / "tools" / "built" / "bin"
@@ -38,6 +39,19 @@ TOOL_PATHS: dict[str, str | None] = {}
 
 class ToolError(RuntimeError):
     """A program tool failed: non-zero exit, timeout, or output that cannot be parsed."""
+
+
+class MetricsFailed(RuntimeError):
+    """Some metrics of one call failed while the others have values.
+
+    Raised by `Adapter.compute_each`, for a tool whose metrics are separate calls: a metric
+    the tool cannot compute (torchmetrics' HD on 3D masks) must not take the others with it.
+    values: metric -> value of the calls that succeeded; errors: metric -> the tool's error.
+    """
+
+    def __init__(self, values: Mapping[str, float], errors: Mapping[str, str]) -> None:
+        self.values, self.errors = dict(values), dict(errors)
+        super().__init__("; ".join(dict.fromkeys(self.errors.values())))
 
 
 class ToolStderrWarning(UserWarning):
@@ -56,7 +70,13 @@ class Adapter:
     Attributes:
         name: registry key ("monai").
         label: the tool's own name as in the paper's tables ("MONAI").
-        metrics: metric keys (from `study.records.METRICS`) the tool supports, DSC included.
+        metrics: metric keys (from `study.records.METRICS`) the tool offers: any subset (a
+            tool may offer HD alone); nothing may assume a metric a tool does not declare.
+        in_paper: True for the eleven tools of the paper, False for a tool the study added
+            since (tables and figures show those as a group of their own, after the eleven).
+        home_environment: the environment today's version of the tool runs in when its pins
+            conflict with the study's (panoptica needs numpy < 2.3); its scores count as the
+            study's. None: the study's environment.
         ignores_spacing: metrics for which the tool ignores the voxel size (results then come
             in voxel units whatever the spacing); flagged by the compare command.
         is_program: True for tools run as external programs.
@@ -72,6 +92,8 @@ class Adapter:
     name: str = ""
     label: str = ""
     role: str = "tool"
+    in_paper: bool = True
+    home_environment: str | None = None
     metrics: tuple[str, ...] = ()
     ignores_spacing: frozenset[str] = frozenset()
     is_program: bool = False
@@ -84,6 +106,13 @@ class Adapter:
 
     def unavailable(self) -> str | None:
         raise NotImplementedError
+
+    def runs_in(self, environment: str) -> str:
+        """The environment whose Python runs the tool when the study scores it in
+        `environment`: its home environment stands in for the study's."""
+        if environment == STUDY_ENVIRONMENT and self.home_environment is not None:
+            return self.home_environment
+        return environment
 
     def compute(
         self,
@@ -129,6 +158,24 @@ class Adapter:
         **options,
     ) -> dict[str, float]:
         raise NotImplementedError
+
+    @staticmethod
+    def compute_each(calls: Mapping[str, Callable[[], float]]) -> dict[str, float]:
+        """metric -> float(call()), each metric's call on its own: when some raise, the
+        others keep their values and `MetricsFailed` carries both (a Rust panic, a
+        BaseException, counts as a failure; KeyboardInterrupt does not)."""
+        values: dict[str, float] = {}
+        errors: dict[str, str] = {}
+        for metric, call in calls.items():
+            try:
+                values[metric] = float(call())
+            except KeyboardInterrupt:
+                raise
+            except BaseException as error:  # noqa: BLE001 - recorded per metric
+                errors[metric] = f"{type(error).__name__}: {error}"
+        if errors:
+            raise MetricsFailed(values, errors)
+        return values
 
     def __repr__(self) -> str:
         return f"<{type(self).__name__} {self.name!r}>"

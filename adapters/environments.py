@@ -28,11 +28,14 @@ class Environment:
     requirements: the pinned requirements file it is built from (None: the study's own,
         requirements.txt with constraints.txt, built by `make`).
     about: one line for tables and `python -m adapters list`.
+    tool_home: True for one tool's home environment, which holds today's version of that
+        tool only: not a set of versions a study is scored in (config `environments`).
     """
 
     name: str
     requirements: Path | None
     about: str
+    tool_home: bool = False
 
     @property
     def python(self) -> str:
@@ -59,11 +62,22 @@ ENVIRONMENTS: dict[str, Environment] = {
             REPO / "workflow" / "envs" / "paper.txt",
             "the versions the paper used (workflow/envs/paper.txt)",
         ),
+        Environment(
+            "panoptica",
+            REPO / "workflow" / "envs" / "panoptica.txt",
+            "panoptica and the numpy < 2.3 it requires (workflow/envs/panoptica.txt)",
+            tool_home=True,
+        ),
     )
 }
 
 STUDY_ENVIRONMENT = "study"
 """The environment the study scores in unless the config asks for more."""
+
+SCORED_ENVIRONMENTS: tuple[str, ...] = tuple(
+    name for name, environment in ENVIRONMENTS.items() if not environment.tool_home
+)
+"""The sets of versions a study can be scored in (config `environments`)."""
 
 
 def environment(name: str) -> Environment:

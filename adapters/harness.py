@@ -26,7 +26,7 @@ from pathlib import Path
 
 import numpy as np
 
-from adapters.base import Adapter
+from adapters.base import Adapter, MetricsFailed
 from adapters.environments import STUDY_ENVIRONMENT
 from reference.keys import METRIC_KEYS
 
@@ -50,6 +50,8 @@ class Outcome:
 
     values: metric key -> value, for the metrics the tool returned.
     error: the tool's error message (or why it is unavailable); None when it ran.
+    failed: metric key -> the tool's error, for metrics that failed on their own while
+        others have values (`adapters.base.MetricsFailed`).
     warnings: warning texts the tool raised, logged or printed.
     seconds: wall time of the call (program tools: the whole process, files included).
     unavailable: the reason when the tool is not installed here, else None.
@@ -57,9 +59,14 @@ class Outcome:
 
     values: dict[str, float] = field(default_factory=dict)
     error: str | None = None
+    failed: dict[str, str] = field(default_factory=dict)
     warnings: list[str] = field(default_factory=list)
     seconds: float = 0.0
     unavailable: str | None = None
+
+    def error_of(self, metric: str) -> str | None:
+        """Why `metric` has no value: the call's error or the metric's own; None if none."""
+        return self.error or self.failed.get(metric)
 
 
 _API_NOTICES = (DeprecationWarning, PendingDeprecationWarning, FutureWarning)
@@ -188,7 +195,7 @@ def invoke_files(
 
         pair = load_pair(path_a, path_b, label)
         return _in_process(adapter, pair.a, pair.b, pair.spacing, metrics, percentile, tau, timeout)
-    where = named(environment)
+    where = named(adapter.runs_in(environment))
     reason = where.unavailable()
     if reason is not None:
         return Outcome(error=f"unavailable: {reason}", unavailable=reason)
@@ -259,6 +266,10 @@ def run_in_process(
                     a, b, spacing, metrics=metrics, percentile=percentile, tau=tau, **options
                 )
                 outcome.values = {key: float(value) for key, value in values.items()}
+            except MetricsFailed as partial:
+                outcome.values, outcome.failed = partial.values, partial.errors
+                if not partial.values:
+                    outcome.error = str(partial)
             except KeyboardInterrupt:
                 raise
             except BaseException as error:  # noqa: BLE001 - any tool failure becomes a record
@@ -277,23 +288,26 @@ def describe(
     adapters: Sequence[Adapter | str], environment: str = STUDY_ENVIRONMENT
 ) -> dict[str, tuple[str, str | None]]:
     """Name -> (version, None) for each tool usable in `environment`, (version or "", why
-    not) for the others. The study's environment is this process's own: it is asked here;
-    another environment is asked in one process of its Python."""
+    not) for the others. A tool whose Python is this process's (the study's environment) is
+    asked here; the others in one process of each Python they run in (`Adapter.runs_in`)."""
     from adapters import worker
     from adapters.base import TOOL_PATHS
     from adapters.environments import environment as named
 
     tools = [resolve(adapter) for adapter in adapters]
-    where = named(environment)
-    reason = where.unavailable()
-    if reason is not None:
-        return {tool.name: ("", reason) for tool in tools}
-    here = [tool for tool in tools if tool.in_process or where.python == sys.executable]
-    there = [tool for tool in tools if tool not in here]
-    states = [worker.state_of(tool) for tool in here]
-    if there:
-        states += worker.describe(there, where.python, TOOL_PATHS)
-    return {
-        tool.name: (state["version"] or "", state["unavailable"])
-        for tool, state in zip([*here, *there], states, strict=True)
-    }
+    states: dict[str, tuple[str, str | None]] = {}
+    elsewhere: dict[str, list[Adapter]] = {}
+    for tool in tools:
+        where = named(tool.runs_in(environment))
+        reason = where.unavailable()
+        if reason is not None:
+            states[tool.name] = ("", reason)
+        elif tool.in_process or where.python == sys.executable:
+            state = worker.state_of(tool)
+            states[tool.name] = (state["version"] or "", state["unavailable"])
+        else:
+            elsewhere.setdefault(where.python, []).append(tool)
+    for python, group in elsewhere.items():
+        for tool, state in zip(group, worker.describe(group, python, TOOL_PATHS), strict=True):
+            states[tool.name] = (state["version"] or "", state["unavailable"])
+    return {tool.name: states[tool.name] for tool in tools}

@@ -269,7 +269,7 @@ def test_the_builder_is_a_no_op_when_up_to_date_and_links_its_programs(
 
 def test_the_builder_names_what_it_can_build():
     with pytest.raises(
-        SystemExit, match="no environment 'study' to build; buildable: \\['paper'\\]"
+        SystemExit, match="no environment 'study' to build; buildable: \\['paper', 'panoptica'\\]"
     ):
         load_builder().build("study")
 

@@ -142,11 +142,13 @@ def _resolve_grid_check(config: dict) -> None:
 
 
 def _resolve_tools(config: dict, where: str) -> None:
-    """`tools: all` becomes the registry's study tools; every name must be registered."""
-    from adapters import REGISTRY, STUDY_TOOLS
+    """`tools: all` becomes the registry's study tools, `tools: paper` the paper's eleven;
+    every name must be registered."""
+    from adapters import PAPER_TOOLS, REGISTRY, STUDY_TOOLS
 
-    if config["tools"] == "all":
-        config["tools"] = list(STUDY_TOOLS)
+    groups = {"all": STUDY_TOOLS, "paper": PAPER_TOOLS}
+    if isinstance(config["tools"], str):
+        config["tools"] = list(groups[config["tools"]])
     for key in ("tools", "cross_checks"):
         unknown = [name for name in config[key] if name not in REGISTRY]
         if unknown:

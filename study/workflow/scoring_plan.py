@@ -43,11 +43,13 @@ class ScoringPlan:
                 [implementation(name) for name in [*self.variants, *self.tools]]
             ).items()
         }
-        # The study's tools in every other environment (not the cross-checks: they check the
-        # reference, today), asked once per environment.
+        # The paper's tools in every other environment (not the cross-checks: they check the
+        # reference, today; not the tools since the paper, which have no paper version),
+        # asked once per environment.
         self.elsewhere = []
+        paper_tools = [name for name in config["tools"] if implementation(name).in_paper]
         for environment in config["environments"][1:]:
-            states = describe([implementation(name) for name in config["tools"]], environment)
+            states = describe([implementation(name) for name in paper_tools], environment)
             for tool, (_, reason) in states.items():
                 name = scored_name(tool, environment)
                 self.elsewhere.append(name)
