@@ -53,7 +53,7 @@ env-paper: $(STAMP)
 	$(BIN)/python tools/build_environment.py paper
 
 # Opt-in: panoptica, whose numpy < 2.3 conflicts with the study's pins, in its own home
-# environment .envs/panoptica (workflow/envs/panoptica.txt); about 300 MB. A no-op when up to
+# environment .envs/panoptica (workflow/envs/panoptica.txt); about 0.9 GB. A no-op when up to
 # date. Without it panoptica is recorded as unavailable.
 env-panoptica: $(STAMP)
 	$(BIN)/python tools/build_environment.py panoptica

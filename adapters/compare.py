@@ -86,7 +86,7 @@ def _cell(adapter: Adapter, metric: str, outcome: Outcome, reference) -> str:
     if metric not in adapter.metrics:
         return ""
     if metric not in outcome.values:
-        return "error" if outcome.error else "-"
+        return "error" if outcome.error_of(metric) else "-"
     value = outcome.values[metric]
     flag = "*" if metric in adapter.ignores_spacing else ""
     if reference is None or metric not in reference or not math.isfinite(value):
@@ -128,6 +128,8 @@ def format_comparison(result: Comparison, *, percentile: float = 95, tau: float 
     for name, outcome in result.outcomes.items():
         if outcome.error:
             lines.append(f"{name}: error: {outcome.error}")
+        else:
+            lines += [f"{name}: {metric} error: {error}" for metric, error in outcome.failed.items()]
         if outcome.warnings:
             lines.append(f"{name}: warned: {'; '.join(outcome.warnings)[:300]}")
     for name, reason in result.unavailable.items():

@@ -95,15 +95,17 @@ def tool_version(impl: Adapter, environment: str = STUDY_ENVIRONMENT) -> str:
 def outcome_rows(outcome, metrics: Iterable[str], context: Mapping[str, object]) -> list[dict]:
     """Tidy rows for one call's outcome: one row per metric the tool supports.
 
-    A failed call gives every metric an error row with the tool's message; a metric the tool
-    did not return is an error row too ("no value"), so nothing is silently missing.
+    A failed call gives every metric an error row with the tool's message, a metric that
+    failed on its own (`Outcome.failed`) its own message; a metric the tool did not return is
+    an error row too ("no value"), so nothing is silently missing.
     """
     warning_text = " | ".join(outcome.warnings)
     rows = []
     for metric in metrics:
         value = outcome.values.get(metric)
-        if outcome.error is not None:
-            status, message, value = "error", outcome.error, math.nan
+        error = outcome.error_of(metric)
+        if error is not None:
+            status, message, value = "error", error, math.nan
         elif value is None:
             status, message, value = "error", "the tool returned no value", math.nan
         else:
