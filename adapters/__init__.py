@@ -16,16 +16,20 @@ from adapters.anima import Anima
 from adapters.base import Adapter, ToolError, configure
 from adapters.deepmind import DeepMind
 from adapters.evaluatesegmentation import EvaluateSegmentation
+from adapters.grandchallenge import GrandChallenge
 from adapters.harness import Outcome, check_pair, describe, invoke, invoke_files, resolve
 from adapters.medpy import MedPy
 from adapters.meshmetrics import MeshMetrics
 from adapters.metricsreloaded import MetricsReloaded
+from adapters.mikan import Mikan
 from adapters.miseval import MISeval
 from adapters.monai import MONAI
 from adapters.plastimatch import Plastimatch
 from adapters.pymia import Pymia
 from adapters.segmetrics import SegMetrics
 from adapters.simpleitk import SimpleITK
+from adapters.skimage import ScikitImage
+from adapters.torchmetrics import TorchMetrics
 
 _ADAPTERS: tuple[Adapter, ...] = (
     Anima(),
@@ -39,21 +43,26 @@ _ADAPTERS: tuple[Adapter, ...] = (
     Pymia(),
     SegMetrics(),
     SimpleITK(),
+    TorchMetrics(),
+    ScikitImage(),
+    Mikan(),
+    GrandChallenge(),
     MeshMetrics(),
 )
 
 REGISTRY: dict[str, Adapter] = {adapter.name: adapter for adapter in _ADAPTERS}
 
-STUDY_TOOLS: tuple[str, ...] = tuple(
-    name for name, adapter in REGISTRY.items() if adapter.role == "tool"
-)
-"""The tools the study compares with the reference: the paper's, then the later ones."""
+_TOOLS = [name for name, adapter in REGISTRY.items() if adapter.role == "tool"]
 
-PAPER_TOOLS: tuple[str, ...] = tuple(name for name in STUDY_TOOLS if REGISTRY[name].in_paper)
+PAPER_TOOLS: tuple[str, ...] = tuple(name for name in _TOOLS if REGISTRY[name].in_paper)
 """The eleven tools of the paper, in the order of its tables."""
 
-LATER_TOOLS: tuple[str, ...] = tuple(name for name in STUDY_TOOLS if not REGISTRY[name].in_paper)
+LATER_TOOLS: tuple[str, ...] = tuple(name for name in _TOOLS if not REGISTRY[name].in_paper)
 """The tools the study added since the paper: tables and figures show them after the eleven."""
+
+STUDY_TOOLS: tuple[str, ...] = PAPER_TOOLS + LATER_TOOLS
+"""The tools the study compares with the reference: the paper's, then the later ones, each
+group in registry order, wherever in the registry a tool's line stands."""
 
 CROSS_CHECKS: tuple[str, ...] = tuple(
     name for name, adapter in REGISTRY.items() if adapter.role == "cross-check"

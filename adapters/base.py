@@ -74,6 +74,9 @@ class Adapter:
             tool may offer HD alone); nothing may assume a metric a tool does not declare.
         in_paper: True for the eleven tools of the paper, False for a tool the study added
             since (tables and figures show those as a group of their own, after the eleven).
+        fails_on_3d: metric -> words of the error the tool raises for it on any 3D masks (a
+            metric it offers for 2D only); its rows are that error, the registry-wide tests
+            expect it, and they fail when a new version computes it.
         home_environment: the environment today's version of the tool runs in when its pins
             conflict with the study's (panoptica needs numpy < 2.3); its scores count as the
             study's. None: the study's environment.
@@ -96,6 +99,7 @@ class Adapter:
     home_environment: str | None = None
     metrics: tuple[str, ...] = ()
     ignores_spacing: frozenset[str] = frozenset()
+    fails_on_3d: Mapping[str, str] = {}
     is_program: bool = False
     fixed_percentile: float | None = None
     varying_metrics: frozenset[str] = frozenset()

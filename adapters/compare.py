@@ -129,7 +129,7 @@ def format_comparison(result: Comparison, *, percentile: float = 95, tau: float 
         if outcome.error:
             lines.append(f"{name}: error: {outcome.error}")
         else:
-            lines += [f"{name}: {metric} error: {error}" for metric, error in outcome.failed.items()]
+            lines += [f"{name}: {metric} error: {text}" for metric, text in outcome.failed.items()]
         if outcome.warnings:
             lines.append(f"{name}: warned: {'; '.join(outcome.warnings)[:300]}")
     for name, reason in result.unavailable.items():

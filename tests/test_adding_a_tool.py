@@ -1,10 +1,12 @@
 """Adding a tool is one module and its line in the registry (with its import), nothing else.
 
 Throwaway adapters are added that way to a copy of the project; with no other edit, the
-registry lists them, the default configuration (`tools: all`) includes them, and the workflow
-plans to score, probe and time them (a dry run). Two of them misbehave as real tools do, one
-killing its interpreter with SIGSEGV and one raising a BaseException (a Rust panic arrives as
-one): the workflow runs to its end, and their failures are error rows.
+registry lists them, the default configuration (`tools: all`) includes them, the registry-wide
+adapter tests pass for the one that offers HD alone (no test assumes DSC or any other
+metric), and the workflow plans to score, probe and time them (a dry run). Two of them
+misbehave as real tools do, one killing its interpreter with SIGSEGV and one raising a
+BaseException (a Rust panic arrives as one): the workflow runs to its end, and their failures
+are error rows.
 """
 
 from __future__ import annotations
@@ -31,9 +33,11 @@ PROJECT_PARTS = (
     "maskio",
     "reference",
     "study",
+    "tests",
+    "pyproject.toml",
 )
 
-THROWAWAY_MODULE = '''"""A throwaway tool: every distance 0."""
+THROWAWAY_MODULE = '''"""A throwaway tool that offers HD alone (face-connected boundary, EDT)."""
 
 from adapters.base import PythonAdapter
 
@@ -41,12 +45,21 @@ from adapters.base import PythonAdapter
 class Throwaway(PythonAdapter):
     name = "throwaway"
     label = "Throwaway"
-    metrics = ("HD", "DSC")
-    module = "numpy"
-    distribution = "numpy"
+    in_paper = False
+    metrics = ("HD",)
+    module = "scipy"
+    distribution = "scipy"
 
     def _compute(self, a, b, spacing, metrics, percentile, tau):
-        return {metric: 0.0 for metric in metrics}
+        from scipy import ndimage
+
+        def boundary(mask):
+            return mask & ~ndimage.binary_erosion(mask)
+
+        def directed(x, y):
+            return ndimage.distance_transform_edt(~boundary(y), sampling=spacing)[boundary(x)]
+
+        return {"HD": float(max(directed(a, b).max(), directed(b, a).max()))}
 '''
 
 
@@ -65,7 +78,7 @@ class Segfaulting(Throwaway):
     def _compute(self, a, b, spacing, metrics, percentile, tau):
         if a.sum() % 2:
             os.kill(os.getpid(), signal.SIGSEGV)
-        return {metric: 0.0 for metric in metrics}
+        return super()._compute(a, b, spacing, metrics, percentile, tau)
 
 
 class Panic(BaseException):
@@ -79,7 +92,7 @@ class Panicking(Throwaway):
     def _compute(self, a, b, spacing, metrics, percentile, tau):
         if a.sum() % 2:
             raise Panic("thread panicked at src/lib.rs")
-        return {metric: 0.0 for metric in metrics}
+        return super()._compute(a, b, spacing, metrics, percentile, tau)
 '''
 
 
@@ -123,6 +136,22 @@ def run_in(project: Path, *command: str, cwd: Path | None = None) -> str:
 def test_the_registry_lists_it(project_with_a_new_tool):
     listed = run_in(project_with_a_new_tool, "-m", "adapters", "list", "--tools", "throwaway")
     assert listed.split()[:3] == ["throwaway", "tool", "Throwaway"]
+
+
+def test_the_registry_wide_adapter_tests_pass_for_it(project_with_a_new_tool):
+    """tests/test_adapters.py of the copy, for the HD-only tool: run, not skipped."""
+    said = run_in(
+        project_with_a_new_tool,
+        "-m",
+        "pytest",
+        "-q",
+        "-p",
+        "no:cacheprovider",
+        "tests/test_adapters.py",
+        "-k",
+        "throwaway or registry_names",
+    )
+    assert re.search(r"\b4 passed\b", said) and "skipped" not in said, said[-2000:]
 
 
 def test_the_workflow_scores_probes_and_times_it(project_with_a_new_tool, tmp_path):

@@ -149,12 +149,69 @@ def metricsreloaded_direct(path_a, path_b) -> dict[str, float]:
     return {key: float(measured[name]) for key, name in names.items()}
 
 
+def sitk_arrays(path_a, path_b):
+    """The files as a SimpleITK user reads them: (z, y, x) arrays, spacing in numpy order."""
+    import SimpleITK as sitk
+
+    images = [sitk.ReadImage(str(path), sitk.sitkUInt8) for path in (path_a, path_b)]
+    arrays = [sitk.GetArrayFromImage(image) for image in images]
+    return *arrays, images[0].GetSpacing()[::-1]
+
+
+def mikan_direct(path_a, path_b) -> dict[str, float]:
+    """The README's call: `mikan.Evaluator(gt, pred)` on the images SimpleITK reads."""
+    import mikan
+    import SimpleITK as sitk
+
+    gt, pred = (sitk.ReadImage(str(path), sitk.sitkUInt8) for path in (path_a, path_b))
+    names = {"HD": "hd", "HD95": "hd95", "MASD": "masd", "ASSD": "assd", "DSC": "dice"}
+    values = mikan.Evaluator(gt, pred).labels(1).metrics(list(names.values()))
+    return dict(zip(names, values, strict=True))
+
+
+def grandchallenge_direct(path_a, path_b) -> dict[str, float]:
+    """`grand_challenge_metrics.stats` on the arrays as read, `voxelspacing` to match."""
+    from grand_challenge_metrics import stats
+
+    a, b, spacing = sitk_arrays(path_a, path_b)
+    confusion = stats.calculate_confusion_matrix(a, b, labels=[0, 1])
+    return {
+        "HD": stats.hausdorff_distance(a, b, voxelspacing=spacing),
+        "HD95": stats.percentile_hausdorff_distance(a, b, 0.95, voxelspacing=spacing),
+        "MASD": stats.mean_contour_distance(a, b, voxelspacing=spacing),
+        "DSC": stats.dice_from_confusion_matrix(confusion)[1],
+    }
+
+
+def skimage_direct(path_a, path_b) -> dict[str, float]:
+    """`skimage.metrics.hausdorff_distance` on the arrays as read (it takes no spacing)."""
+    from skimage.metrics import hausdorff_distance
+
+    a, b, _ = sitk_arrays(path_a, path_b)
+    return {"HD": hausdorff_distance(a, b)}
+
+
+def torchmetrics_direct(path_a, path_b) -> dict[str, float]:
+    """`dice_score` on index tensors of the arrays as read (its HD is 2D only)."""
+    import torch
+    from torchmetrics.functional.segmentation import dice_score
+
+    a, b, _ = sitk_arrays(path_a, path_b)
+    target, preds = (torch.from_numpy(m[np.newaxis].astype(np.int64)) for m in (a, b))
+    dice = dice_score(preds, target, num_classes=2, include_background=False, input_format="index")
+    return {"DSC": dice.item()}
+
+
 DIRECT_CALLS = {
     "simpleitk": simpleitk_direct,
     "plastimatch": plastimatch_direct,
     "anima": anima_direct,
     "evaluatesegmentation": evaluatesegmentation_direct,
     "metricsreloaded": metricsreloaded_direct,
+    "mikan": mikan_direct,
+    "grandchallenge": grandchallenge_direct,
+    "skimage": skimage_direct,
+    "torchmetrics": torchmetrics_direct,
 }
 """Each tool called the way the study called it (docs/tools.md), on the study's own files."""
 
