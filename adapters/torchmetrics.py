@@ -15,8 +15,9 @@ docstring takes (N, C, ...) input; its HD rows in this study are that error. In 
 with the square of the pixel count) and writes the result back at row * height + column:
 right on square images only; an image higher than wide (after the one-pixel pad) raises
 IndexError, one wider than high gives wrong distances without a word (10.92 instead of 3 mm on
-two shifted squares, docs/tools.md). The tool has no HD95, mean distance or NSD. An empty mask
-gives inf.
+two shifted squares: benchmarks/tools_on_balls.py). The tool has no HD95, mean distance or
+NSD. One empty mask gives HD inf (checked before the distance transform, so in 3D too), two
+empty masks a RuntimeError from `max()`.
 """
 
 from __future__ import annotations

@@ -11,6 +11,7 @@ from __future__ import annotations
 import importlib.util
 import json
 import math
+import re
 import subprocess
 import sys
 import tempfile
@@ -338,3 +339,17 @@ def test_worker_overhead_is_measured_and_its_share_computed(tmp_path):
     rules = pd.DataFrame({"sum": [100.0]}, index=["score_case"])
     seconds, share = study_speed.overhead_share(known, scores, rules, jobs=2)
     assert seconds == pytest.approx(1.4) and share == pytest.approx(0.014)
+
+
+def test_tools_on_balls_prints_each_tool_beside_the_reference_and_the_traps():
+    printed = run_script("tools_on_balls.py", "--tools", "skimage", "mikan", "torchmetrics")
+    assert printed.count("## Balls of radius 8 mm") == 2
+    # scikit-image counts voxels: right at 1 mm, 5.099 voxels at (0.5, 0.5, 2) mm.
+    assert "3.742* (+0)" in printed and "5.099* (+0.856)" in printed
+    assert "torchmetrics: HD error: ValueError" in printed
+    trap = printed.split("## What a user who falls into a trap gets")[1]
+    right, wrong = (
+        float(value) for value in re.findall(r"HD (\d+\.\d+)", trap.split("\n- torch")[0])
+    )
+    assert right == pytest.approx(4.2426, abs=1e-4) and abs(wrong - right) > 0.1
+    assert "on a 16 x 16 image 3.0000 mm" in trap

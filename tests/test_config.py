@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from adapters import STUDY_TOOLS
+from adapters import LATER_TOOLS, PAPER_TOOLS, STUDY_TOOLS
 from study.oars import CATEGORIES, OARS, selected_oars
 from study.workflow.config import ConfigError, load_config
 from study.workflow.layout import Layout
@@ -34,6 +34,18 @@ def test_default_config_matches_documented_keys():
         "scored": ["HD", "HD95", "MASD", "ASSD", "NSD", "BIoU"],
     }
     assert config["tools"] == list(STUDY_TOOLS)  # tools: all
+
+
+def test_tools_paper_means_the_eleven_and_the_paper_preset_asks_for_them():
+    assert load_config({"tools": "paper"})["tools"] == list(PAPER_TOOLS)
+    assert load_config(ROOT / "workflow/presets/paper.yaml")["tools"] == list(PAPER_TOOLS)
+    assert len(PAPER_TOOLS) == 11 and LATER_TOOLS
+    assert set(load_config({"tools": "all"})["tools"]) == set(PAPER_TOOLS) | set(LATER_TOOLS)
+
+
+def test_tools_takes_no_other_word():
+    with pytest.raises(ConfigError, match="tools"):
+        load_config({"tools": "later"})
 
 
 @pytest.mark.parametrize("key", ["tools", "cross_checks"])

@@ -274,9 +274,32 @@ def test_the_builder_names_what_it_can_build():
         load_builder().build("study")
 
 
-def test_the_paper_pins_are_exact_and_name_each_package_once():
+def test_a_tool_with_a_home_environment_runs_there_for_the_study(monkeypatch, tmp_path):
+    """panoptica's scores count as the study's, made by its home environment's Python, which
+    says how to build it when it is missing; the paper environment has no panoptica."""
+    panoptica = REGISTRY["panoptica"]
+    assert panoptica.runs_in("study") == "panoptica" and panoptica.runs_in("paper") == "paper"
+    assert REGISTRY["monai"].runs_in("study") == "study"
+    monkeypatch.setattr("adapters.environments.ENVIRONMENTS_DIR", tmp_path)
+    (_, reason), (version, ok) = describe(["panoptica", "monai"]).values()
+    assert "make env-panoptica" in reason and ok is None and version
+    with pytest.raises(ConfigError, match="environments"):
+        load_config({"environments": ["study", "panoptica"]})  # not a set of versions
+
+
+def test_only_the_papers_tools_are_scored_in_the_papers_environment(monkeypatch, tmp_path):
+    from study.workflow.scoring_plan import ScoringPlan
+
+    monkeypatch.setattr("adapters.environments.ENVIRONMENTS_DIR", tmp_path)
+    config = load_config({"environments": ["study", "paper"], "tools": ["monai", "mikan"]})
+    plan = ScoringPlan(config, dataset="synthetic", cases=["case_01"])
+    assert plan.elsewhere == ["monai@paper"]
+
+
+@pytest.mark.parametrize("name", ["paper", "panoptica"])
+def test_the_pins_are_exact_and_name_each_package_once(name):
     names = []
-    for path in load_builder().pinned_files(PAPER):
+    for path in load_builder().pinned_files(ENVIRONMENTS[name]):
         for line in path.read_text().splitlines():
             if line.strip() and not line.startswith("#"):
                 name, separator, version = line.partition("==")

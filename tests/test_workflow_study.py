@@ -92,7 +92,13 @@ def test_scores_table_has_every_tool_pair_and_metric(study_run):
         if reason is None:
             asked = [m for m in REGISTRY[tool].metrics if m in config["metrics"]["scored"]]
             assert len(rows) == len(pairs) * len(asked), tool
-            assert (rows.status == "ok").mean() > 0.5, (tool, rows.status.value_counts())
+            # A metric the tool cannot compute on 3D masks: error rows in its own words.
+            failing = rows.metric.isin(list(REGISTRY[tool].fails_on_3d))
+            for metric, words in REGISTRY[tool].fails_on_3d.items():
+                assert rows[rows.metric == metric].message.str.contains(words, regex=False).all()
+            if not failing.all():
+                ok = rows[~failing].status == "ok"
+                assert ok.mean() > 0.5, (tool, rows.status.value_counts())
         else:  # once per run, with the reason, not once per pair
             assert len(rows) == 1 and rows.iloc[0].status == "unavailable", tool
             assert rows.iloc[0].message == reason
@@ -129,8 +135,8 @@ def test_grid_check_covers_every_tool_and_reaches_the_findings(study_run):
 
 RECORDED_SCORES = REPO / "tests/data/test_preset_scores.csv"
 """The test preset's scores (status ok) as a run wrote them; `RECORD_SCORES=1 pytest
-tests/test_workflow_study.py -k recorded` rewrites the file when a change is meant to move
-them (say so in the commit)."""
+tests/test_workflow_study.py -k recorded` rewrites the rows of the tools that ran when a change
+is meant to move them (say so in the commit), and keeps the rows of tools not installed here."""
 
 
 def test_scores_equal_the_recorded_ones(study_run):
@@ -150,7 +156,9 @@ def test_scores_equal_the_recorded_ones(study_run):
         {"spacing": str}
     )
     if os.environ.get("RECORD_SCORES"):
-        now.sort_values(keys).to_csv(RECORDED_SCORES, index=False)
+        recorded = pd.read_csv(RECORDED_SCORES, dtype={"spacing": str})
+        kept = recorded[~recorded.tool.isin(set(now.tool))]
+        pd.concat([now, kept]).sort_values(keys).to_csv(RECORDED_SCORES, index=False)
     recorded = pd.read_csv(RECORDED_SCORES, dtype={"spacing": str})
     # Tools that are not installed here (make tools) are compared where they are.
     both = sorted(set(now.tool) & set(recorded.tool))
