@@ -22,6 +22,7 @@ from adapters.meshmetrics import MeshMetrics
 from adapters.metricsreloaded import MetricsReloaded
 from adapters.miseval import MISeval
 from adapters.monai import MONAI
+from adapters.panoptica import Panoptica
 from adapters.plastimatch import Plastimatch
 from adapters.pymia import Pymia
 from adapters.segmetrics import SegMetrics
@@ -39,6 +40,7 @@ _ADAPTERS: tuple[Adapter, ...] = (
     Pymia(),
     SegMetrics(),
     SimpleITK(),
+    Panoptica(),
     MeshMetrics(),
 )
 
