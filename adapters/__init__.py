@@ -24,6 +24,7 @@ from adapters.metricsreloaded import MetricsReloaded
 from adapters.mikan import Mikan
 from adapters.miseval import MISeval
 from adapters.monai import MONAI
+from adapters.panoptica import Panoptica
 from adapters.plastimatch import Plastimatch
 from adapters.pymia import Pymia
 from adapters.segmetrics import SegMetrics
@@ -46,6 +47,7 @@ _ADAPTERS: tuple[Adapter, ...] = (
     TorchMetrics(),
     ScikitImage(),
     Mikan(),
+    Panoptica(),
     GrandChallenge(),
     MeshMetrics(),
 )

@@ -186,13 +186,27 @@ class Adapter:
 
 
 class PythonAdapter(Adapter):
-    """A tool imported into this process; `module` is checked without importing it."""
+    """A tool imported by its worker; `module` is checked without importing it.
+
+    A tool with a home environment is not installed in the study's Python: asked there, it
+    answers with what its home environment's Python says (`harness.describe`); asked in a
+    built environment (its home, or the paper's), it answers for itself.
+    """
 
     module: str = ""
     distribution: str = ""
     install_hint: str = ""
 
+    def _asked_from_the_study(self) -> bool:
+        from adapters.environments import in_built_environment
+
+        return self.home_environment is not None and not in_built_environment()
+
     def unavailable(self) -> str | None:
+        if self._asked_from_the_study():
+            from adapters.harness import describe
+
+            return describe([self])[self.name][1]
         # find_spec does not execute the package, so asking costs no torch import.
         try:
             found = importlib.util.find_spec(self.module) is not None
@@ -203,6 +217,11 @@ class PythonAdapter(Adapter):
         return None
 
     def version(self) -> str:
+        if self._asked_from_the_study():
+            from adapters.harness import describe
+
+            version, reason = describe([self])[self.name]
+            return version if reason is None else "not installed"
         try:
             return importlib.metadata.version(self.distribution)
         except importlib.metadata.PackageNotFoundError:

@@ -80,6 +80,12 @@ SCORED_ENVIRONMENTS: tuple[str, ...] = tuple(
 """The sets of versions a study can be scored in (config `environments`)."""
 
 
+def in_built_environment() -> bool:
+    """True in the Python of an environment built under .envs/ (a tool's worker there), False
+    in the study's own."""
+    return Path(sys.prefix).resolve().is_relative_to(ENVIRONMENTS_DIR.resolve())
+
+
 def environment(name: str) -> Environment:
     """The environment of that name; ValueError naming the known ones."""
     if name not in ENVIRONMENTS:
