@@ -12,7 +12,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from adapters import REGISTRY, STUDY_TOOLS
+from adapters import PAPER_TOOLS, REGISTRY
 from study.analysis import claims, edge_comparison, paper, tables
 from study.analysis import statistics as st
 
@@ -53,7 +53,7 @@ def test_the_tables_hold_the_numbers_the_text_quotes():
 def test_each_tool_has_a_row_for_exactly_the_metrics_it_offers(reader):
     table = reader()
     for metric in st.TESTED_METRICS:
-        offered = {t for t in STUDY_TOOLS if metric in REGISTRY[t].metrics}
+        offered = {t for t in PAPER_TOOLS if metric in REGISTRY[t].metrics}
         assert set(table.loc[table["metric"] == metric, "tool"]) == offered, metric
     groups = table.groupby(["metric", "tool"]).size()
     assert groups.nunique() == 1  # every row has all three voxel sizes or four categories
@@ -61,7 +61,7 @@ def test_each_tool_has_a_row_for_exactly_the_metrics_it_offers(reader):
 
 def test_table_a3_covers_the_tools_metrics_less_the_columns_the_paper_left_out():
     a3 = paper.table_a3()
-    for tool in STUDY_TOOLS:
+    for tool in PAPER_TOOLS:
         offered = {m for m in REGISTRY[tool].metrics if m != "HD95"}  # no HD95 column
         if tool == "deepmind":
             offered.discard("ASSD")  # "we therefore omit" DeepMind's ASSD

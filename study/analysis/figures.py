@@ -236,7 +236,9 @@ def _annotate_excluded(axis, delta: pd.DataFrame, tools: Sequence[str]) -> None:
                 rotation=90,
                 color="grey",
             )
-            continue
+            if not len(rows):
+                continue  # not offered or not installed; a tool that failed on every pair
+            # gets its count of failures above the "n/a" (torchmetrics' HD on 3D masks)
         label = "\n".join(
             x for x in (f"{nonfinite}∞" if nonfinite else "", f"{failed}E" if failed else "") if x
         )

@@ -251,45 +251,50 @@ def _ms(seconds: float) -> str:
     return f"{seconds * 1000:.3g} ms"
 
 
-def _first_message(rows: pd.DataFrame) -> str:
-    """The first message of failed rows, cut to its first clause (tables._shorten)."""
+def error_messages(scores: pd.DataFrame, tool: str) -> dict[str, str]:
+    """Per metric, the first message of a tool's failed scores, cut to its first clause."""
     from study.analysis.tables import _shorten
 
-    messages = rows.loc[rows["message"].astype(str) != "", "message"]
-    return _shorten(str(messages.iloc[0])) if not messages.empty else "no message"
+    failed = st.measured(scores)
+    failed = failed.loc[(failed["tool"] == tool) & (failed["status"] == "error")]
+    return {
+        metric: _shorten(str(rows["message"].iloc[0]) or "no message")
+        for metric, rows in failed.groupby("metric")
+    }
 
 
-def metric_agreement(delta: pd.DataFrame, metric: str, spacings: Sequence[str]) -> str:
-    """One metric of one tool against the reference: "HD agrees on all 24 pairs (|Δ| ≤ 0.01
-    mm)", or per voxel size the mean ± SD of the finite Δ and how many pairs agree, then the
-    Δ that could not be formed (non-finite, failed with the tool's first message)."""
+def metric_agreement(
+    delta: pd.DataFrame, metric: str, spacings: Sequence[str], error: str = ""
+) -> str:
+    """One metric of one tool against the reference: "HD agrees on all 24 pairs", or per
+    voxel size the mean ± SD of the finite Δ and how many pairs agree (|Δ| within
+    `statistics.NEGLIGIBLE`), then the Δ that could not be formed (non-finite; failed, with
+    the tool's message `error`)."""
     unit = st.display_unit(metric)
-    tolerance = st.NEGLIGIBLE[unit]
     rows = delta.loc[delta["metric"] == metric]
     scaled = rows["delta"] * st.display_scale(metric)
-    agree = (rows["kind"] == "finite") & (scaled.abs() <= tolerance)
-    within = f"|Δ| ≤ {tolerance:g} {unit}"
+    agree = (rows["kind"] == "finite") & (scaled.abs() <= st.NEGLIGIBLE[unit])
     if agree.all():
-        return f"{metric} agrees on all {len(rows)} pairs ({within})"
+        return f"{metric} agrees on all {len(rows)} pairs"
     parts = []
     for spacing in [s for s in spacings if s in set(rows["spacing"])]:
         at = rows["spacing"] == spacing
         finite = scaled.loc[at & (rows["kind"] == "finite")]
         if finite.empty:
-            parts.append(f"no finite Δ at {spacing_title(spacing)}")
+            parts.append(f"{spacing_title(spacing)} no finite Δ")
             continue
         sd = f"{finite.std():.2f}" if len(finite) > 1 else "–"
         parts.append(
-            f"{st.signed(finite.mean())} ± {sd} at {spacing_title(spacing)} "
-            f"({int((agree & at).sum())} of {int(at.sum())} pairs within)"
+            f"{spacing_title(spacing)} {st.signed(finite.mean())} ± {sd} "
+            f"({int((agree & at).sum())}/{int(at.sum())} agree)"
         )
-    text = f"{metric} ({unit}; within: {within}) " + ", ".join(parts)
-    failed = rows.loc[rows["kind"] == "failed"]
+    text = f"{metric} ({unit}): " + ", ".join(parts)
+    failed = int((rows["kind"] == "failed").sum())
     nonfinite = int((rows["kind"] == "nonfinite").sum())
     if nonfinite:
         text += f"; {nonfinite} Δ not finite"
-    if not failed.empty:
-        text += f"; {len(failed)} of {len(rows)} failed ({_first_message(failed)})"
+    if failed:
+        text += f"; {failed} of {len(rows)} failed" + (f" ({error})" if error else "")
     return text
 
 
@@ -340,7 +345,9 @@ def later_tools_section(inputs: AnalysisInputs, spacings: Sequence[str]) -> Sect
         return section
     section.lines.append(
         f"Scored here beside the paper's tools, and left out of every check of the paper's "
-        f"claims: {st.tool_list(later)}."
+        f"claims: {st.tool_list(later)}. Per metric the tool offers: Δ = tool − reference "
+        "(mean ± SD per voxel size) and how many pairs agree, |Δ| ≤ "
+        f"{st.NEGLIGIBLE['mm']:g} mm ({st.NEGLIGIBLE['%pt']:g} %pt for NSD, BIoU, DSC)."
     )
     missing = st.unavailable_tools(inputs.scores)
     medians = pd.Series(dtype=float)
@@ -355,9 +362,10 @@ def later_tools_section(inputs: AnalysisInputs, spacings: Sequence[str]) -> Sect
         mine = delta.loc[delta["tool"] == tool]
         versions = "/".join(sorted(set(map(str, mine["tool_version"]))))
         metrics = [m for m in METRICS if m in set(mine["metric"])]
+        errors = error_messages(inputs.scores, tool)
         section.lines += [
             f"{label} {versions} against the reference: "
-            + "; ".join(metric_agreement(mine, m, spacings) for m in metrics)
+            + " · ".join(metric_agreement(mine, m, spacings, errors.get(m, "")) for m in metrics)
             + ".",
             f"{label} edge cases (Table A3): {edge_row(inputs.edge_cases, tool)}.",
             f"{label} HD time: {timing_of(medians, tool)}.",
