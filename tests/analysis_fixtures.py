@@ -10,6 +10,11 @@ The planted behaviours (per mask pair, per metric, on top of a random reference 
 - anima: not installed, recorded as the scoring stage does: one "unavailable" row with empty
   case, oar, spacing and metric;
 - reference-marching-cubes = reference + 0.01; reference-surface-nets = reference − 0.1.
+
+A tool added since the paper, for the tests of the groups (`LATER_TOOL`): its scores, timings
+and edge cases come only with `with_later_tool`, `make_timing(later=True)` and
+`edge_case_documents(later=True)`, and it is a later tool only while `register_later_tool` has
+entered it in the adapter registry (the registry is where a tool's group is read).
 """
 
 from __future__ import annotations
@@ -20,6 +25,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from adapters.base import Adapter
 from study.records import METRICS, RELATIVE_METRICS, SCORE_COLUMNS, TIMING_COLUMNS
 
 SPACINGS = ("1x1x1", "2x2x2", "0.5x0.5x2")
@@ -45,6 +51,43 @@ SUPPORTED = {
     "miseval": ("HD", "DSC"),
     "anima": ("HD", "MASD", "ASSD", "DSC"),
 }
+
+
+LATER_TOOL = "latertool"
+"""A tool added since the paper (HD, HD95, DSC; no MASD, ASSD, NSD, BIoU): HD equal to the
+reference; HD95 = reference − 0.25 mm, failing with a ValueError on the anisotropic grid;
+DSC = reference + 0.02 (2 %pt). HD time about 20 ms."""
+
+LATER_ERROR = "ValueError: anisotropic spacing is not supported"
+
+
+class LaterTool(Adapter):
+    """The registry entry of `LATER_TOOL`: only its group and label are read."""
+
+    name = LATER_TOOL
+    label = "Later Tool"
+    in_paper = False
+    metrics = ("HD", "HD95", "DSC")
+
+
+def register_later_tool(monkeypatch) -> None:
+    """Enter `LATER_TOOL` in the adapter registry for one test."""
+    import adapters
+
+    monkeypatch.setitem(adapters.REGISTRY, LATER_TOOL, LaterTool())
+
+
+def with_later_tool(scores: pd.DataFrame) -> pd.DataFrame:
+    """`scores` plus the later tool's rows, planted on the reference's (see `LATER_TOOL`)."""
+    reference = scores.loc[
+        (scores["tool"] == "reference") & scores["metric"].isin(LaterTool.metrics)
+    ]
+    later = reference.assign(tool=LATER_TOOL, tool_version=f"{LATER_TOOL}-2.0")
+    later.loc[later["metric"] == "HD95", "value"] -= 0.25
+    later.loc[later["metric"] == "DSC", "value"] += 0.02
+    failed = (later["metric"] == "HD95") & (later["spacing"] == "0.5x0.5x2")
+    later.loc[failed, ["value", "status", "message"]] = [np.nan, "error", LATER_ERROR]
+    return pd.concat([scores, later], ignore_index=True)
 
 
 def make_config() -> dict:
@@ -161,8 +204,8 @@ def _plant_nonfinite(scores: pd.DataFrame) -> None:
     scores.loc[miseval[:2], ["value", "status", "message"]] = [np.nan, "error", "boom"]
 
 
-def edge_case_documents() -> list[dict]:
-    """Edge-case records of three tools."""
+def edge_case_documents(later: bool = False) -> list[dict]:
+    """Edge-case records of three tools (and of the later tool: HD only, ∞ ∞ NaN ✓)."""
 
     def records(o1, o2, o3, warned=False, metrics=("DSC", "HD")):
         out = []
@@ -202,13 +245,27 @@ def edge_case_documents() -> list[dict]:
             "version": "1.3.0",
             "records": records("number", "number", "0"),
         },
-    ]
+    ] + (
+        [
+            {
+                "tool": LATER_TOOL,
+                "label": LaterTool.label,
+                "version": "2.0",
+                "records": records("inf", "inf", "nan", metrics=("HD",)),
+            }
+        ]
+        if later
+        else []
+    )
 
 
-def make_timing(seed: int = 3) -> pd.DataFrame:
-    """HD timings at 1 mm: deepmind ~10 ms, monai ~50 ms, medpy ~1 s; 2 repeats; one error."""
+def make_timing(seed: int = 3, later: bool = False) -> pd.DataFrame:
+    """HD timings at 1 mm: deepmind ~10 ms, monai ~50 ms, medpy ~1 s (the later tool ~20 ms);
+    2 repeats; one error."""
     rng = np.random.default_rng(seed)
     base = {"deepmind": 0.01, "monai": 0.05, "medpy": 1.0, "reference": 0.3}
+    if later:
+        base[LATER_TOOL] = 0.02  # last, so the others' draws stay the same
     rows = []
     for tool, seconds in base.items():
         for case in CASES:

@@ -16,6 +16,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
+from analysis_fixtures import LATER_TOOL, register_later_tool
 
 from adapters import REGISTRY, describe, invoke, invoke_files
 from adapters.environments import ENVIRONMENTS, Environment, environment
@@ -132,6 +133,20 @@ def test_an_edge_case_change_is_the_environments_when_the_tool_did_not_change():
     assert title == "Since the paper environment's versions"
     assert lines[0] == "Identical on every scored pair, metric and voxel size: Google DeepMind."
     assert lines[1].startswith("Edge cases: 2 cells changed, 1 of them with the tool's version")
+
+
+def test_a_tool_since_the_paper_is_not_compared_with_the_papers_versions(monkeypatch):
+    """Even in a scores table that holds it in both environments (the scoring plan scores
+    none there): a later tool has no paper version to drift from."""
+    register_later_tool(monkeypatch)
+    values = {("A", "1x1x1"): 2.0}
+    rows = score_rows("study", "0.5.2", values) + score_rows("paper", "0.4.0", values)
+    later = [row | {"tool": LATER_TOOL} for row in rows]
+    documents = [edge_document(LATER_TOOL, "2.0", "error")], [edge_document(LATER_TOOL, "2.0", "0")]
+    comparison = compare(pd.DataFrame(rows + later), *documents, "paper")
+    assert list(comparison.drift["tool"]) == ["medpy"]
+    assert comparison.changes.empty
+    assert len(edge_changes(*documents, "paper")) == 1  # what the filter left out
 
 
 # --- in the paper's environment --------------------------------------------------------------

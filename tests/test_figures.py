@@ -4,7 +4,16 @@ from __future__ import annotations
 
 import matplotlib.image as mpimg
 import pytest
-from analysis_fixtures import SPACINGS, TOOLS, make_manifest, make_scores, make_timing
+from analysis_fixtures import (
+    LATER_TOOL,
+    SPACINGS,
+    TOOLS,
+    make_manifest,
+    make_scores,
+    make_timing,
+    register_later_tool,
+    with_later_tool,
+)
 
 from study.analysis import figures
 from study.analysis import statistics as st
@@ -100,3 +109,72 @@ def test_empty_inputs_fail_clearly(tmp_path, scores):
         figures.figure_a5(make_timing().assign(status="error"), tmp_path / "x.png")
     with pytest.raises(ValueError, match="volume_mm3"):
         figures.figure_a3(make_manifest().drop(columns="volume_mm3"), tmp_path / "x.png")
+
+
+# --------------------------------------------------------------------------------------------
+# The tools since the paper: parted from the eleven by a line and titled
+# --------------------------------------------------------------------------------------------
+
+
+def drawn(monkeypatch, draw) -> list:
+    """The axes of the figure `draw()` makes, kept open instead of saved."""
+    figures_made = []
+    monkeypatch.setattr(figures, "save", lambda figure, *a, **k: figures_made.append(figure))
+    draw()
+    (figure,) = figures_made
+    return figure.axes
+
+
+def dividers(axis) -> list[float]:
+    """x of the dashed vertical lines of a panel (the group dividers)."""
+    return [
+        line.get_xdata()[0]
+        for line in axis.get_lines()
+        if line.get_linestyle() == "--" and line.get_xdata()[0] == line.get_xdata()[1]
+    ]
+
+
+def test_figure_4_parts_the_later_tools_from_the_papers(monkeypatch, scores):
+    register_later_tool(monkeypatch)
+    delta = st.deltas(with_later_tool(scores))
+    tools = st.ordered_tools(delta["tool"])
+    assert tools[-1] == LATER_TOOL
+    axes = drawn(monkeypatch, lambda: figures.figure_4(delta, "unused.png"))
+    # Between the last of the paper's tools (x = n − 2) and the later tool (x = n − 1).
+    assert all(dividers(axis) == [len(tools) - 1.5] for axis in axes)
+    titles = {text.get_text() for axis in axes[: len(SPACINGS)] for text in axis.texts}
+    assert {"In the paper", "Since the paper"} <= titles
+    assert not any("paper" in t.get_text() for axis in axes[len(SPACINGS) :] for t in axis.texts)
+
+
+def test_figure_4_of_the_papers_tools_has_no_divider(monkeypatch, scores):
+    axes = drawn(monkeypatch, lambda: figures.figure_4(st.deltas(scores), "unused.png"))
+    assert not any(dividers(axis) for axis in axes)
+    assert not any(t.get_text() == "In the paper" for axis in axes for t in axis.texts)
+
+
+def test_figure_a5_heads_the_legend_by_group(monkeypatch):
+    register_later_tool(monkeypatch)
+    (axis,) = drawn(monkeypatch, lambda: figures.figure_a5(make_timing(later=True), "u.png"))
+    legend = [text.get_text() for text in axis.get_legend().get_texts()]
+    assert legend[0] == "In the paper"
+    assert legend.index("Since the paper") == legend.index("Later Tool") - 1
+    assert legend.index("Since the paper") > legend.index("MedPy")
+    # One line per OAR category between the paper's tools and the later one (and the reference).
+    assert len(dividers(axis)) == 2 * 4
+
+
+def test_figure_a4_parts_the_groups_in_every_matrix(monkeypatch):
+    register_later_tool(monkeypatch)
+    names = st.implementations([*TOOLS, LATER_TOOL])
+    wilcoxon = st.wilcoxon_table(with_later_tool(make_scores()), names, ["1x1x1"], 10)
+    axes = drawn(monkeypatch, lambda: figures.figure_a4(wilcoxon, "unused.png"))
+    later = names.index(LATER_TOOL)
+    # Columns are tools[:-1]: the later tool's column starts at its index.
+    assert all(later - 0.5 in dividers(axis) for axis in axes)
+
+
+def test_later_tools_have_colours_of_their_own(monkeypatch):
+    register_later_tool(monkeypatch)
+    paper = {str(figures.tool_colour(t)) for t in ("anima", "monai", "simpleitk", "reference")}
+    assert str(figures.tool_colour(LATER_TOOL)) not in paper

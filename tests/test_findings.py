@@ -5,9 +5,20 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 import pytest
-from analysis_fixtures import SPACINGS, TOOLS, make_config, make_scores, make_timing
+from analysis_fixtures import (
+    LATER_ERROR,
+    LATER_TOOL,
+    SPACINGS,
+    TOOLS,
+    edge_case_documents,
+    make_config,
+    make_scores,
+    make_timing,
+    register_later_tool,
+    with_later_tool,
+)
 
-from study.analysis import claims, findings
+from study.analysis import claims, findings, tables
 from study.analysis import statistics as st
 
 
@@ -142,3 +153,78 @@ def test_fastest_check_names_cropped_grids_with_their_size_range():
     timing["shape"] = np.where(timing["oar"] == timing["oar"].iloc[0], "10x12x9", "40x50x30")
     sentence = claims.check_fastest(timing_evidence(timing))
     assert "on cropped grids of 10 × 12 × 9 to 40 × 50 × 30 voxels" in sentence
+
+
+# --------------------------------------------------------------------------------------------
+# The tools since the paper
+# --------------------------------------------------------------------------------------------
+
+
+def later_inputs(scores: pd.DataFrame, timing: pd.DataFrame) -> findings.AnalysisInputs:
+    """The findings' inputs of a study of the fixture's tools and the later tool."""
+    config = make_config()
+    config["tools"] = [*TOOLS, LATER_TOOL]
+    names = st.implementations(config["tools"])
+    factor = st.bonferroni_factor_from_config(config)
+    wilcoxon = st.wilcoxon_table(scores, names, list(SPACINGS), factor)
+    edge_cases = tables.table_a3(edge_case_documents(later=True)).numeric
+    return findings.AnalysisInputs(scores, wilcoxon, config, timing, None, edge_cases)
+
+
+@pytest.fixture
+def later_sections(monkeypatch) -> dict[str, findings.Section]:
+    register_later_tool(monkeypatch)
+    inputs = later_inputs(with_later_tool(make_scores()), make_timing(later=True))
+    return {s.title.split(" (")[0]: s for s in findings.build_findings(inputs)}
+
+
+def test_the_later_tools_section_reports_what_the_data_hold(later_sections):
+    lines = later_sections["Tools since the paper"].lines
+    assert "left out of every check of the paper's claims: Later Tool." in lines[0]
+    scores, edge, timing = lines[1], lines[2], lines[3]
+    assert scores.startswith("**Later Tool** latertool-2.0 against the reference: ")
+    assert "HD agrees on all 72 pairs" in scores
+    assert "HD95 (mm): (1, 1, 1) mm -0.25 ± 0.00 (0/24 agree)" in scores
+    assert f"(0.5, 0.5, 2) mm no finite Δ; 24 of 72 failed ({LATER_ERROR})" in scores
+    assert "DSC (%pt): (1, 1, 1) mm +2.00 ± 0.00 (0/24 agree)" in scores
+    assert "MASD" not in scores and "NSD" not in scores  # not offered: simply absent
+    assert edge == "**Later Tool** edge cases (Table A3): HD O1 ∞, O2 ∞, O3 NaN, S ✓."
+    # About 20 ms: after DeepMind's 10 ms and before MONAI's 50 ms and MedPy's 1 s.
+    assert "2 of 4 timed tools by speed" in timing and "to 987 ms (MedPy)" in timing
+
+
+def test_the_later_tools_section_says_when_there_is_none(sections):
+    assert sections["Tools since the paper"].lines == [
+        "No tool added since the paper was scored in this run."
+    ]
+
+
+def test_the_later_tools_section_works_without_timing_or_edge_cases(monkeypatch):
+    register_later_tool(monkeypatch)
+    inputs = later_inputs(with_later_tool(make_scores()), None)
+    inputs.edge_cases = None
+    lines = findings.later_tools_section(inputs, list(SPACINGS)).lines
+    assert lines[2].endswith("no edge-case record.")
+    assert lines[3].endswith("not timed (or every timing run failed).")
+
+
+def test_the_papers_claims_ignore_a_later_tool(monkeypatch):
+    """A later tool with the largest ΔHD of all and the fastest HD time changes no sentence
+    of the comparison with the paper; unfiltered, the same evidence would."""
+    register_later_tool(monkeypatch)
+    scores = with_later_tool(make_scores())
+    scores.loc[(scores["tool"] == LATER_TOOL) & (scores["metric"] == "HD"), "value"] += 100
+    timing = make_timing(later=True)
+    timing.loc[timing["tool"] == LATER_TOOL, "seconds"] = 1e-4
+    with_later = later_inputs(scores, timing)
+    without = later_inputs(make_scores(), make_timing())
+
+    def comparison(inputs):
+        built = findings.build_findings(inputs)
+        return next(s for s in built if s.title == "Compared with the paper").lines
+
+    assert comparison(with_later) == comparison(without)
+    summary = st.summarize_deltas(st.deltas(scores), ["metric", "spacing", "tool"])
+    evidence = findings.evidence(with_later, summary, list(SPACINGS))
+    assert "the largest |mean ΔHD| is Later Tool's" in claims.check_miseval_hd(evidence)
+    assert "fastest Google DeepMind, Later Tool" in claims.check_fastest(evidence)

@@ -7,7 +7,7 @@ import math
 import numpy as np
 import pandas as pd
 import pytest
-from analysis_fixtures import TOOLS, make_config, make_scores
+from analysis_fixtures import LATER_TOOL, TOOLS, make_config, make_scores, register_later_tool
 from scipy.stats import wilcoxon
 
 from study.analysis import statistics as st
@@ -148,3 +148,31 @@ def test_tool_order_puts_unknown_tools_before_the_reference():
     )
     assert order == ["anima", "monai", "zzz_new_tool", "reference", "reference-surface-nets"]
     assert st.tool_label("zzz_new_tool") == "zzz_new_tool"
+
+
+def test_a_tools_group_is_read_off_the_registry(monkeypatch):
+    assert st.tool_group("monai") == "paper"
+    assert st.tool_group("meshmetrics") == "cross-check"
+    assert st.tool_group("reference-marching-cubes") == "reference"
+    assert st.tool_group("zzz_new_tool") == "other"  # no adapter: no crash, no claim
+    assert st.tool_group(LATER_TOOL) == "other"  # not registered yet
+    register_later_tool(monkeypatch)
+    assert st.tool_group(LATER_TOOL) == "later"
+    assert st.group_title(LATER_TOOL) == "Since the paper"
+    assert not st.of_the_paper(LATER_TOOL) and st.of_the_paper("reference")
+
+
+def test_groups_order_the_tools_and_mark_their_spans(monkeypatch):
+    register_later_tool(monkeypatch)  # entered last in the registry, after the cross-check
+    tools = ["reference", "zzz_new_tool", "meshmetrics", LATER_TOOL, "monai", "anima"]
+    order = st.ordered_tools(tools)
+    assert order == ["anima", "monai", LATER_TOOL, "meshmetrics", "zzz_new_tool", "reference"]
+    assert st.group_spans(order) == [
+        ("paper", 0, 2),
+        ("later", 2, 3),
+        ("cross-check", 3, 4),
+        ("other", 4, 5),
+        ("reference", 5, 6),
+    ]
+    assert st.shows_groups(order)
+    assert not st.shows_groups(["anima", "monai", "reference"])  # the paper's look

@@ -8,7 +8,15 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
-from analysis_fixtures import TOOLS, edge_case_documents, make_config, make_scores
+from analysis_fixtures import (
+    LATER_TOOL,
+    TOOLS,
+    edge_case_documents,
+    make_config,
+    make_scores,
+    register_later_tool,
+    with_later_tool,
+)
 
 from study.analysis import statistics as st
 from study.analysis import tables
@@ -182,3 +190,50 @@ def test_unavailable_tools_are_named_in_the_notes(scores):
         "Not available here (no scores): Anima (program 'animaSegPerfAnalyzer' not found)" in notes
     )
     assert "anima" not in set(tables.table_a1(scores).numeric["tool"])
+
+
+# --------------------------------------------------------------------------------------------
+# The tools since the paper: a group of their own, after the eleven
+# --------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("build", [tables.table_a1, tables.table_a2], ids=["A1", "A2"])
+def test_a_later_tool_is_a_group_after_the_papers_tools(monkeypatch, scores, build):
+    register_later_tool(monkeypatch)
+    table = build(with_later_tool(scores))
+    groups = table.numeric.drop_duplicates("tool").set_index("tool")["group"]
+    assert groups[LATER_TOOL] == "later" and set(groups.drop(LATER_TOOL)) == {"paper"}
+    # The CSV rows: every paper tool's before the later tool's, within each metric.
+    for _, rows in table.numeric.groupby("metric", sort=False):
+        ranks = rows["group"].map({"paper": 0, "later": 1}).to_numpy()
+        assert (np.diff(ranks) >= 0).all()
+    hd = table.display.loc[table.display["Δ metric"] == "ΔHD (mm)"]
+    assert list(hd["Group"]) == ["In the paper"] * (len(hd) - 1) + ["Since the paper"]
+    assert hd["Tool"].iloc[-1] == "Later Tool"
+    assert any(note.startswith("Group: In the paper") for note in table.notes)
+    # Metrics the later tool does not offer have no row of it.
+    masd = table.display.loc[table.display["Δ metric"] == "ΔMASD (mm)"]
+    assert "Later Tool" not in set(masd["Tool"])
+
+
+def test_the_papers_tools_alone_look_like_the_paper(scores):
+    table = tables.table_a1(scores)
+    assert "Group" not in table.display.columns and not any("Group:" in n for n in table.notes)
+    assert set(table.numeric["group"]) == {"paper"}  # the CSV keeps its columns
+
+
+def test_a_tool_without_an_adapter_is_grouped_as_other(scores):
+    stranger = scores.loc[scores["tool"] == "monai"].assign(tool="zzz_user_tool")
+    table = tables.table_a1(pd.concat([scores, stranger], ignore_index=True))
+    hd = table.display.loc[table.display["Δ metric"] == "ΔHD (mm)"]
+    assert hd.iloc[-1][["Group", "Tool"]].tolist() == ["Other", "zzz_user_tool"]
+
+
+def test_table_a3_shows_the_later_tools_row_after_the_papers(monkeypatch):
+    register_later_tool(monkeypatch)
+    table = tables.table_a3(edge_case_documents(later=True))
+    assert list(table.display["Tool"]) == ["Google DeepMind", "MISeval", "MONAI", "Later Tool"]
+    assert list(table.display["Group"]) == ["In the paper"] * 3 + ["Since the paper"]
+    later = table.display.set_index("Tool").loc["Later Tool"]
+    assert (later["HD O1"], later["HD O3"], later["DSC O1"]) == ("∞", "NaN", "")  # no DSC
+    assert set(table.numeric.loc[table.numeric["tool"] == LATER_TOOL, "group"]) == {"later"}

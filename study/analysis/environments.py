@@ -156,13 +156,19 @@ def compare(
     scores: pd.DataFrame, today: Sequence[Mapping], other: Sequence[Mapping], environment: str
 ) -> Comparison:
     """Score drift and edge-case changes of `environment` against the study's environment;
-    `scores` holds both environments' rows, `today` and `other` their edge-case records."""
-    drift = score_drift(scores, environment)
+    `scores` holds both environments' rows, `today` and `other` their edge-case records.
+
+    Of the paper's tools only: the other environments hold the paper's versions, which a tool
+    added since does not have (the scoring plan scores none there; a table from elsewhere
+    that did is not compared either)."""
+    drift = score_drift(scores.loc[scores["tool"].map(st.of_the_paper).astype(bool)], environment)
     order = st.ordered_tools(list(drift["tool"].unique()))
     drift = drift.sort_values(
         "tool", key=lambda tools: tools.map(order.index), kind="stable", ignore_index=True
     )
-    return Comparison(environment, drift, edge_changes(today, other, environment))
+    changes = edge_changes(today, other, environment)
+    changes = changes.loc[changes["tool"].map(st.of_the_paper).astype(bool)]
+    return Comparison(environment, drift, changes.reset_index(drop=True))
 
 
 def _changed_cells(comparison: Comparison) -> list[str]:

@@ -1,8 +1,9 @@
 """The paper's figures: Fig. 4 (Δ box plots), A3 (OAR volumes), A4 (significance), A5 (time).
 
 One tool order (`statistics.ordered_tools`) and one colour per tool (`tool_colour`) in every
-figure. Sizes are for a two-column journal page (7.2 in wide), fonts 6-8 pt, PNG at 300 dpi
-plus a vector PDF.
+figure; where tools of more than one group are shown (the paper's and those since), a dashed
+line parts the groups. Sizes are for a two-column journal page (7.2 in wide), fonts 6-8 pt,
+PNG at 300 dpi plus a vector PDF.
 """
 
 from __future__ import annotations
@@ -63,14 +64,22 @@ _STYLE = {
 }
 
 
+_LATER_PALETTE = [plt.get_cmap("tab20b")(i) for i in (0, 4, 8, 12, 16, 2, 6, 10, 14, 18)]
+"""Colours for the tools since the paper, in the registry's order: another palette than the
+eleven's, so neither group borrows the other's colours."""
+
+
 def tool_colour(tool: str):
     """The one colour of a tool in every figure; depends on the tool key only."""
     if tool in _REFERENCE_COLOURS:
         return _REFERENCE_COLOURS[tool]
-    from adapters import STUDY_TOOLS
+    from adapters import PAPER_TOOLS, REGISTRY
 
-    if tool in STUDY_TOOLS and STUDY_TOOLS.index(tool) < len(_STUDY_PALETTE):
-        return _STUDY_PALETTE[STUDY_TOOLS.index(tool)]
+    if tool in PAPER_TOOLS and PAPER_TOOLS.index(tool) < len(_STUDY_PALETTE):
+        return _STUDY_PALETTE[PAPER_TOOLS.index(tool)]
+    later = [name for name in REGISTRY if st.tool_group(name) == "later"]
+    if tool in later and later.index(tool) < len(_LATER_PALETTE):
+        return _LATER_PALETTE[later.index(tool)]
     return _EXTRA_PALETTE[zlib.crc32(tool.encode()) % len(_EXTRA_PALETTE)]
 
 
@@ -90,6 +99,67 @@ def _legend_handles(tools: Sequence[str]) -> list[Patch]:
         Patch(facecolor=tool_colour(t), edgecolor="black", linewidth=0.4, label=st.tool_label(t))
         for t in tools
     ]
+
+
+def _grouped_handles(handles: Sequence[Patch], tools: Sequence[str]) -> list[Patch]:
+    """The tools' legend entries (one column) with a heading, an entry without a patch, before
+    each group's first tool when the tools are of more than one group."""
+    if not st.shows_groups(tools):
+        return list(handles)
+    out: list[Patch] = []
+    for group, first, stop in st.group_spans(tools):
+        out.append(Patch(visible=False, label=st.TOOL_GROUPS[group]))
+        out += handles[first:stop]
+    return out
+
+
+def _bold_headings(legend) -> None:
+    """Group headings of a legend (`_grouped_handles`) in bold."""
+    for handle, text in zip(legend.legend_handles, legend.get_texts(), strict=True):
+        if not handle.get_visible():
+            text.set_fontweight("bold")
+
+
+GROUP_DIVIDER = {"color": "#555555", "linewidth": 0.6, "linestyle": "--"}
+"""Style of the line between two groups of tools (`statistics.TOOL_GROUPS`)."""
+
+
+def _group_dividers(axis, tools: Sequence[str], positions: Sequence[float] | None = None) -> None:
+    """A vertical line before the first tool of every group but the first; `positions`: the
+    tools' x (default 0, 1, 2, ...). Nothing when the tools are of one group."""
+    if not st.shows_groups(tools):
+        return
+    x = list(range(len(tools))) if positions is None else list(positions)
+    for _, first, _ in st.group_spans(tools)[1:]:
+        axis.axvline((x[first - 1] + x[first]) / 2, zorder=0.5, **GROUP_DIVIDER)
+
+
+def _group_labels(axis, tools: Sequence[str]) -> None:
+    """Each group's title at the top of the panel over its tools (x = 0, 1, 2, ...): the first
+    flush left, the last flush right, any other centred, so a narrow group's title runs over
+    its wider neighbour rather than out of the panel."""
+    if not st.shows_groups(tools):
+        return
+    spans = st.group_spans(tools)
+    transform = axis.get_xaxis_transform()
+    for k, (group, first, stop) in enumerate(spans):
+        x, ha = (first + stop - 1) / 2, "center"
+        if k == 0:
+            x, ha = first - 0.45, "left"
+        elif k == len(spans) - 1:
+            x, ha = stop - 0.55, "right"
+        axis.text(
+            x,
+            0.97,
+            st.TOOL_GROUPS[group],
+            transform=transform,
+            ha=ha,
+            va="top",
+            fontsize=5,
+            style="italic",
+            color="#333333",
+            bbox={"facecolor": "white", "edgecolor": "none", "alpha": 0.7, "pad": 0.5},
+        )
 
 
 def _footer(figure: plt.Figure, text: str) -> None:
@@ -166,7 +236,9 @@ def _annotate_excluded(axis, delta: pd.DataFrame, tools: Sequence[str]) -> None:
                 rotation=90,
                 color="grey",
             )
-            continue
+            if not len(rows):
+                continue  # not offered or not installed; a tool that failed on every pair
+            # gets its count of failures above the "n/a" (torchmetrics' HD on 3D masks)
         label = "\n".join(
             x for x in (f"{nonfinite}∞" if nonfinite else "", f"{failed}E" if failed else "") if x
         )
@@ -200,6 +272,8 @@ def figure_4(
     Linear inside [-1, 1] and logarithmic outside (symlog, linthresh = 1); Δ of NSD and BIoU
     in percentage points. Above each box: how many Δ were non-finite (∞) or failed (E).
     Tools in `unavailable` (not installed, so no Δ at all) keep their place, marked "n/a".
+    Tools of more than one group (the paper's, since the paper: `statistics.TOOL_GROUPS`) are
+    parted by a dashed line in every panel, with the groups' titles in the top row.
     """
     delta = delta.assign(scaled=delta["delta"] * delta["metric"].map(st.display_scale))
     metrics = [m for m in metrics if m in set(delta["metric"])]
@@ -220,6 +294,9 @@ def figure_4(
                 axis = axes[row, col]
                 # Same tools at the same x in every panel; a tool without the metric is "n/a".
                 _box_panel(axis, in_metric.loc[in_metric["spacing"] == spacing], all_tools)
+                _group_dividers(axis, all_tools)
+                if row == 0:
+                    _group_labels(axis, all_tools)
                 bottom = row == len(metrics) - 1
                 axis.set_xticklabels(
                     [st.tool_label(t) for t in all_tools] if bottom else [],
@@ -376,6 +453,7 @@ def figure_a4(
                 ys, xs = np.nonzero(matrix == 0)
                 axis.scatter(xs, ys, marker="x", s=3, linewidths=0.4, color="#888888")
                 _matrix_axes(axis, labels[:-1], labels[1:], r == len(spacings) - 1, c == 0)
+                _matrix_dividers(axis, tools)
                 axis.set_title(f"{metric}, {spacing_title(spacing)}", pad=2, fontsize=5.5)
         handles = [
             Patch(facecolor=colour, edgecolor="grey", linewidth=0.3, label=name)
@@ -405,6 +483,16 @@ def figure_a4(
         save(figure, png_path, pdf_path)
 
 
+def _matrix_dividers(axis, tools: Sequence[str]) -> None:
+    """Lines between groups of tools in a significance matrix: its rows are tools[1:] and its
+    columns tools[:-1], so a group starting at tool b starts at row b − 1 and column b."""
+    if not st.shows_groups(tools):
+        return
+    for _, first, _ in st.group_spans(tools)[1:]:
+        axis.axhline(first - 1.5, **GROUP_DIVIDER)
+        axis.axvline(first - 0.5, **GROUP_DIVIDER)
+
+
 def _matrix_axes(
     axis, x_labels: Sequence[str], y_labels: Sequence[str], show_x: bool, show_y: bool
 ) -> None:
@@ -428,7 +516,8 @@ def _matrix_axes(
 
 def figure_a5(timing: pd.DataFrame, png_path, pdf_path=None, *, footer: str = "") -> None:
     """Box plots of HD time per case (s, log scale) by OAR category (groups) and tool
-    (colour); the number of failed timing runs per tool is in the legend."""
+    (colour); the number of failed timing runs per tool is in the legend. Tools of more than
+    one group are parted by a dashed line in each category and headed by group in the legend."""
     per_case = st.time_per_case(timing)
     if per_case.empty:
         raise ValueError("figure_a5: no successful timing rows")
@@ -465,6 +554,8 @@ def figure_a5(timing: pd.DataFrame, png_path, pdf_path=None, *, footer: str = ""
                     linewidths=0.2,
                     zorder=3,
                 )
+        for g in range(len(categories)):
+            _group_dividers(axis, tools, [g - 0.4 + (k + 0.5) * width for k in range(len(tools))])
         axis.set_yscale("log")
         axis.set_xticks(np.arange(len(categories)))
         axis.set_xticklabels(categories)
@@ -475,7 +566,13 @@ def figure_a5(timing: pd.DataFrame, png_path, pdf_path=None, *, footer: str = ""
         for handle, tool in zip(handles, tools, strict=True):
             if failed.get(tool, 0):
                 handle.set_label(f"{handle.get_label()} ({failed[tool]} failed runs)")
-        axis.legend(handles=handles, loc="upper left", bbox_to_anchor=(1.0, 1.0), frameon=False)
+        legend = axis.legend(
+            handles=_grouped_handles(handles, tools),
+            loc="upper left",
+            bbox_to_anchor=(1.0, 1.0),
+            frameon=False,
+        )
+        _bold_headings(legend)
         figure.tight_layout()
         if footer:
             _footer(figure, footer)

@@ -23,7 +23,7 @@ from study.analysis.tables import (
     read_scores,
     table_a3,
 )
-from study.records import spacing_title
+from study.records import EDGE_CASES, METRICS, REFERENCE, spacing_title
 from study.scoring import grid_check
 
 
@@ -242,6 +242,137 @@ def timing_section(timing: pd.DataFrame | None) -> Section:
     return section
 
 
+# --------------------------------------------------------------------------------------------
+# The tools since the paper
+# --------------------------------------------------------------------------------------------
+
+
+def _ms(seconds: float) -> str:
+    return f"{seconds * 1000:.3g} ms"
+
+
+def error_messages(scores: pd.DataFrame, tool: str) -> dict[str, str]:
+    """Per metric, the first message of a tool's failed scores, cut to its first clause."""
+    from study.analysis.tables import _shorten
+
+    failed = st.measured(scores)
+    failed = failed.loc[(failed["tool"] == tool) & (failed["status"] == "error")]
+    return {
+        metric: _shorten(str(rows["message"].iloc[0]) or "no message")
+        for metric, rows in failed.groupby("metric")
+    }
+
+
+def metric_agreement(
+    delta: pd.DataFrame, metric: str, spacings: Sequence[str], error: str = ""
+) -> str:
+    """One metric of one tool against the reference: "HD agrees on all 24 pairs", or per
+    voxel size the mean ± SD of the finite Δ and how many pairs agree (|Δ| within
+    `statistics.NEGLIGIBLE`), then the Δ that could not be formed (non-finite; failed, with
+    the tool's message `error`)."""
+    unit = st.display_unit(metric)
+    rows = delta.loc[delta["metric"] == metric]
+    scaled = rows["delta"] * st.display_scale(metric)
+    agree = (rows["kind"] == "finite") & (scaled.abs() <= st.NEGLIGIBLE[unit])
+    if agree.all():
+        return f"{metric} agrees on all {len(rows)} pairs"
+    parts = []
+    for spacing in [s for s in spacings if s in set(rows["spacing"])]:
+        at = rows["spacing"] == spacing
+        finite = scaled.loc[at & (rows["kind"] == "finite")]
+        if finite.empty:
+            parts.append(f"{spacing_title(spacing)} no finite Δ")
+            continue
+        sd = f"{finite.std():.2f}" if len(finite) > 1 else "–"
+        parts.append(
+            f"{spacing_title(spacing)} {st.signed(finite.mean())} ± {sd} "
+            f"({int((agree & at).sum())}/{int(at.sum())} agree)"
+        )
+    text = f"{metric} ({unit}): " + ", ".join(parts)
+    failed = int((rows["kind"] == "failed").sum())
+    nonfinite = int((rows["kind"] == "nonfinite").sum())
+    if nonfinite:
+        text += f"; {nonfinite} Δ not finite"
+    if failed:
+        text += f"; {failed} of {len(rows)} failed" + (f" ({error})" if error else "")
+    return text
+
+
+def edge_row(edge_cases: pd.DataFrame | None, tool: str) -> str:
+    """A tool's row of Table A3 as text: "HD O1 ∞, O2 ∞, O3 NaN, S ✓; DSC ..."."""
+    from study.analysis.tables import edge_cell
+
+    rows = None if edge_cases is None else edge_cases.loc[edge_cases["tool"] == tool]
+    if rows is None or rows.empty:
+        return "no edge-case record"
+    order = {m: i for i, m in enumerate(["DSC", *[m for m in METRICS if m != "DSC"]])}
+    parts = []
+    for metric, cells in sorted(rows.groupby("metric"), key=lambda mc: order.get(mc[0], 99)):
+        by_case = {r["case"]: edge_cell(r) for r in cells.to_dict("records")}
+        parts.append(
+            f"{metric} " + ", ".join(f"{c} {by_case[c]}" for c in EDGE_CASES if c in by_case)
+        )
+    return "; ".join(parts)
+
+
+def timing_of(medians: pd.Series, tool: str) -> str:
+    """A tool's median HD time per case beside the reference's and the paper's tools'."""
+    if tool not in medians.index:
+        return "not timed (or every timing run failed)"
+    text = f"median {_ms(medians[tool])} per case"
+    if REFERENCE in medians.index:
+        text += f" (the reference {_ms(medians[REFERENCE])})"
+    tools = medians.drop(REFERENCE, errors="ignore").sort_values()
+    text += f"; {list(tools.index).index(tool) + 1} of {len(tools)} timed tools by speed"
+    paper_tools = tools.loc[[st.tool_group(t) == "paper" for t in tools.index]]
+    if not paper_tools.empty:
+        text += (
+            f"; the paper's tools from {_ms(paper_tools.iloc[0])} "
+            f"({st.tool_label(paper_tools.index[0])}) to {_ms(paper_tools.iloc[-1])} "
+            f"({st.tool_label(paper_tools.index[-1])})"
+        )
+    return text
+
+
+def later_tools_section(inputs: AnalysisInputs, spacings: Sequence[str]) -> Section:
+    """Each tool added since the paper (`statistics.tool_group` "later"): per metric it
+    offers, where it agrees with the reference and where not; its Table A3 row; its HD time.
+    The paper's claims and tables leave these tools out; this is where they are reported."""
+    section = Section("Tools since the paper")
+    later = [t for t in st.ordered_tools(inputs.scores["tool"]) if st.tool_group(t) == "later"]
+    if not later:
+        section.lines.append("No tool added since the paper was scored in this run.")
+        return section
+    section.lines.append(
+        f"Scored here beside the paper's tools, and left out of every check of the paper's "
+        f"claims: {st.tool_list(later)}. Per metric the tool offers: Δ = tool − reference "
+        "(mean ± SD per voxel size) and how many pairs agree, |Δ| ≤ "
+        f"{st.NEGLIGIBLE['mm']:g} mm ({st.NEGLIGIBLE['%pt']:g} %pt for NSD, BIoU, DSC)."
+    )
+    missing = st.unavailable_tools(inputs.scores)
+    medians = pd.Series(dtype=float)
+    if inputs.timing is not None and not inputs.timing.empty:
+        medians = st.time_per_case(inputs.timing).groupby("tool")["seconds"].median()
+    delta = st.deltas(inputs.scores, later)
+    for tool in later:
+        label = f"**{st.tool_label(tool)}**"
+        if tool in missing:
+            section.lines.append(f"{label}: not available here ({missing[tool].split(' (')[0]}).")
+            continue
+        mine = delta.loc[delta["tool"] == tool]
+        versions = "/".join(sorted(set(map(str, mine["tool_version"]))))
+        metrics = [m for m in METRICS if m in set(mine["metric"])]
+        errors = error_messages(inputs.scores, tool)
+        section.lines += [
+            f"{label} {versions} against the reference: "
+            + " · ".join(metric_agreement(mine, m, spacings, errors.get(m, "")) for m in metrics)
+            + ".",
+            f"{label} edge cases (Table A3): {edge_row(inputs.edge_cases, tool)}.",
+            f"{label} HD time: {timing_of(medians, tool)}.",
+        ]
+    return section
+
+
 def grid_section(rows: pd.DataFrame | None) -> Section | None:
     """Scores on cropped against scan-sized grids (study/scoring/grid_check.py): who is
     invariant, and each tool and metric that changed, with the largest |d| and an example."""
@@ -379,6 +510,7 @@ def build_findings(inputs: AnalysisInputs) -> list[Section]:
         failures_section(inputs.scores),
         timing_section(inputs.timing),
         grid_section(inputs.grid_check),
+        later_tools_section(inputs, spacings),
         edge_section(inputs.edge_cases),
         paper_section(inputs, summary, spacings),
     ]

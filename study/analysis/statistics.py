@@ -66,26 +66,84 @@ def tool_label(tool: str) -> str:
     return adapter.label if adapter is not None else tool
 
 
+TOOL_GROUPS: dict[str, str] = {
+    "paper": "In the paper",
+    "later": "Since the paper",
+    "cross-check": "Cross-check",
+    "other": "Other",
+    "reference": "Reference",
+}
+"""Groups of implementations, in the order tables and figures show them, with their titles.
+
+paper: the eleven tools of the paper; later: the tools the study added since
+(`Adapter.in_paper` False); cross-check: scored like a tool, reported as a check of the
+reference (MeshMetrics); other: a tool the registry does not know (no adapter: a scores table
+from elsewhere); reference: the reference and its meshing variants."""
+
+
+def tool_group(tool: str) -> str:
+    """Group key (`TOOL_GROUPS`) of a tool key, read off the adapter registry."""
+    if tool in REFERENCE_LABELS:
+        return "reference"
+    from adapters import REGISTRY
+
+    adapter = REGISTRY.get(tool)
+    if adapter is None:
+        return "other"
+    if adapter.role == "cross-check":
+        return "cross-check"
+    return "paper" if adapter.in_paper else "later"
+
+
+def group_title(tool: str) -> str:
+    """Display title of a tool's group: "In the paper", "Since the paper", ..."""
+    return TOOL_GROUPS[tool_group(tool)]
+
+
+def of_the_paper(tool: str) -> bool:
+    """True for the paper's eleven tools and the reference: what its claims are checked on."""
+    return tool_group(tool) in ("paper", "reference")
+
+
 def ordered_tools(tools: Iterable[str]) -> list[str]:
     """Tools in the one order used by every table and figure.
 
-    Study tools first (in the registry's order), then other tools alphabetically (e.g. a
-    cross-check added later), then the reference and its variants.
+    By group (`TOOL_GROUPS`): the paper's tools, the tools since the paper and the cross-checks
+    each in the registry's order, then tools the registry does not know alphabetically, then
+    the reference and its variants.
     """
-    from adapters import STUDY_TOOLS
+    from adapters import REGISTRY
 
     unique = list(dict.fromkeys(tools))
-    rank_of = {tool: i for i, tool in enumerate(STUDY_TOOLS)}
+    group_rank = {group: i for i, group in enumerate(TOOL_GROUPS)}
+    registry_rank = {tool: i for i, tool in enumerate(REGISTRY)}
     reference_rank = {name: i for i, name in enumerate(REFERENCE_LABELS)}
 
     def sort_key(tool: str) -> tuple[int, int, str]:
-        if tool in rank_of:
-            return (0, rank_of[tool], tool)
-        if tool in reference_rank:
-            return (2, reference_rank[tool], tool)
-        return (1, 0, tool)
+        within = reference_rank.get(tool, registry_rank.get(tool, len(registry_rank)))
+        return (group_rank[tool_group(tool)], within, tool)
 
     return sorted(unique, key=sort_key)
+
+
+def group_spans(tools: Sequence[str]) -> list[tuple[str, int, int]]:
+    """(group, first, stop) of each run of one group in an ordered tool list (`ordered_tools`),
+    so a table or figure can draw a divider at `first` of every group but the first."""
+    spans: list[tuple[str, int, int]] = []
+    for i, tool in enumerate(tools):
+        group = tool_group(tool)
+        if spans and spans[-1][0] == group:
+            spans[-1] = (group, spans[-1][1], i + 1)
+        else:
+            spans.append((group, i, i + 1))
+    return spans
+
+
+def shows_groups(tools: Iterable[str]) -> bool:
+    """Whether a table or figure of these tools marks their groups: when the tools compared
+    with the reference (the reference itself aside) come from more than one group. A study of
+    the paper's tools alone looks like the paper's."""
+    return len({tool_group(t) for t in tools} - {"reference"}) > 1
 
 
 def ordered_spacings(spacings: Iterable[str], configured: Sequence[str] | None = None) -> list:

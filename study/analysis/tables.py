@@ -96,6 +96,7 @@ def _delta_display(
 ) -> pd.DataFrame:
     """Rows (metric, tool), columns per value of `column_key`: range, mean ± SD, excluded."""
     tools = st.ordered_tools(summary["tool"])
+    grouped = st.shows_groups(tools)
     indexed = summary.set_index(["metric", "tool", column_key])
     rows = []
     for metric in metrics:
@@ -104,6 +105,7 @@ def _delta_display(
                 continue
             row = {
                 "Δ metric": f"Δ{metric} ({st.display_unit(metric)})",
+                **({"Group": st.group_title(tool)} if grouped else {}),
                 "Tool": st.tool_label(tool),
             }
             for column in column_order:
@@ -127,6 +129,32 @@ def _delta_display(
                 )
             rows.append(row)
     return pd.DataFrame(rows)
+
+
+def with_group(frame: pd.DataFrame) -> pd.DataFrame:
+    """`frame` with a `group` column (a `statistics.TOOL_GROUPS` key) after its `tool` column:
+    the CSV says which tools are the paper's and which came since, one row per statistic."""
+    grouped = frame.drop(columns="group", errors="ignore")
+    grouped.insert(grouped.columns.get_loc("tool") + 1, "group", grouped["tool"].map(st.tool_group))
+    return grouped
+
+
+def groups_note(tools: Sequence[str]) -> list[str]:
+    """What the Group column means, for a table that shows one (`statistics.shows_groups`)."""
+    if not st.shows_groups(tools):
+        return []
+    shown = {st.tool_group(t) for t in tools}
+    meaning = {
+        "paper": "the eleven tools of the paper",
+        "later": "tools added since the paper (not in the paper's tables)",
+        "cross-check": "a check of the reference, not a tool the paper compared",
+        "other": "a tool without an adapter here",
+    }
+    return [
+        "Group: "
+        + "; ".join(f"{st.TOOL_GROUPS[g]}: {meaning[g]}" for g in meaning if g in shown)
+        + "."
+    ]
 
 
 def _versions_note(scores: pd.DataFrame, tools: Sequence[str]) -> str:
@@ -185,13 +213,14 @@ def table_a1(
     display = _delta_display(summary, "spacing", order, metrics, spacing_title)
     notes = (
         _delta_notes(_n_pairs(scores))
+        + groups_note(summary["tool"].unique())
         + [_versions_note(scores, delta["tool"].unique())]
         + unavailable_note(scores, tools)
     )
     return Table(
         "table_a1",
         "Table A1: Δ against the reference per voxel size",
-        _sort_numeric(summary, ["metric", "tool", "spacing"], order),
+        with_group(_sort_numeric(summary, ["metric", "tool", "spacing"], order)),
         display,
         notes,
     )
@@ -206,13 +235,14 @@ def table_a2(scores: pd.DataFrame, tools: Sequence[str] | None = None) -> Table:
     display = _delta_display(summary, "category", order, metrics, str)
     notes = _delta_notes(_n_pairs(scores)) + [
         "All voxel sizes pooled.",
+        *groups_note(summary["tool"].unique()),
         _versions_note(scores, delta["tool"].unique()),
         *unavailable_note(scores, tools),
     ]
     return Table(
         "table_a2",
         "Table A2: Δ against the reference by OAR category",
-        _sort_numeric(summary, ["metric", "tool", "category"], order),
+        with_group(_sort_numeric(summary, ["metric", "tool", "category"], order)),
         display,
         notes,
     )
@@ -413,21 +443,34 @@ def table_a3(documents: Sequence[Mapping]) -> Table:
     metrics = [m for m in metrics if m in set(numeric["metric"])]
     display_rows = []
     tool_order = st.ordered_tools([d["tool"] for d in documents])
+    grouped = st.shows_groups(tool_order)
     for document in sorted(documents, key=lambda d: tool_order.index(d["tool"])):
         cells = numeric.loc[numeric["tool"] == document["tool"]].set_index(["metric", "case"])
         # A tool missing here has no version and no records: say so rather than print None.
         version = (
             document["version"] if document.get("status") != "unavailable" else "not installed"
         )
-        row = {"Tool": st.tool_label(document["tool"]), "Version": str(version)}
+        row = {
+            **({"Group": st.group_title(document["tool"])} if grouped else {}),
+            "Tool": st.tool_label(document["tool"]),
+            "Version": str(version),
+        }
         for metric in metrics:
             for case in EDGE_CASES:
                 key = (metric, case)
                 row[f"{metric} {case}"] = cells.loc[key, "cell"] if key in cells.index else ""
         display_rows.append(row)
-    notes = ["O1: A empty; O2: B empty; O3: both empty; S: A and B swapped.", EDGE_LEGEND]
+    notes = [
+        "O1: A empty; O2: B empty; O3: both empty; S: A and B swapped.",
+        EDGE_LEGEND,
+        *groups_note(tool_order),
+    ]
     return Table(
-        "table_a3", "Table A3: edge-case handling", numeric, pd.DataFrame(display_rows), notes
+        "table_a3",
+        "Table A3: edge-case handling",
+        with_group(numeric),
+        pd.DataFrame(display_rows),
+        notes,
     )
 
 
