@@ -26,6 +26,7 @@ _MEASURES = {
 class Anima(ProgramAdapter):
     name = "anima"
     label = "Anima"
+    in_paper = True
     metrics = ("HD", "MASD", "ASSD", "DSC")
     binary = "animaSegPerfAnalyzer"
     env_var = "ANIMA_SEG_PERF_ANALYZER"

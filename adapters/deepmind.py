@@ -22,6 +22,7 @@ from adapters.base import PythonAdapter
 class DeepMind(PythonAdapter):
     name = "deepmind"
     label = "Google DeepMind"
+    in_paper = True
     metrics = ("HD", "HD95", "MASD", "ASSD", "NSD", "DSC")
     module = "surface_distance"
     distribution = "surface-distance"

@@ -22,6 +22,7 @@ _SYMBOLS = {"HD": "HDRFDST", "HD95": "HDRFDST", "MASD": "AVGDIST", "DSC": "DICE"
 class EvaluateSegmentation(ProgramAdapter):
     name = "evaluatesegmentation"
     label = "EvaluateSegmentation"
+    in_paper = True
     metrics = ("HD", "HD95", "MASD", "DSC")
     binary = "EvaluateSegmentation"
     env_var = "EVALUATE_SEGMENTATION"

@@ -26,7 +26,6 @@ from adapters.base import PythonAdapter
 class GrandChallenge(PythonAdapter):
     name = "grandchallenge"
     label = "grand-challenge-metrics"
-    in_paper = False
     metrics = ("HD", "HD95", "MASD", "DSC")
     module = "grand_challenge_metrics"
     distribution = "grand-challenge-metrics"

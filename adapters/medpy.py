@@ -19,6 +19,7 @@ from adapters.base import PythonAdapter
 class MedPy(PythonAdapter):
     name = "medpy"
     label = "MedPy"
+    in_paper = True
     metrics = ("HD", "HD95", "MASD", "DSC")
     fixed_percentile = 95
     module = "medpy"

@@ -33,6 +33,7 @@ _MEASURES = {
 class MetricsReloaded(PythonAdapter):
     name = "metricsreloaded"
     label = "Metrics Reloaded"
+    in_paper = True
     metrics = ("HD", "HD95", "MASD", "ASSD", "NSD", "BIoU", "DSC")
     ignores_spacing = frozenset({"BIoU"})
     module = "MetricsReloaded"

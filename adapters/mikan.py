@@ -27,7 +27,6 @@ _NAMES = {"HD": "hd", "HD95": "hd95", "MASD": "masd", "ASSD": "assd", "DSC": "di
 class Mikan(PythonAdapter):
     name = "mikan"
     label = "mikan-rs"
-    in_paper = False
     metrics = ("HD", "HD95", "MASD", "ASSD", "DSC")
     fixed_percentile = 95
     module = "mikan"

@@ -19,6 +19,7 @@ from adapters.base import PythonAdapter
 class MISeval(PythonAdapter):
     name = "miseval"
     label = "MISeval"
+    in_paper = True
     metrics = ("HD", "DSC")
     ignores_spacing = frozenset({"HD"})
     module = "miseval"

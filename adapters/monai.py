@@ -22,6 +22,7 @@ from adapters.base import PythonAdapter
 class MONAI(PythonAdapter):
     name = "monai"
     label = "MONAI"
+    in_paper = True
     metrics = ("HD", "HD95", "MASD", "ASSD", "NSD", "DSC")
     module = "monai"
     distribution = "monai"

@@ -35,7 +35,6 @@ _MEMBERS = {"HD": "HD", "HD95": "HD95", "MASD": "ASSD", "NSD": "NSD", "DSC": "DS
 class Panoptica(PythonAdapter):
     name = "panoptica"
     label = "panoptica"
-    in_paper = False
     home_environment = "panoptica"
     metrics = ("HD", "HD95", "MASD", "NSD", "DSC")
     fixed_percentile = 95.0

@@ -28,6 +28,7 @@ _LINES = {
 class Plastimatch(ProgramAdapter):
     name = "plastimatch"
     label = "Plastimatch"
+    in_paper = True
     metrics = ("HD", "HD95", "MASD", "DSC")
     fixed_percentile = 95
     binary = "plastimatch"

@@ -17,6 +17,7 @@ from maskio import to_image
 class Pymia(PythonAdapter):
     name = "pymia"
     label = "pymia"
+    in_paper = True
     metrics = ("HD", "HD95", "MASD", "NSD", "DSC")
     module = "pymia"
     distribution = "pymia"

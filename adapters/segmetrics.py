@@ -21,6 +21,7 @@ _NAMES = {"HD": "hd", "HD95": "hd95", "ASSD": "msd", "DSC": "dice"}
 class SegMetrics(PythonAdapter):
     name = "segmetrics"
     label = "seg-metrics"
+    in_paper = True
     metrics = ("HD", "HD95", "ASSD", "DSC")
     fixed_percentile = 95
     module = "seg_metrics"

@@ -18,6 +18,7 @@ from maskio import to_image
 class SimpleITK(PythonAdapter):
     name = "simpleitk"
     label = "SimpleITK"
+    in_paper = True
     metrics = ("HD", "MASD", "DSC")
     module = "SimpleITK"
     distribution = "SimpleITK"

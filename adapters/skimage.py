@@ -19,7 +19,6 @@ from adapters.base import PythonAdapter
 class ScikitImage(PythonAdapter):
     name = "skimage"
     label = "scikit-image"
-    in_paper = False
     metrics = ("HD",)
     ignores_spacing = frozenset({"HD"})
     module = "skimage"

@@ -30,7 +30,6 @@ from adapters.base import PythonAdapter
 class TorchMetrics(PythonAdapter):
     name = "torchmetrics"
     label = "torchmetrics"
-    in_paper = False
     metrics = ("HD", "DSC")
     fails_on_3d = {"HD": "Expected argument `x` to be of rank 2 but got rank `3`"}
     module = "torchmetrics"

@@ -45,7 +45,6 @@ from adapters.base import PythonAdapter
 class Throwaway(PythonAdapter):
     name = "throwaway"
     label = "Throwaway"
-    in_paper = False
     metrics = ("HD",)
     module = "scipy"
     distribution = "scipy"
