@@ -1,6 +1,6 @@
 # Two commands do all set-up on a fresh machine:
 #   make run    build .venv if missing or stale, then run the default study (Snakemake)
-#   make test   build .venv if missing or stale, then run the test suite
+#   make test   build .venv (and panoptica's .envs/panoptica) if missing or stale, then run the test suite
 #   make test-cluster   the SLURM profile on a one-node SLURM started here (root; tests/test_cluster.py)
 PYTHON ?= python3.11
 VENV := .venv
@@ -26,7 +26,7 @@ run: $(STAMP)
 	$(BIN)/snakemake --cores $(CORES) $(SNAKEMAKE_ARGS)
 	$(BIN)/snakemake --cores $(CORES) --report results/report.html $(SNAKEMAKE_ARGS)
 
-test: lint
+test: lint env-panoptica
 	$(BIN)/python -m pytest
 
 # The SLURM profile run for real: a reduced study through sbatch on a one-node cluster that

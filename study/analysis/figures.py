@@ -525,8 +525,11 @@ def figure_a5(timing: pd.DataFrame, png_path, pdf_path=None, *, footer: str = ""
     failed = timing.loc[timing["status"] != "ok"].groupby("tool").size()
     categories = ordered_categories(per_case["category"])
     width = 0.8 / len(tools)
+    entries = _grouped_handles(_legend_handles(tools), tools)
+    # Tall enough for the legend beside the axis: about 0.12 in per entry at 6 pt.
+    height = max(2.6, 0.12 * len(entries) + 0.5)
     with plt.rc_context(_STYLE):
-        figure, axis = plt.subplots(figsize=(PAGE_WIDTH_IN, 2.6))
+        figure, axis = plt.subplots(figsize=(PAGE_WIDTH_IN, height))
         for k, tool in enumerate(tools):
             for g, category in enumerate(categories):
                 values = per_case.loc[
