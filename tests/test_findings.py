@@ -160,10 +160,13 @@ def test_fastest_check_names_cropped_grids_with_their_size_range():
 # --------------------------------------------------------------------------------------------
 
 
-def later_inputs(scores: pd.DataFrame, timing: pd.DataFrame) -> findings.AnalysisInputs:
-    """The findings' inputs of a study of the fixture's tools and the later tool."""
+def later_inputs(
+    scores: pd.DataFrame, timing: pd.DataFrame, *, later: bool = True
+) -> findings.AnalysisInputs:
+    """The findings' inputs of a study of the fixture's tools and the later tool (`later`:
+    configured, so it counts in the Bonferroni factor), or of the fixture's tools alone."""
     config = make_config()
-    config["tools"] = [*TOOLS, LATER_TOOL]
+    config["tools"] = [*TOOLS, LATER_TOOL] if later else list(TOOLS)
     names = st.implementations(config["tools"])
     factor = st.bonferroni_factor_from_config(config)
     wilcoxon = st.wilcoxon_table(scores, names, list(SPACINGS), factor)
@@ -217,7 +220,9 @@ def test_the_papers_claims_ignore_a_later_tool(monkeypatch):
     timing = make_timing(later=True)
     timing.loc[timing["tool"] == LATER_TOOL, "seconds"] = 1e-4
     with_later = later_inputs(scores, timing)
-    without = later_inputs(make_scores(), make_timing())
+    without = later_inputs(make_scores(), make_timing(), later=False)
+    factors = {int(inputs.wilcoxon["factor"].iloc[0]) for inputs in (with_later, without)}
+    assert len(factors) == 2  # the later tool tightens every test of the run
 
     def comparison(inputs):
         built = findings.build_findings(inputs)
@@ -228,3 +233,36 @@ def test_the_papers_claims_ignore_a_later_tool(monkeypatch):
     evidence = findings.evidence(with_later, summary, list(SPACINGS))
     assert "the largest |mean ΔHD| is Later Tool's" in claims.check_miseval_hd(evidence)
     assert "fastest Google DeepMind, Later Tool" in claims.check_fastest(evidence)
+
+
+def test_the_papers_tests_keep_the_papers_bonferroni_family(monkeypatch):
+    """Two of the paper's tools and the reference (3 pairs) in a run with a later tool (6
+    pairs): p = 0.01 is significant in the paper's family (× 3), not in the run's (× 6)."""
+    register_later_tool(monkeypatch)
+    pairs = [
+        ("deepmind", "reference"),
+        ("monai", "reference"),
+        ("deepmind", "monai"),
+        ("deepmind", LATER_TOOL),
+        ("monai", LATER_TOOL),
+        (LATER_TOOL, "reference"),
+    ]
+    wilcoxon = pd.DataFrame(
+        {
+            "spacing": "1x1x1",
+            "metric": "HD",
+            "tool_a": [a for a, _ in pairs],
+            "tool_b": [b for _, b in pairs],
+            "p_value": 0.01,
+            "p_corrected": 0.06,
+            "factor": 6,
+            "significant": False,
+            "status": "tested",
+        }
+    )
+    mine = claims.paper_family(wilcoxon)
+    assert len(mine) == 3 and set(mine["factor"]) == {3}
+    assert mine["p_corrected"].tolist() == pytest.approx([0.03] * 3)
+    assert mine["significant"].all()
+    paper_alone = wilcoxon.iloc[:3]
+    assert claims.paper_family(paper_alone).equals(paper_alone)  # nothing to rescale
