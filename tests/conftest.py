@@ -37,6 +37,7 @@ SLOW_TESTS = frozenset(
         "test_real_tools_known_cases",
         "test_two_processes_on_a_cold_kernel_cache",
         "test_the_reference_gives_the_same_scores_on_both_grids",
+        "test_a_study_in_both_environments_runs_to_its_end",
     }
 )
 """Single tests of five seconds or more (measured with --durations)."""

@@ -321,3 +321,33 @@ def test_the_pins_are_exact_and_name_each_package_once(name):
                 assert separator and version, f"{path.name}: {line!r} is not pinned"
                 names.append(name.lower().replace("_", "-"))
     assert len(names) == len(set(names)), "a package pinned twice"
+
+
+def test_a_study_in_both_environments_runs_to_its_end(tmp_path):
+    """`environments: [study, paper]` through Snakemake: the paper's tool in both, the tool
+    since the paper in the study's only, the drift table and the findings section written."""
+    require_paper()
+    import subprocess
+    import sys
+
+    import yaml
+
+    repo = Path(__file__).resolve().parents[1]
+    config = yaml.safe_load((repo / "workflow/presets/test.yaml").read_text())
+    config.update(environments=["study", "paper"], tools=["medpy", "mikan"])
+    config["dataset"]["oars"] = ["Cochlea_L", "Parotid_L"]
+    config["reference"]["meshings"] = ["discrete_marching_cubes"]
+    (tmp_path / "config.yaml").write_text(yaml.safe_dump(config))
+    command = [sys.executable, "-m", "snakemake", "--cores", "2", "--snakefile"]
+    command += [str(repo / "Snakefile"), "--directory", str(tmp_path)]
+    command += ["--configfile", str(tmp_path / "config.yaml")]
+    done = subprocess.run(command, capture_output=True, text=True, timeout=900)
+    assert done.returncode == 0, done.stderr[-3000:]
+    scores = pd.read_parquet(tmp_path / "results/scores.parquet")
+    held = scores.groupby("tool")["environment"].agg(set).to_dict()
+    assert held["medpy"] == {"study", "paper"} and held["mikan"] == {"study"}
+    drift = pd.read_csv(tmp_path / "results/tables/table_drift.csv")
+    assert set(drift["tool"]) == {"medpy"}
+    findings = (tmp_path / "results/findings.md").read_text()
+    assert "## Since the paper environment's versions" in findings
+    assert "## Tools since the paper" in findings and "**mikan-rs**" in findings
