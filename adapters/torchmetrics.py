@@ -48,4 +48,4 @@ class TorchMetrics(PythonAdapter):
             "DSC": lambda: dice_score(preds, target, **options),
         }
         # Separate calls: HD fails on 3D masks, DSC does not.
-        return self.compute_each({metric: lambda m=metric: calls[m]().item() for metric in metrics})
+        return self.compute_each({metric: calls[metric] for metric in metrics})

@@ -27,18 +27,19 @@ from recording import add_record_option, recorded  # noqa: E402  (a sibling scri
 from adapters import REGISTRY, STUDY_TOOLS  # noqa: E402
 from adapters.compare import compare, format_comparison  # noqa: E402
 from maskio import write_mask  # noqa: E402
+from reference.analytic import ball_mask  # noqa: E402
 
 VOXEL_SIZES = ((1.0, 1.0, 1.0), (0.5, 0.5, 2.0))
 OFFSET_MM = (1.0, 2.0, 3.0)
 
 
 def offset_balls(spacing: Sequence[float], radius: float = 8.0) -> tuple[np.ndarray, np.ndarray]:
-    """Voxel centres within `radius` of the origin (a) and of OFFSET_MM (b), on a 48 mm grid."""
-    axes = [np.arange(-24, 24, s) + s / 2 for s in spacing]
-    grid = np.meshgrid(*axes, indexing="ij")
-    a = sum(x**2 for x in grid) <= radius**2
-    b = sum((x - o) ** 2 for x, o in zip(grid, OFFSET_MM, strict=True)) <= radius**2
-    return a, b
+    """Balls of `radius` on a 48 mm grid: a centred between voxels at the grid's middle, b
+    moved by OFFSET_MM."""
+    shape = [round(48 / s) for s in spacing]
+    middle = [24 - s / 2 for s in spacing]
+    b_centre = [m + o for m, o in zip(middle, OFFSET_MM, strict=True)]
+    return ball_mask(shape, spacing, radius, middle), ball_mask(shape, spacing, radius, b_centre)
 
 
 def mikan_spacing_trap(a: np.ndarray, b: np.ndarray, spacing: Sequence[float]) -> str:

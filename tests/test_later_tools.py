@@ -11,8 +11,7 @@ import pytest
 from test_adapters import require, shifted_boxes
 
 from adapters import invoke
-
-TWO_SHIFTED_SQUARES_SPACING = (1.5, 1.0)
+from reference.analytic import ball_mask
 
 
 def wide_squares() -> tuple[np.ndarray, np.ndarray]:
@@ -41,7 +40,7 @@ def test_torchmetrics_2d_hd_is_right_on_square_images_only():
     high image the distances land on the wrong pixels, and no error says so."""
     require("torchmetrics")
     a, b = wide_squares()
-    spacing = TWO_SHIFTED_SQUARES_SPACING[::-1]  # the shift runs along axis 1
+    spacing = (1.0, 1.5)  # 1.5 mm along axis 1, the shift's
     square = invoke("torchmetrics", a[:, 2:18], b[:, 2:18], spacing, metrics=("HD",))
     wide = invoke("torchmetrics", a, b, spacing, metrics=("HD",))
     assert square.values["HD"] == pytest.approx(3.0)
@@ -50,9 +49,10 @@ def test_torchmetrics_2d_hd_is_right_on_square_images_only():
 
 def offset_balls(spacing) -> tuple[np.ndarray, np.ndarray]:
     """Balls of radius 8 and 5 mm, centres (1, 2, 3) mm apart, on a 48 mm grid."""
-    axes = [np.arange(-24, 24, s) + s / 2 for s in spacing]
-    x, y, z = np.meshgrid(*axes, indexing="ij")
-    return x**2 + y**2 + z**2 <= 64, (x - 1) ** 2 + (y - 2) ** 2 + (z - 3) ** 2 <= 25
+    shape = [round(48 / s) for s in spacing]
+    middle = [24 - s / 2 for s in spacing]
+    moved = [m + o for m, o in zip(middle, (1, 2, 3), strict=True)]
+    return ball_mask(shape, spacing, 8.0, middle), ball_mask(shape, spacing, 5.0, moved)
 
 
 def test_mikan_spacing_order_trap():

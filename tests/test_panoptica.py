@@ -15,27 +15,15 @@ import sys
 import numpy as np
 import pytest
 from scipy import ndimage
+from test_adapters import directed_distances, require
 
 import adapters
 from adapters import REGISTRY, invoke
 from adapters.environments import ENVIRONMENTS
 from reference import compute_metrics
+from reference.analytic import ball_mask
 
 HOME = ENVIRONMENTS["panoptica"]
-
-
-def require_panoptica():
-    reason = REGISTRY["panoptica"].unavailable()
-    if reason is not None:
-        pytest.skip(f"panoptica unavailable: {reason}")
-
-
-def ball(shape, spacing, radius, centre):
-    """Voxels whose centre (index * spacing, in mm) lies within `radius` of `centre`."""
-    grids = np.meshgrid(
-        *(np.arange(n) * s for n, s in zip(shape, spacing, strict=True)), indexing="ij"
-    )
-    return sum((g - c) ** 2 for g, c in zip(grids, centre, strict=True)) <= radius**2
 
 
 def unequal_balls(spacing):
@@ -43,19 +31,13 @@ def unequal_balls(spacing):
     mean of the two directed means and a pooled mean differ (on equal, offset balls the two
     directions are mirror images and every such pair of definitions agrees)."""
     shape = tuple(int(round(32 / s)) for s in spacing)
-    return ball(shape, spacing, 8.0, (15, 15, 15)), ball(shape, spacing, 5.0, (17, 17, 17))
+    return ball_mask(shape, spacing, 8.0, (15, 15, 15)), ball_mask(shape, spacing, 5.0, (17,) * 3)
 
 
 def boundary(mask):
     """The mask minus its face-connected erosion."""
     structure = ndimage.generate_binary_structure(mask.ndim, 1)
     return mask & ~ndimage.binary_erosion(mask, structure)
-
-
-def directed(x, y, spacing):
-    """Distances (mm) from each boundary voxel of x to the boundary of y, by scipy's own
-    distance transform."""
-    return ndimage.distance_transform_edt(~boundary(y), sampling=spacing)[boundary(x)]
 
 
 # --- without the environment -----------------------------------------------------------------
@@ -112,11 +94,11 @@ def test_the_adapter_equals_a_direct_call_in_the_home_environment(tmp_path):
     """An asymmetric pair at anisotropic voxels, so a spacing handed over in another axis
     order would not give the same numbers. (Every metric of panoptica's is symmetric in its
     two arguments, so no check can tell which mask went where.)"""
-    require_panoptica()
+    require("panoptica")
     spacing = (0.5, 0.75, 2.0)  # exact in the float32 of a NIfTI header, which the worker reads
     shape = (64, 42, 16)
-    a = ball(shape, spacing, 9.0, (15, 15, 15))
-    b = ball(shape, spacing, 7.0, (18, 14, 17))
+    a = ball_mask(shape, spacing, 9.0, (15, 15, 15))
+    b = ball_mask(shape, spacing, 7.0, (18, 14, 17))
     np.save(tmp_path / "a.npy", a)
     np.save(tmp_path / "b.npy", b)
     done = subprocess.run(
@@ -137,7 +119,7 @@ def test_the_adapter_equals_a_direct_call_in_the_home_environment(tmp_path):
 def test_spacing_goes_along_the_array_axes():
     """Cubes 8 voxels wide, offset by 2 voxels along one axis at a time, 2.5 mm along that
     axis and 1 mm along the others: HD = HD95 = 5 mm whichever axis it is."""
-    require_panoptica()
+    require("panoptica")
     a = np.zeros((16, 16, 16), bool)
     a[4:12, 4:12, 4:12] = True
     for axis in range(3):
@@ -152,12 +134,12 @@ def test_its_assd_is_the_mean_of_the_directed_means_and_its_nsd_the_mean_of_frac
     pooled mean; its NSD averages the two directed fractions within tau instead of counting
     both boundaries together. Checked against scipy on the tool's own boundaries, and
     against the reference's MASD, ASSD and NSD."""
-    require_panoptica()
+    require("panoptica")
     tau = 2.0
     for spacing in ((1.0, 1.0, 1.0), (0.5, 0.5, 2.0)):
         a, b = unequal_balls(spacing)
         values = invoke("panoptica", a, b, spacing, tau=tau).values
-        d_ab, d_ba = directed(a, b, spacing), directed(b, a, spacing)
+        d_ab, d_ba = directed_distances(a, b, spacing), directed_distances(b, a, spacing)
         pooled = np.concatenate([d_ab, d_ba])
         assert d_ab.size > 2 * d_ba.size  # boundaries of very different sizes
         assert values["MASD"] == pytest.approx((d_ab.mean() + d_ba.mean()) / 2, rel=1e-12)
@@ -186,7 +168,7 @@ def test_empty_masks():
     to a point just outside the array's first corner (the distance transform of a boundary
     that does not exist), so it grows with the field of view; MASD and NSD are NaN with
     numpy's warnings; DSC 0. Both empty: HD95 fails too, and DSC is still 0."""
-    require_panoptica()
+    require("panoptica")
     spacing = (1.0, 1.0, 1.0)
     a, _ = unequal_balls(spacing)
     empty = np.zeros_like(a)

@@ -598,16 +598,6 @@ PAPER_CHECKS: tuple[Check, ...] = (
 )
 
 
-def _paper_rows(frame: pd.DataFrame | None, *columns: str) -> pd.DataFrame | None:
-    """The rows of `frame` whose every tool column names the paper's tools or the reference."""
-    if frame is None or frame.empty:
-        return frame
-    keep = pd.Series(True, index=frame.index)
-    for column in columns:
-        keep &= frame[column].map(st.of_the_paper).astype(bool)
-    return frame.loc[keep]
-
-
 def _implementations(wilcoxon: pd.DataFrame) -> int:
     return len(set(wilcoxon["tool_a"]) | set(wilcoxon["tool_b"]))
 
@@ -617,7 +607,7 @@ def paper_family(wilcoxon: pd.DataFrame | None) -> pd.DataFrame | None:
     n_voxel_sizes × n_metrics × C(k, 2) counts the run's k implementations, and tools added
     since would make each of the paper's comparisons stricter than the paper's were. The
     factor is scaled to the k' implementations of the paper's tools and the reference."""
-    mine = _paper_rows(wilcoxon, "tool_a", "tool_b")
+    mine = st.paper_rows(wilcoxon, "tool_a", "tool_b")
     if mine is None or mine.empty:
         return mine
     k_all, k_paper = _implementations(wilcoxon), _implementations(mine)
@@ -637,11 +627,11 @@ def paper_only(e: Evidence) -> Evidence:
         timing = timing.loc[[st.of_the_paper(t) for t in timing.index]]
     return replace(
         e,
-        by_spacing=_paper_rows(e.by_spacing, "tool"),
-        by_category=_paper_rows(e.by_category, "tool"),
+        by_spacing=st.paper_rows(e.by_spacing, "tool"),
+        by_category=st.paper_rows(e.by_category, "tool"),
         wilcoxon=paper_family(e.wilcoxon),
         timing=timing,
-        edge_cases=_paper_rows(e.edge_cases, "tool"),
+        edge_cases=st.paper_rows(e.edge_cases, "tool"),
     )
 
 

@@ -161,13 +161,12 @@ def compare(
     Of the paper's tools only: the other environments hold the paper's versions, which a tool
     added since does not have (the scoring plan scores none there; a table from elsewhere
     that did is not compared either)."""
-    drift = score_drift(scores.loc[scores["tool"].map(st.of_the_paper).astype(bool)], environment)
+    drift = score_drift(st.paper_rows(scores, "tool"), environment)
     order = st.ordered_tools(list(drift["tool"].unique()))
     drift = drift.sort_values(
         "tool", key=lambda tools: tools.map(order.index), kind="stable", ignore_index=True
     )
-    changes = edge_changes(today, other, environment)
-    changes = changes.loc[changes["tool"].map(st.of_the_paper).astype(bool)]
+    changes = st.paper_rows(edge_changes(today, other, environment), "tool")
     return Comparison(environment, drift, changes.reset_index(drop=True))
 
 

@@ -17,10 +17,12 @@ import pandas as pd
 from study.analysis import claims, edge_comparison, environments, paper
 from study.analysis import statistics as st
 from study.analysis.tables import (
+    EDGE_METRICS,
     EDGE_SYMBOLS,
     configured_spacings,
     load_edge_cases,
     read_scores,
+    shorten,
     table_a3,
 )
 from study.records import EDGE_CASES, METRICS, REFERENCE, spacing_title
@@ -219,6 +221,15 @@ def failures_section(scores: pd.DataFrame) -> Section:
     return section
 
 
+def _ms(seconds: float) -> str:
+    return f"{seconds * 1000:.3g} ms"
+
+
+def _medians(per_case: pd.DataFrame) -> pd.Series:
+    """Each tool's median HD time per case (`statistics.time_per_case`), fastest first."""
+    return per_case.groupby("tool")["seconds"].median().sort_values()
+
+
 def timing_section(timing: pd.DataFrame | None) -> Section:
     """Median HD time per case and tool, fastest first."""
     section = Section("HD execution time")
@@ -226,7 +237,7 @@ def timing_section(timing: pd.DataFrame | None) -> Section:
         section.lines.append("No timing records.")
         return section
     per_case = st.time_per_case(timing)
-    medians = per_case.groupby("tool")["seconds"].median().sort_values()
+    medians = _medians(per_case)
     boxes = per_case.groupby(["tool", "category"]).size()
     section.lines.append(
         f"Timed on {st.timed_grids(timing)}, {timing['case'].nunique()} "
@@ -236,7 +247,7 @@ def timing_section(timing: pd.DataFrame | None) -> Section:
     )
     section.lines.append(
         "Median per case, fastest first: "
-        + "; ".join(f"{st.tool_label(t)} {s * 1000:.3g} ms" for t, s in medians.items())
+        + "; ".join(f"{st.tool_label(t)} {_ms(s)}" for t, s in medians.items())
         + "."
     )
     return section
@@ -247,18 +258,12 @@ def timing_section(timing: pd.DataFrame | None) -> Section:
 # --------------------------------------------------------------------------------------------
 
 
-def _ms(seconds: float) -> str:
-    return f"{seconds * 1000:.3g} ms"
-
-
 def error_messages(scores: pd.DataFrame, tool: str) -> dict[str, str]:
     """Per metric, the first message of a tool's failed scores, cut to its first clause."""
-    from study.analysis.tables import _shorten
-
     failed = st.measured(scores)
     failed = failed.loc[(failed["tool"] == tool) & (failed["status"] == "error")]
     return {
-        metric: _shorten(str(rows["message"].iloc[0]) or "no message")
+        metric: shorten(str(rows["message"].iloc[0]) or "no message")
         for metric, rows in failed.groupby("metric")
     }
 
@@ -305,9 +310,8 @@ def edge_row(edge_cases: pd.DataFrame | None, tool: str) -> str:
     rows = None if edge_cases is None else edge_cases.loc[edge_cases["tool"] == tool]
     if rows is None or rows.empty:
         return "no edge-case record"
-    order = {m: i for i, m in enumerate(["DSC", *[m for m in METRICS if m != "DSC"]])}
     parts = []
-    for metric, cells in sorted(rows.groupby("metric"), key=lambda mc: order.get(mc[0], 99)):
+    for metric, cells in sorted(rows.groupby("metric"), key=lambda mc: EDGE_METRICS.index(mc[0])):
         by_case = {r["case"]: edge_cell(r) for r in cells.to_dict("records")}
         parts.append(
             f"{metric} " + ", ".join(f"{c} {by_case[c]}" for c in EDGE_CASES if c in by_case)
@@ -352,12 +356,12 @@ def later_tools_section(inputs: AnalysisInputs, spacings: Sequence[str]) -> Sect
     missing = st.unavailable_tools(inputs.scores)
     medians = pd.Series(dtype=float)
     if inputs.timing is not None and not inputs.timing.empty:
-        medians = st.time_per_case(inputs.timing).groupby("tool")["seconds"].median()
+        medians = _medians(st.time_per_case(inputs.timing))
     delta = st.deltas(inputs.scores, later)
     for tool in later:
         label = f"**{st.tool_label(tool)}**"
         if tool in missing:
-            section.lines.append(f"{label}: not available here ({missing[tool].split(' (')[0]}).")
+            section.lines.append(f"{label}: not available here ({shorten(missing[tool])}).")
             continue
         mine = delta.loc[delta["tool"] == tool]
         versions = "/".join(sorted(set(map(str, mine["tool_version"]))))

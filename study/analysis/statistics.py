@@ -105,6 +105,17 @@ def of_the_paper(tool: str) -> bool:
     return tool_group(tool) in ("paper", "reference")
 
 
+def paper_rows(frame: pd.DataFrame | None, *columns: str) -> pd.DataFrame | None:
+    """The rows of `frame` whose every tool column (`columns`) names one of the paper's tools
+    or the reference (`of_the_paper`)."""
+    if frame is None or frame.empty:
+        return frame
+    keep = pd.Series(True, index=frame.index)
+    for column in columns:
+        keep &= frame[column].map(of_the_paper).astype(bool)
+    return frame.loc[keep]
+
+
 def ordered_tools(tools: Iterable[str]) -> list[str]:
     """Tools in the one order used by every table and figure.
 

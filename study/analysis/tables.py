@@ -185,13 +185,13 @@ def unavailable_note(scores: pd.DataFrame, tools: Sequence[str] | None = None) -
     return [
         "Not available here (no scores): "
         + "; ".join(
-            f"{st.tool_label(t)} ({_shorten(missing[t])})" for t in st.ordered_tools(missing)
+            f"{st.tool_label(t)} ({shorten(missing[t])})" for t in st.ordered_tools(missing)
         )
         + "."
     ]
 
 
-def _shorten(message: str, limit: int = 90) -> str:
+def shorten(message: str, limit: int = 90) -> str:
     """The first clause of a long message, so a table note stays readable."""
     first = message.split(" (")[0]
     return first if len(first) <= limit else first[: limit - 1] + "…"
@@ -361,6 +361,9 @@ EDGE_SYMBOLS: dict[str, str] = {
 }
 """Display of each output class; "number" shows the value itself."""
 
+EDGE_METRICS: tuple[str, ...] = ("DSC", *(m for m in METRICS if m != "DSC"))
+"""Table A3's metric order, as the paper's: DSC first."""
+
 ENVIRONMENT_MARK = "†"
 """Appended to E when the error came from the environment, not the tool's handling."""
 
@@ -439,8 +442,7 @@ def table_a3(documents: Sequence[Mapping]) -> Table:
             "cell",
         ],
     )
-    metrics = ["DSC", *[m for m in METRICS if m != "DSC"]]
-    metrics = [m for m in metrics if m in set(numeric["metric"])]
+    metrics = [m for m in EDGE_METRICS if m in set(numeric["metric"])]
     display_rows = []
     tool_order = st.ordered_tools([d["tool"] for d in documents])
     grouped = st.shows_groups(tool_order)
