@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import matplotlib.image as mpimg
+import numpy as np
 import pytest
 from analysis_fixtures import (
     LATER_TOOL,
@@ -15,6 +16,7 @@ from analysis_fixtures import (
     with_later_tool,
 )
 
+from adapters import STUDY_TOOLS
 from study.analysis import figures
 from study.analysis import statistics as st
 
@@ -178,3 +180,20 @@ def test_later_tools_have_colours_of_their_own(monkeypatch):
     register_later_tool(monkeypatch)
     paper = {str(figures.tool_colour(t)) for t in ("anima", "monai", "simpleitk", "reference")}
     assert str(figures.tool_colour(LATER_TOOL)) not in paper
+
+
+def test_no_two_tools_look_alike():
+    """Every two of the study's tools differ by at least 25 CIE-Lab units (ΔE*ab), a difference
+    plain at a glance: two browns (MISeval and a later tool) once shared a figure."""
+    from matplotlib.colors import to_rgb
+    from skimage.color import rgb2lab
+
+    def lab(tool):
+        return rgb2lab(np.array(to_rgb(figures.tool_colour(tool))).reshape(1, 1, 3)).ravel()
+
+    closest = min(
+        (float(np.linalg.norm(lab(a) - lab(b))), a, b)
+        for i, a in enumerate(STUDY_TOOLS)
+        for b in STUDY_TOOLS[i + 1 :]
+    )
+    assert closest[0] >= 25, closest
