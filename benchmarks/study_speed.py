@@ -25,11 +25,13 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Collection, Mapping
 from pathlib import Path
 
 import pandas as pd
 
 from adapters import REGISTRY
+from study.records import REFERENCE_VARIANTS
 from study.scoring.grid_check import EMPTY_SUFFIX, read_grid_check
 from study.scoring.score import read_pairs
 from study.scoring.timing import timed_pair_count
@@ -174,16 +176,33 @@ def scoring_scale(
     return (call_seconds * pair_scale + fixed / jobs * paper_jobs) / job_seconds
 
 
-def rule_seconds(workdir: Path) -> pd.DataFrame:
-    """Seconds of every job that wrote a benchmark file, by rule."""
-    rows = [
-        {
-            "rule": path.relative_to(workdir / "results/benchmarks").parts[0],
-            "seconds": float(pd.read_csv(path, sep="\t")["s"].iloc[0]),
-        }
-        for path in (workdir / "results/benchmarks").rglob("*.tsv")
-    ]
-    return pd.DataFrame(rows).groupby("rule").seconds.agg(["count", "sum", "median"])
+def rule_seconds(workdir: Path, left_out: Collection[str] = ()) -> pd.DataFrame:
+    """Seconds of every job that wrote a benchmark file, by rule: count, sum and median of
+    them all, and `kept_count`, `kept_sum` of the jobs of no implementation in `left_out`
+    (a job's benchmark path names the tool it ran: results/benchmarks/<rule>/.../<tool>/...)."""
+    root = workdir / "results/benchmarks"
+    rows = []
+    for path in root.rglob("*.tsv"):
+        parts = path.relative_to(root).with_suffix("").parts
+        rows.append(
+            {
+                "rule": parts[0],
+                "seconds": float(pd.read_csv(path, sep="\t")["s"].iloc[0]),
+                "kept": not set(parts[1:]) & set(left_out),
+            }
+        )
+    jobs = pd.DataFrame(rows)
+    rules = jobs.groupby("rule").seconds.agg(["count", "sum", "median"])
+    kept = jobs[jobs["kept"]].groupby("rule").seconds.agg(["count", "sum"])
+    rules[["kept_count", "kept_sum"]] = kept.reindex(rules.index, fill_value=0).to_numpy()
+    return rules
+
+
+def implementations(config: Mapping) -> set[str]:
+    """What a validated config scores: its reference meshings, tools and cross-checks."""
+    meshings = config["reference"]["meshings"]
+    variants = {name for name, meshing in REFERENCE_VARIANTS.items() if meshing in meshings}
+    return variants | set(config["tools"]) | set(config["cross_checks"])
 
 
 def per_pair_cost(scores: pd.DataFrame) -> pd.DataFrame:
@@ -291,14 +310,16 @@ def measure_and_project(args) -> None:
         workdir = (args.workdir or Path(scratch)).resolve()
         wall = run_study(workdir, args.configfile.resolve(), args.cores)
         scores = pd.read_parquet(workdir / "results/scores.parquet")
-        rules = rule_seconds(workdir)
+        # The paper preset may score fewer implementations than this study (tools: paper
+        # against tools: all): the projection counts only the jobs and calls of its own.
+        ours, paper = load_config(args.configfile), load_config(args.paper)
+        left_out = sorted(implementations(ours) - implementations(paper))
+        rules = rule_seconds(workdir, left_out)
         checked = read_grid_check(sorted((workdir / "results/grid_check").glob("*.parquet")))
         # The scored masks (Layout.PAIRS), not the scan-sized ones of the timing.
         pairs = read_pairs(sorted((workdir / "results/masks").glob("*/*/*/pairs.csv")))
         overhead = worker_overhead(pairs, [t for t in scores["tool"].unique() if t in REGISTRY])
 
-    # Validated, with defaults filled in: a config may leave out cases, sizes or repeats.
-    ours, paper = load_config(args.configfile), load_config(args.paper)
     (ours_jobs, exclusive), (paper_jobs, _) = (
         dry_run(args.configfile, args.cores),
         dry_run(args.paper, args.cores),
@@ -308,24 +329,32 @@ def measure_and_project(args) -> None:
     scale_pairs = (paper["dataset"]["cases"] / ours["dataset"]["cases"]) * (
         len(paper["voxel_sizes"]) / len(ours["voxel_sizes"])
     )
+    # scale = projected / measured job-seconds; only the kept jobs (the paper preset's
+    # implementations) grow, the others drop out.
+    kept_share = rules["kept_sum"] / rules["sum"]
     rules["scale"] = [
-        paper_jobs.get(r, 0) / ours_jobs[r] if ours_jobs.get(r) else 1.0 for r in rules.index
+        paper_jobs.get(r, 0) / rules.loc[r, "kept_count"] * kept_share[r]
+        if rules.loc[r, "kept_count"]
+        else 0.0
+        for r in rules.index
     ]
     if "time_hd" in rules.index:  # one job per tool; its work grows with pairs x repeats,
         # and with the timed grid's voxels when the timed voxel sizes differ (a scan-sized call
         # of a whole-image tool costs in proportion to them; tools that crop cost less)
-        rules.loc["time_hd", "scale"] = (
+        rules.loc["time_hd", "scale"] = kept_share["time_hd"] * (
             (timed_pair_count(paper) / timed_pair_count(ours))
             * (paper["timing"]["repeats"] / ours["timing"]["repeats"])
             * (math.prod(ours["timing"]["voxel_size"]) / math.prod(paper["timing"]["voxel_size"]))
         )
     calls = per_pair_cost(scores)
-    if "score_case" in rules.index:  # calls grow with pairs, per-job costs with jobs
-        call_seconds = float((calls["count"] * calls["mean"]).sum())
-        rules.loc["score_case", "scale"] = scoring_scale(
-            rules.loc["score_case", "sum"],
-            call_seconds,
-            ours_jobs["score_case"],
+    kept_calls = calls.loc[~calls.index.isin(left_out)]
+    kept_call_seconds = float((kept_calls["count"] * kept_calls["mean"]).sum())
+    if "score_case" in rules.index and rules.loc["score_case", "kept_count"]:
+        # calls grow with pairs, per-job costs with jobs
+        rules.loc["score_case", "scale"] = kept_share["score_case"] * scoring_scale(
+            rules.loc["score_case", "kept_sum"],
+            kept_call_seconds,
+            int(rules.loc["score_case", "kept_count"]),
             paper_jobs["score_case"],
             scale_pairs,
         )
@@ -347,12 +376,19 @@ def measure_and_project(args) -> None:
     print(calls.round(4).to_string(), "\n")
     print("job-seconds by rule, and the projection to the paper preset:")
     print(rules.round(2).to_string(), "\n")
-    if "score_case" in rules.index:
+    if left_out:
         print(
-            f"score_case: {call_seconds:.0f} s in tool calls (x {scale_pairs:.2f} pairs), "
-            f"{rules.loc['score_case', 'sum'] - call_seconds:.0f} s of per-job costs over "
-            f"{ours_jobs['score_case']} jobs (paper preset: {paper_jobs['score_case']} "
-            f"jobs, scoring.cases_per_job {paper['scoring']['cases_per_job']})\n"
+            f"left out of the projection, since the paper preset does not score them: "
+            f"{', '.join(left_out)} (kept_count, kept_sum: the jobs that count)\n"
+        )
+    if "score_case" in rules.index:
+        kept = rules.loc["score_case"]
+        print(
+            f"score_case, the paper preset's implementations: {kept_call_seconds:.0f} s in tool "
+            f"calls (x {scale_pairs:.2f} pairs), {kept['kept_sum'] - kept_call_seconds:.0f} s of "
+            f"per-job costs over {int(kept['kept_count'])} jobs (paper preset: "
+            f"{paper_jobs['score_case']} jobs, scoring.cases_per_job "
+            f"{paper['scoring']['cases_per_job']})\n"
         )
     if "score_case" in rules.index and not overhead.empty:
         tools_scored = scores.loc[scores.status != "unavailable", "tool"].nunique()
@@ -372,7 +408,7 @@ def measure_and_project(args) -> None:
     )
     print_cluster_projection(rules, exclusive, paper_jobs, projection["efficiency"], args)
     if not checked.empty and "score_case" in rules.index:
-        extra, unchecked = scan_scoring_extra(scores, checked)
+        extra, unchecked = scan_scoring_extra(scores[~scores["tool"].isin(left_out)], checked)
         extra *= scale_pairs
         print(
             f"  scored on scan-sized grids (field_of_view.policy: scan): + "

@@ -21,7 +21,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from adapters import LATER_TOOLS
 from maskio import write_mask
+from study.workflow.config import load_config
 
 BENCHMARKS = Path(__file__).resolve().parents[1] / "benchmarks"
 
@@ -271,7 +273,6 @@ def test_scan_scoring_projection_scales_each_tools_calls_by_its_measured_ratio()
 
 def test_timed_pairs_follow_the_timing_keys():
     from study.scoring.timing import timed_pair_count
-    from study.workflow.config import load_config
 
     # The default: two OARs of each of the 4 categories in each of the 3 cases.
     assert timed_pair_count(load_config({})) == 3 * 2 * 4
@@ -353,3 +354,33 @@ def test_tools_on_balls_prints_each_tool_beside_the_reference_and_the_traps():
     )
     assert right == pytest.approx(4.2426, abs=1e-4) and abs(wrong - right) > 0.1
     assert "on a 16 x 16 image 3.0000 mm" in trap
+
+
+def test_projection_counts_only_the_jobs_of_what_the_paper_preset_scores(tmp_path):
+    """The default study scores the tools since the paper, the paper preset (tools: paper)
+    does not: their jobs are measured but must not grow into the projection."""
+    study_speed = load_benchmark("study_speed")
+    jobs = {
+        "score_case/synthetic/monai/case_01": 4.0,
+        "score_case/synthetic/mikan/case_01": 6.0,
+        "score_case/synthetic/reference/case_01": 10.0,
+        "time_hd/mikan": 3.0,
+        "time_hd/monai": 1.0,
+        "voxelize_case/synthetic/case_01": 5.0,
+    }
+    for job, seconds in jobs.items():
+        path = tmp_path / "results/benchmarks" / f"{job}.tsv"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(f"s\th:m:s\n{seconds}\t0:00:{seconds:02.0f}\n")
+    rules = study_speed.rule_seconds(tmp_path, left_out=["mikan"])
+    assert rules.loc["score_case", ["count", "sum"]].tolist() == [3, 20.0]
+    assert rules.loc["score_case", ["kept_count", "kept_sum"]].tolist() == [2, 14.0]
+    assert rules.loc["time_hd", ["kept_count", "kept_sum"]].tolist() == [1, 1.0]
+    assert rules.loc["voxelize_case", ["kept_count", "kept_sum"]].tolist() == [1, 5.0]
+
+    from study.workflow.config import load_config
+
+    default = load_config(study_speed.REPO / "config.yaml")
+    paper = load_config(study_speed.REPO / "workflow/presets/paper.yaml")
+    left_out = study_speed.implementations(default) - study_speed.implementations(paper)
+    assert left_out == set(LATER_TOOLS)
