@@ -310,6 +310,7 @@ def measure_and_project(args) -> None:
         workdir = (args.workdir or Path(scratch)).resolve()
         wall = run_study(workdir, args.configfile.resolve(), args.cores)
         scores = pd.read_parquet(workdir / "results/scores.parquet")
+        # Validated, with defaults filled in: a config may leave out cases, sizes or repeats.
         # The paper preset may score fewer implementations than this study (tools: paper
         # against tools: all): the projection counts only the jobs and calls of its own.
         ours, paper = load_config(args.configfile), load_config(args.paper)

@@ -27,19 +27,15 @@ from recording import add_record_option, recorded  # noqa: E402  (a sibling scri
 from adapters import REGISTRY, STUDY_TOOLS  # noqa: E402
 from adapters.compare import compare, format_comparison  # noqa: E402
 from maskio import write_mask  # noqa: E402
-from reference.analytic import ball_mask  # noqa: E402
+from reference.analytic import offset_ball_masks  # noqa: E402
 
 VOXEL_SIZES = ((1.0, 1.0, 1.0), (0.5, 0.5, 2.0))
 OFFSET_MM = (1.0, 2.0, 3.0)
 
 
-def offset_balls(spacing: Sequence[float], radius: float = 8.0) -> tuple[np.ndarray, np.ndarray]:
-    """Balls of `radius` on a 48 mm grid: a centred between voxels at the grid's middle, b
-    moved by OFFSET_MM."""
-    shape = [round(48 / s) for s in spacing]
-    middle = [24 - s / 2 for s in spacing]
-    b_centre = [m + o for m, o in zip(middle, OFFSET_MM, strict=True)]
-    return ball_mask(shape, spacing, radius, middle), ball_mask(shape, spacing, radius, b_centre)
+def offset_balls(spacing: Sequence[float]) -> tuple[np.ndarray, np.ndarray]:
+    """Balls of radius 8 mm on a 48 mm grid, centres OFFSET_MM apart."""
+    return offset_ball_masks(spacing, radii=(8.0, 8.0), offset=OFFSET_MM)
 
 
 def mikan_spacing_trap(a: np.ndarray, b: np.ndarray, spacing: Sequence[float]) -> str:

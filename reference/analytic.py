@@ -52,6 +52,17 @@ def ball_mask(shape, spacing, radius: float, centre) -> np.ndarray:
     return sum(g**2 for g in grids) <= radius**2
 
 
+def offset_ball_masks(
+    spacing, radii=(8.0, 8.0), offset=(1.0, 2.0, 3.0), extent: float = 48.0
+) -> tuple[np.ndarray, np.ndarray]:
+    """Two balls on a grid `extent` mm wide along each axis: a of radius radii[0] centred
+    between voxels at the grid's middle, b of radius radii[1] moved by `offset` mm."""
+    shape = [round(extent / s) for s in spacing]
+    middle = [extent / 2 - s / 2 for s in spacing]
+    moved = [m + o for m, o in zip(middle, offset, strict=True)]
+    return ball_mask(shape, spacing, radii[0], middle), ball_mask(shape, spacing, radii[1], moved)
+
+
 def shell_volume(inner: float, outer: float, dim: int) -> float:
     """Volume (3D) or area (2D) between radii inner <= outer."""
     inner, outer = max(inner, 0.0), max(outer, 0.0)

@@ -66,7 +66,6 @@ class LaterTool(Adapter):
 
     name = LATER_TOOL
     label = "Later Tool"
-    in_paper = False
     metrics = ("HD", "HD95", "DSC")
 
 

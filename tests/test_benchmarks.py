@@ -378,8 +378,6 @@ def test_projection_counts_only_the_jobs_of_what_the_paper_preset_scores(tmp_pat
     assert rules.loc["time_hd", ["kept_count", "kept_sum"]].tolist() == [1, 1.0]
     assert rules.loc["voxelize_case", ["kept_count", "kept_sum"]].tolist() == [1, 5.0]
 
-    from study.workflow.config import load_config
-
     default = load_config(study_speed.REPO / "config.yaml")
     paper = load_config(study_speed.REPO / "workflow/presets/paper.yaml")
     left_out = study_speed.implementations(default) - study_speed.implementations(paper)

@@ -11,7 +11,7 @@ import pytest
 from test_adapters import require, shifted_boxes
 
 from adapters import invoke
-from reference.analytic import ball_mask
+from reference.analytic import offset_ball_masks
 
 
 def wide_squares() -> tuple[np.ndarray, np.ndarray]:
@@ -47,14 +47,6 @@ def test_torchmetrics_2d_hd_is_right_on_square_images_only():
     assert wide.error is None and wide.values["HD"] > 3.0 + 1.0
 
 
-def offset_balls(spacing) -> tuple[np.ndarray, np.ndarray]:
-    """Balls of radius 8 and 5 mm, centres (1, 2, 3) mm apart, on a 48 mm grid."""
-    shape = [round(48 / s) for s in spacing]
-    middle = [24 - s / 2 for s in spacing]
-    moved = [m + o for m, o in zip(middle, (1, 2, 3), strict=True)]
-    return ball_mask(shape, spacing, 8.0, middle), ball_mask(shape, spacing, 5.0, moved)
-
-
 def test_mikan_spacing_order_trap():
     """`ArrayEvaluator` with the spacing in numpy's order puts each voxel size on the wrong
     axis; reversed, as `Evaluator` passes it, it agrees with the adapter (docs/tools.md)."""
@@ -62,7 +54,7 @@ def test_mikan_spacing_order_trap():
     import mikan
 
     spacing = (0.5, 0.5, 2.0)
-    a, b = offset_balls(spacing)
+    a, b = offset_ball_masks(spacing, radii=(8.0, 5.0), offset=(1.0, 2.0, 3.0))
     adapter = invoke("mikan", a, b, spacing, metrics=("HD", "ASSD")).values
 
     def array_call(order):

@@ -536,7 +536,12 @@ def figure_a5(timing: pd.DataFrame, png_path, pdf_path=None, *, footer: str = ""
     failed = timing.loc[timing["status"] != "ok"].groupby("tool").size()
     categories = ordered_categories(per_case["category"])
     width = 0.8 / len(tools)
-    entries = _grouped_handles(_legend_handles(tools), tools)
+    offsets = [-0.4 + (k + 0.5) * width for k in range(len(tools))]  # within a category
+    handles = _legend_handles(tools)
+    for handle, tool in zip(handles, tools, strict=True):
+        if failed.get(tool, 0):
+            handle.set_label(f"{handle.get_label()} ({failed[tool]} failed runs)")
+    entries = _grouped_handles(handles, tools)
     # Tall enough for the legend beside the axis: about 0.12 in per entry at 6 pt.
     height = max(2.6, 0.12 * len(entries) + 0.5)
     with plt.rc_context(_STYLE):
@@ -550,7 +555,7 @@ def figure_a5(timing: pd.DataFrame, png_path, pdf_path=None, *, footer: str = ""
                     continue
                 box = axis.boxplot(
                     [values.to_numpy()],
-                    positions=[g - 0.4 + (k + 0.5) * width],
+                    positions=[g + offsets[k]],
                     widths=width * 0.85,
                     patch_artist=True,
                     flierprops={"markersize": 1.2},
@@ -569,19 +574,15 @@ def figure_a5(timing: pd.DataFrame, png_path, pdf_path=None, *, footer: str = ""
                     zorder=3,
                 )
         for g in range(len(categories)):
-            _group_dividers(axis, tools, [g - 0.4 + (k + 0.5) * width for k in range(len(tools))])
+            _group_dividers(axis, tools, [g + offset for offset in offsets])
         axis.set_yscale("log")
         axis.set_xticks(np.arange(len(categories)))
         axis.set_xticklabels(categories)
         axis.set_xlim(-0.5, len(categories) - 0.5)
         axis.set_ylabel("HD time per case (s)")
         axis.grid(axis="y", which="both", linewidth=0.2, alpha=0.5)
-        handles = _legend_handles(tools)
-        for handle, tool in zip(handles, tools, strict=True):
-            if failed.get(tool, 0):
-                handle.set_label(f"{handle.get_label()} ({failed[tool]} failed runs)")
         legend = axis.legend(
-            handles=_grouped_handles(handles, tools),
+            handles=entries,
             loc="upper left",
             bbox_to_anchor=(1.0, 1.0),
             frameon=False,

@@ -20,6 +20,7 @@ from study.analysis.tables import (
     EDGE_METRICS,
     EDGE_SYMBOLS,
     configured_spacings,
+    edge_cell,
     load_edge_cases,
     read_scores,
     shorten,
@@ -305,8 +306,6 @@ def metric_agreement(
 
 def edge_row(edge_cases: pd.DataFrame | None, tool: str) -> str:
     """A tool's row of Table A3 as text: "HD O1 ∞, O2 ∞, O3 NaN, S ✓; DSC ..."."""
-    from study.analysis.tables import edge_cell
-
     rows = None if edge_cases is None else edge_cases.loc[edge_cases["tool"] == tool]
     if rows is None or rows.empty:
         return "no edge-case record"

@@ -134,7 +134,7 @@ def _delta_display(
 def with_group(frame: pd.DataFrame) -> pd.DataFrame:
     """`frame` with a `group` column (a `statistics.TOOL_GROUPS` key) after its `tool` column:
     the CSV says which tools are the paper's and which came since, one row per statistic."""
-    grouped = frame.drop(columns="group", errors="ignore")
+    grouped = frame.copy()
     grouped.insert(grouped.columns.get_loc("tool") + 1, "group", grouped["tool"].map(st.tool_group))
     return grouped
 
