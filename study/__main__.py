@@ -7,6 +7,9 @@ timing --pairs pairs.csv [--pairs ...] --repeats N [--tools ...] [--grid NAME] -
 observers --scores scores.parquet --pairs pairs.csv [--pairs ...]
                prints the data report: per OAR category, the observers' DSC and the
                reference's HD and HD95 between them (the workflow's table_observers)
+cards --scores scores.parquet [--edge-cases ...] [--timing ...] [--grid-check ...] --out DIR
+               the tool cards, the recommendations and the interval table of any scores
+               table (the workflow's cards rule), written into DIR
 """
 
 from __future__ import annotations
@@ -81,6 +84,31 @@ def _observers(arguments) -> int:
     return 0
 
 
+def _cards(arguments) -> int:
+    from study.analysis.cards import make_cards
+    from study.workflow.analysis_plan import cards_paths
+
+    out = Path(arguments.out)
+    out.mkdir(parents=True, exist_ok=True)
+    outputs = {key: out / Path(path).name for key, path in cards_paths().items()}
+    try:
+        recommended = make_cards(
+            arguments.scores,
+            outputs,
+            timing_paths=arguments.timing,
+            grid_check_paths=arguments.grid_check,
+            edge_case_paths=arguments.edge_cases,
+        )
+    except (FileNotFoundError, ValueError) as error:
+        arguments.parser.exit(2, f"error: {error}\n")
+    used = recommended.loc[recommended["verdict"] == "use"]
+    print(
+        f"{out}: cards of {recommended['tool'].nunique()} tools; {len(used)} of "
+        f"{len(recommended)} (metric, grid kind, tool) recommended"
+    )
+    return 0
+
+
 def _repeats(text: str) -> int:
     if not text.isdigit() or int(text) < 1:
         raise argparse.ArgumentTypeError(f"{text!r} is not a whole number of at least 1")
@@ -129,6 +157,15 @@ def parser() -> argparse.ArgumentParser:
         "--pairs", nargs="+", required=True, help="the voxelization's pairs.csv files"
     )
     observers.set_defaults(handler=_observers, parser=observers)
+    cards = commands.add_parser(
+        "cards", help="tool cards, recommendations and the interval table of a scores table"
+    )
+    cards.add_argument("--scores", required=True, help="a scores.parquet")
+    cards.add_argument("--edge-cases", nargs="*", default=[], help="edge-case records (.json)")
+    cards.add_argument("--timing", nargs="*", default=[], help="HD timing records (.parquet)")
+    cards.add_argument("--grid-check", nargs="*", default=[], help="grid-check records (.parquet)")
+    cards.add_argument("--out", required=True, help="output folder")
+    cards.set_defaults(handler=_cards, parser=cards)
     return main
 
 

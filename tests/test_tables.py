@@ -163,6 +163,9 @@ def test_analysis_plan_of_the_default_configuration():
     targets = plan.targets()
     assert "results/tables/table_a4.tex" in targets and "results/findings.html" in targets
     assert "results/tables/table_observers.html" in targets  # the data report
+    for made in ("cards.md", "recommendations.html", "tables/recommendations.csv"):
+        assert f"results/{made}" in targets  # what a reader can act on
+    assert "results/tables/intervals.csv" in targets
     config["reference"]["meshings"] = ["discrete_marching_cubes"]
     assert not any("table_a4" in t for t in AnalysisPlan(config).targets())
 

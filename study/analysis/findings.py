@@ -6,9 +6,8 @@ check; what the paper claimed, and how each claim is checked, is in `claims`.
 
 from __future__ import annotations
 
-import html
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -16,6 +15,8 @@ import pandas as pd
 
 from study.analysis import claims, edge_comparison, environments, paper
 from study.analysis import statistics as st
+from study.analysis.advice import error_messages
+from study.analysis.document import Section, render_html, render_markdown
 from study.analysis.tables import (
     EDGE_METRICS,
     EDGE_SYMBOLS,
@@ -28,14 +29,6 @@ from study.analysis.tables import (
 )
 from study.records import EDGE_CASES, METRICS, REFERENCE, spacing_title
 from study.scoring import grid_check
-
-
-@dataclass
-class Section:
-    """A titled list of sentences (Markdown inline syntax allowed: **bold**)."""
-
-    title: str
-    lines: list[str] = field(default_factory=list)
 
 
 @dataclass
@@ -226,7 +219,7 @@ def _ms(seconds: float) -> str:
     return f"{seconds * 1000:.3g} ms"
 
 
-def _medians(per_case: pd.DataFrame) -> pd.Series:
+def median_times(per_case: pd.DataFrame) -> pd.Series:
     """Each tool's median HD time per case (`statistics.time_per_case`), fastest first."""
     return per_case.groupby("tool")["seconds"].median().sort_values()
 
@@ -238,7 +231,7 @@ def timing_section(timing: pd.DataFrame | None) -> Section:
         section.lines.append("No timing records.")
         return section
     per_case = st.time_per_case(timing)
-    medians = _medians(per_case)
+    medians = median_times(per_case)
     boxes = per_case.groupby(["tool", "category"]).size()
     section.lines.append(
         f"Timed on {st.timed_grids(timing)}, {timing['case'].nunique()} "
@@ -257,16 +250,6 @@ def timing_section(timing: pd.DataFrame | None) -> Section:
 # --------------------------------------------------------------------------------------------
 # The tools since the paper
 # --------------------------------------------------------------------------------------------
-
-
-def error_messages(scores: pd.DataFrame, tool: str) -> dict[str, str]:
-    """Per metric, the first message of a tool's failed scores, cut to its first clause."""
-    failed = st.measured(scores)
-    failed = failed.loc[(failed["tool"] == tool) & (failed["status"] == "error")]
-    return {
-        metric: shorten(str(rows["message"].iloc[0]) or "no message")
-        for metric, rows in failed.groupby("metric")
-    }
 
 
 def metric_agreement(
@@ -355,7 +338,7 @@ def later_tools_section(inputs: AnalysisInputs, spacings: Sequence[str]) -> Sect
     missing = st.unavailable_tools(inputs.scores)
     medians = pd.Series(dtype=float)
     if inputs.timing is not None and not inputs.timing.empty:
-        medians = _medians(st.time_per_case(inputs.timing))
+        medians = median_times(st.time_per_case(inputs.timing))
     delta = st.deltas(inputs.scores, later)
     for tool in later:
         label = f"**{st.tool_label(tool)}**"
@@ -520,32 +503,25 @@ def build_findings(inputs: AnalysisInputs) -> list[Section]:
     return [section for section in sections if section is not None]
 
 
-def render_markdown(sections: Sequence[Section], title: str = "Findings") -> str:
-    out = [f"# {title}", ""]
-    for section in sections:
-        out += [f"## {section.title}", ""] + [f"- {line}" for line in section.lines] + [""]
-    return "\n".join(out)
+def read_inputs(
+    scores_path,
+    timing_paths=(),
+    grid_check_paths=(),
+    edge_case_paths=(),
+    wilcoxon: pd.DataFrame | None = None,
+    config: Mapping | None = None,
+) -> AnalysisInputs:
+    """The analysis inputs from the workflow's files (or any user's): the scores table, and
+    the timing, grid-check and edge-case records when given."""
+    from study.analysis.figures import read_timing  # here, so findings alone need no matplotlib
 
-
-def render_html(sections: Sequence[Section], title: str = "Findings") -> str:
-    """Self-contained HTML of the same sections (for the Snakemake report)."""
-
-    def inline(text: str) -> str:
-        escaped = html.escape(text)
-        parts = escaped.split("**")  # **bold** -> <b>bold</b>
-        return "".join(f"<b>{p}</b>" if i % 2 else p for i, p in enumerate(parts))
-
-    body = "".join(
-        f"<h2>{html.escape(s.title)}</h2><ul>"
-        + "".join(f"<li>{inline(line)}</li>" for line in s.lines)
-        + "</ul>"
-        for s in sections
-    )
-    return (
-        f"<!DOCTYPE html><html><head><meta charset='utf-8'><title>{html.escape(title)}"
-        "</title><style>body{font-family:sans-serif;font-size:14px;max-width:60em}"
-        f"li{{margin:0.3em 0}}</style></head><body><h1>{html.escape(title)}</h1>{body}"
-        "</body></html>\n"
+    return AnalysisInputs(
+        read_scores(scores_path),
+        pd.DataFrame() if wilcoxon is None else wilcoxon,
+        config or {},
+        read_timing(timing_paths) if timing_paths else None,
+        grid_check.read_grid_check(grid_check_paths) if grid_check_paths else None,
+        table_a3(load_edge_cases(edge_case_paths)).numeric if edge_case_paths else None,
     )
 
 
@@ -564,14 +540,9 @@ def make_findings(
 
     `environment_paths`, the scores table and the edge-case files of every environment, add
     the section on the versions since the paper's (study.analysis.environments)."""
-    from study.analysis.figures import read_timing  # here, so findings alone need no matplotlib
-
     wilcoxon = pd.read_csv(wilcoxon_csv, dtype={"spacing": str})
-    timing = read_timing(timing_paths) if timing_paths else None
-    checked = grid_check.read_grid_check(grid_check_paths) if grid_check_paths else None
-    edge_cases = table_a3(load_edge_cases(edge_case_paths)).numeric if edge_case_paths else None
     sections = build_findings(
-        AnalysisInputs(read_scores(scores_path), wilcoxon, config, timing, checked, edge_cases)
+        read_inputs(scores_path, timing_paths, grid_check_paths, edge_case_paths, wilcoxon, config)
     )
     for environment in config.get("environments", [])[1:] if environment_paths else []:
         comparison = environments.compare_files(environment_paths, environment)

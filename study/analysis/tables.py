@@ -481,14 +481,21 @@ def table_a3(documents: Sequence[Mapping]) -> Table:
 # --------------------------------------------------------------------------------------------
 
 
+def pipe_table(frame: pd.DataFrame, numbers: bool = True) -> str:
+    """A display frame as a Markdown pipe table ("(no rows)" when empty); `numbers` False
+    keeps every cell as written ("+0.50" stays signed, not parsed as a number)."""
+    # A bare "|" (as in "min | max") would split a cell of a pipe table.
+    frame = frame.rename(columns=lambda c: str(c).replace("|", "\\|"))
+    frame = frame.map(lambda v: str(v).replace("|", "\\|"))
+    if frame.empty:
+        return "(no rows)"
+    return frame.to_markdown(index=False, disable_numparse=not numbers)
+
+
 def render_markdown(table: Table) -> str:
     """Title, the display frame as a pipe table, and the notes."""
-    # A bare "|" (as in "min | max") would split a cell of a pipe table.
-    frame = table.display.rename(columns=lambda c: str(c).replace("|", "\\|"))
-    frame = frame.map(lambda v: str(v).replace("|", "\\|"))
-    body = frame.to_markdown(index=False) if not frame.empty else "(no rows)"
     notes = "\n".join(f"- {note}" for note in table.notes)
-    return f"## {table.title}\n\n{body}\n\n{notes}\n"
+    return f"## {table.title}\n\n{pipe_table(table.display)}\n\n{notes}\n"
 
 
 _LATEX_SPECIALS = {

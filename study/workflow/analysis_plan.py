@@ -110,6 +110,7 @@ class AnalysisPlan:
             *(path for item in self.items() for path in item.paths().values()),
             *observers_paths().values(),
             *findings_paths().values(),
+            *cards_paths().values(),
         ]
 
 
@@ -126,6 +127,36 @@ def observers_paths() -> dict[str, str]:
 def findings_paths() -> dict[str, str]:
     """The generated findings' renderings, by format."""
     return {fmt: Layout.FINDINGS.format(fmt=fmt) for fmt in ("md", "html")}
+
+
+INTERVALS_TABLE = "intervals"
+"""How far off is a published number: the central 95 % of Δ (study.analysis.cards)."""
+
+
+def cards_paths() -> dict[str, str]:
+    """What the cards rule writes (`study.analysis.cards.make_cards`'s output keys): the tool
+    cards and the recommendations (Markdown, HTML; the recommendations' numbers as CSV) and
+    the interval table in every table format."""
+    pages = {
+        f"{page}_{fmt}": pattern.format(fmt=fmt)
+        for page, pattern in (("cards", Layout.CARDS), ("recommendations", Layout.RECOMMENDATIONS))
+        for fmt in ("md", "html")
+    }
+    pages["recommendations_csv"] = Layout.TABLE.format(name="recommendations", fmt="csv")
+    return pages | {
+        f"intervals_{fmt}": Layout.TABLE.format(name=INTERVALS_TABLE, fmt=fmt)
+        for fmt in TABLE_FORMATS
+    }
+
+
+def cards_outputs() -> dict:
+    """The cards rule's named outputs, the HTML pages flagged for the report (category
+    "Tools"), each with its caption workflow/report/<page>.rst."""
+    paths: dict = cards_paths()
+    for key in ("cards_html", "recommendations_html", "intervals_html"):
+        caption = f"../report/{key.removesuffix('_html')}.rst"
+        paths[key] = report(paths[key], caption=caption, category="Tools")
+    return paths
 
 
 def timing_grid_text(config: Mapping) -> str:

@@ -39,6 +39,8 @@ class Layout:
     TABLE = "results/tables/{name}.{fmt}"
     FIGURE = "results/figures/{name}.{fmt}"
     FINDINGS = "results/findings.{fmt}"
+    CARDS = "results/cards.{fmt}"
+    RECOMMENDATIONS = "results/recommendations.{fmt}"
 
     @staticmethod
     def log(rule: str, *wildcards: str) -> str:

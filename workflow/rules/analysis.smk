@@ -5,7 +5,12 @@
 # Snakemake report shows). Captions in workflow/report/ are Jinja templates over the config
 # and the rule's params. Edge-case and timing inputs come from the scoring plan (SCORING).
 
-from study.workflow.analysis_plan import AnalysisPlan, findings_paths, observers_paths
+from study.workflow.analysis_plan import (
+    AnalysisPlan,
+    cards_outputs,
+    findings_paths,
+    observers_paths,
+)
 
 ANALYSIS = AnalysisPlan(config)
 ANALYSIS_PARAMS = ANALYSIS.params
@@ -110,6 +115,31 @@ rule findings:
         **ANALYSIS_PARAMS,
     script:
         "../scripts/analysis_findings.py"
+
+
+# What a reader can act on: a card per tool, the recommendations and the interval table.
+rule cards:
+    input:
+        scores=rules.collect_scores.output[0],
+        timing=SCORING.timing_files(),
+        grid_check=SCORING.grid_check_files(),
+        edge_cases=SCORING.edge_case_files(),
+    output:
+        **cards_outputs(),
+    log:
+        LAYOUT.log("analysis", "cards"),
+    group:
+        "summary"
+    conda:
+        STUDY_ENV
+    threads: 1
+    resources:
+        mem_mb=2000,
+        runtime=10,
+    params:
+        **ANALYSIS_PARAMS,
+    script:
+        "../scripts/analysis_cards.py"
 
 
 analysis_targets = ANALYSIS.targets
