@@ -44,14 +44,28 @@ def test_setup_states_pairs_and_bonferroni_factor(sections):
 
 
 def test_directions_and_sizes_of_planted_offsets(sections):
-    lines = {line.split("**")[1]: line for line in sections["Over- and under-estimation"].lines}
-    assert "MONAI over-estimates (mean [min, max]: +0.50 [+0.50, +0.50]" in lines["ΔHD"]
-    assert "Google DeepMind agrees at all voxel sizes" in lines["ΔHD"]
+    section = sections["Over- and under-estimation"]
+    tables = {caption.split("**")[1]: frame.set_index("Tool") for caption, frame in section.tables}
+    hd, nsd = tables["ΔHD"], tables["ΔNSD"]
+    assert (hd.loc["MONAI", "(1, 1, 1) mm"]) == "over +0.50 [+0.50, +0.50]"
+    assert set(hd.loc["Google DeepMind"].iloc[:3]) == {"agrees"}  # at all voxel sizes
     # MISeval ignores the voxel size: exact at 1 mm, over-estimates elsewhere.
-    assert "MISeval agrees at (1, 1, 1) mm; over-estimates" in lines["ΔHD"]
-    assert "MONAI over-estimates (mean [min, max]: +1.00" in lines["ΔNSD"]
+    assert hd.loc["MISeval", "(1, 1, 1) mm"] == "agrees"
+    assert hd.loc["MISeval", "(2, 2, 2) mm"].startswith("over +10.20 [")
+    assert hd.loc["MISeval", "Not finite or failed"] == 2
+    assert nsd.loc["MONAI", "(2, 2, 2) mm"] == "over +1.00 [+1.00, +1.00]"
     # Ranked by the largest mean |Δ|: MISeval (about +10 mm) before MedPy (+2 mm).
-    assert lines["ΔHD"].index("MISeval") < lines["ΔHD"].index("MedPy")
+    assert list(hd.index).index("MISeval") < list(hd.index).index("MedPy")
+
+
+def test_the_summary_comes_first_and_is_short(sections):
+    assert list(sections)[0] == "Summary"
+    lines = sections["Summary"].lines
+    assert len(lines) <= findings.SUMMARY_LINES
+    hd95 = next(line for line in lines if line.startswith("**HD95**"))
+    assert hd95.startswith("**HD95** (±0.5 mm) — isotropic: use Google DeepMind (worst +0.00)")
+    assert "avoid 1" in hd95  # MedPy, +2 mm
+    assert lines[-1].startswith("The paper's claims: ")
 
 
 def test_indistinguishable_pairs_are_listed(sections):
@@ -122,10 +136,15 @@ def test_non_significant_pairs_are_listed_when_the_test_has_power():
         "significant": False,
         "status": "tested",
     }
-    section = findings.indistinguishable_section(pd.DataFrame([row]), ["1x1x1"])
-    medpy, monai = st.tool_label("medpy"), st.tool_label("monai")
-    expected = f"Not significantly different (p × 100 ≥ 0.05) — {medpy} and {monai}: HD at"
+    with_reference = {**row, "tool_b": "reference"}
+    section = findings.indistinguishable_section(pd.DataFrame([row, with_reference]), ["1x1x1"])
+    # Pairs with the reference are named; pairs of tools are counted (which: Fig. A4).
+    medpy = st.tool_label("medpy")
+    expected = f"Not significantly different (p × 100 ≥ 0.05) — {medpy} and Reference: HD at"
     assert expected in text_of(section)
+    caption, counts = section.tables[0]
+    assert "which pairs: Fig. A4" in caption
+    assert counts.to_dict("records") == [{"Metric": "HD", "(1, 1, 1) mm": "1 of 1"}]
 
 
 def timing_evidence(timing: pd.DataFrame) -> claims.Evidence:

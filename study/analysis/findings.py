@@ -13,9 +13,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from study.analysis import claims, edge_comparison, environments, paper
+from study.analysis import advice, claims, edge_comparison, environments, paper
 from study.analysis import statistics as st
-from study.analysis.advice import error_messages
 from study.analysis.document import Section, render_html, render_markdown
 from study.analysis.tables import (
     EDGE_METRICS,
@@ -92,50 +91,51 @@ def spacings_text(spacings: Sequence[str], every: Sequence[str]) -> str:
     return ", ".join(spacing_title(s) for s in spacings)
 
 
-def tool_deviation(stats: pd.DataFrame, tolerance: float, spacings: Sequence[str]) -> str:
-    """ "over-estimates at (2, 2, 2) mm by +10.2 [+1.29, +18.7]; agrees at (1, 1, 1) mm"."""
-    groups: dict[str, list[str]] = {}
-    for spacing, row in stats.iterrows():
-        groups.setdefault(spacing_verdict(row, tolerance), []).append(spacing)
-    parts = []
-    for verdict, members in groups.items():
-        if verdict in ("over-estimates", "under-estimates", "scatters around the reference"):
-            numbers = ", ".join(
-                f"{st.signed(stats.loc[s, 'mean'])} [{st.signed(stats.loc[s, 'min'])}, "
-                f"{st.signed(stats.loc[s, 'max'])}] at {spacing_title(s)}"
-                for s in members
-            )
-            parts.append(f"{verdict} (mean [min, max]: {numbers})")
-        else:
-            parts.append(f"{verdict} at {spacings_text(members, spacings)}")
-    excluded = int((stats["n"] - stats["n_finite"]).sum())
-    return "; ".join(parts) + (f"; {excluded} Δ not finite or failed" if excluded else "")
+def deviation_cell(row: Mapping, tolerance: float) -> str:
+    """One tool at one voxel size: its verdict and, unless it agrees, mean [min, max] of Δ."""
+    verdict = spacing_verdict(row, tolerance)
+    if verdict in ("agrees", "has no finite Δ"):
+        return verdict.replace("has no", "no")
+    short = verdict.split("-")[0].split(" ")[0]  # over, under, scatters
+    return f"{short} {st.signed(row['mean'])} [{st.signed(row['min'])}, {st.signed(row['max'])}]"
+
+
+def deviation_frame(rows: pd.DataFrame, spacings: Sequence[str], tolerance: float):
+    """Tool × voxel size of one metric's Δ summaries, largest mean |Δ| first, with the Δ
+    left out (not finite or failed)."""
+    ranked = (
+        rows.groupby("tool")["mean"].apply(lambda m: m.abs().max()).sort_values(ascending=False)
+    )
+    table = []
+    for tool in ranked.index:
+        stats = rows.loc[rows["tool"] == tool].set_index("spacing")
+        cells = {
+            spacing_title(s): deviation_cell(stats.loc[s], tolerance)
+            for s in spacings
+            if s in stats.index
+        }
+        excluded = int((stats["n"] - stats["n_finite"]).sum())
+        table.append({"Tool": st.tool_label(tool), **cells, "Not finite or failed": excluded})
+    return pd.DataFrame(table).fillna("–")
 
 
 def deviation_section(summary: pd.DataFrame, spacings: Sequence[str]) -> Section:
-    """Per metric, every tool's direction and size of Δ, largest mean |Δ| first."""
+    """Per metric, a table of every tool's direction and size of Δ per voxel size (mean
+    [min, max]), largest mean |Δ| first."""
     section = Section("Over- and under-estimation")
-    for metric in [m for m in st.TESTED_METRICS if m in set(summary["metric"])]:
+    metrics = [m for m in st.TESTED_METRICS if m in set(summary["metric"])]
+    if metrics:
+        section.lines.append(
+            "Per metric, each tool's Δ per voxel size: *agrees* when every |Δ| ≤ "
+            f"{st.NEGLIGIBLE['mm']:g} mm ({st.NEGLIGIBLE['%pt']:g} %pt for NSD and BIoU), else "
+            "*over* or *under* (the mean Δ beyond that) or *scatters*, with mean [min, max]; "
+            "tools ordered by their largest mean |Δ|."
+        )
+    for metric in metrics:
         unit = st.display_unit(metric)
         rows = summary.loc[summary["metric"] == metric]
-        ranked = (
-            rows.groupby("tool")["mean"]
-            .apply(lambda m: m.abs().max())
-            .dropna()
-            .sort_values(ascending=False)
-        )
-        tools = []
-        for tool in ranked.index:
-            stats = rows.loc[rows["tool"] == tool].set_index("spacing")
-            stats = stats.reindex([s for s in spacings if s in stats.index])
-            tools.append(
-                f"{st.tool_label(tool)} {tool_deviation(stats, st.NEGLIGIBLE[unit], spacings)}"
-            )
-        if tools:
-            section.lines.append(
-                f"**Δ{metric}** ({unit}, |Δ| ≤ {st.NEGLIGIBLE[unit]} counts as "
-                "agreement): " + " · ".join(tools) + "."
-            )
+        frame = deviation_frame(rows, spacings, st.NEGLIGIBLE[unit])
+        section.tables.append((f"**Δ{metric}** ({unit}):", frame))
     return section
 
 
@@ -149,6 +149,21 @@ def _pair_lines(rows: pd.DataFrame, spacings: Sequence[str]) -> list[str]:
         )
         lines.append(f"{st.tool_label(a)} and {st.tool_label(b)}: {where}.")
     return lines
+
+
+def significance_counts(tested: pd.DataFrame, spacings: Sequence[str]) -> pd.DataFrame:
+    """Metric × voxel size: "k of n" tested pairs of tools (the reference aside) that are not
+    significantly different."""
+    tools = tested.loc[(tested["tool_a"] != REFERENCE) & (tested["tool_b"] != REFERENCE)]
+    rows = []
+    for metric in [m for m in st.TESTED_METRICS if m in set(tools["metric"])]:
+        of = tools.loc[tools["metric"] == metric]
+        row = {"Metric": metric}
+        for spacing in [s for s in spacings if s in set(of["spacing"])]:
+            at = of.loc[of["spacing"] == spacing, "significant"].astype(bool)
+            row[spacing_title(spacing)] = f"{int((~at).sum())} of {len(at)}"
+        rows.append(row)
+    return pd.DataFrame(rows).fillna("–")
 
 
 def indistinguishable_section(wilcoxon: pd.DataFrame, spacings: Sequence[str]) -> Section:
@@ -179,12 +194,21 @@ def indistinguishable_section(wilcoxon: pd.DataFrame, spacings: Sequence[str]) -
         )
     else:
         same = tested.loc[~tested["significant"].astype(bool)]
+        with_reference = (same["tool_a"] == REFERENCE) | (same["tool_b"] == REFERENCE)
         section.lines += [
             f"Not significantly different (p × {factor:,} ≥ {st.ALPHA}) — {line}"
-            for line in _pair_lines(same, spacings)
+            for line in _pair_lines(same.loc[with_reference], spacings)
         ]
-        if same.empty and not tested.empty:
+        counts = significance_counts(tested, spacings)
+        if same.empty:
             section.lines.append("Every tested pair differs significantly.")
+        elif not counts.empty:
+            caption = (
+                f"Pairs of tools (the reference aside) not significantly different (p × "
+                f"{factor:,} ≥ {st.ALPHA}) of those tested, per metric and voxel size; which "
+                "pairs: Fig. A4."
+            )
+            section.tables.append((caption, counts))
     untestable = int((wilcoxon["status"] == "untestable").sum())
     section.lines.append(
         f"{untestable} of {len(wilcoxon)} comparisons had no common finite "
@@ -348,7 +372,7 @@ def later_tools_section(inputs: AnalysisInputs, spacings: Sequence[str]) -> Sect
         mine = delta.loc[delta["tool"] == tool]
         versions = "/".join(sorted(set(map(str, mine["tool_version"]))))
         metrics = [m for m in METRICS if m in set(mine["metric"])]
-        errors = error_messages(inputs.scores, tool)
+        errors = advice.error_messages(inputs.scores, tool)
         section.lines += [
             f"{label} {versions} against the reference: "
             + " · ".join(metric_agreement(mine, m, spacings, errors.get(m, "")) for m in metrics)
@@ -479,8 +503,53 @@ def edge_section(edge_cases: pd.DataFrame | None) -> Section | None:
 # --------------------------------------------------------------------------------------------
 
 
+SUMMARY_LINES = 10
+"""The summary that opens the findings has at most this many lines."""
+
+
+def measured_problems(recommended: pd.DataFrame) -> str:
+    """ "Ignores the voxel size (measured): MISeval HD; depends on the field of view: ..."
+    from the reasons of the recommendations ("" when none was measured)."""
+    parts = []
+    for words in ("ignores the voxel size", "depends on the field of view"):
+        flagged = recommended.loc[recommended["reasons"].str.contains(words, regex=False)]
+        pairs = dict.fromkeys(zip(flagged["tool"], flagged["metric"], strict=True))
+        if pairs:
+            listed = ", ".join(f"{st.tool_label(t)} {m}" for t, m in pairs)
+            parts.append(f"{words}: {listed}")
+    return ("Measured: " + "; ".join(parts) + ".") if parts else ""
+
+
+def summary_section(
+    inputs: AnalysisInputs, recommended: pd.DataFrame, compared: Section
+) -> Section:
+    """At most `SUMMARY_LINES` lines: what was scored, per metric the tools to use (the
+    recommendations, `advice`), the measured problems, and the verdicts on the paper's claims."""
+    pairs = st.measured(inputs.scores)[["dataset", "case", "oar", "spacing"]]
+    tools = recommended["tool"].unique()
+    verdicts = pd.Series(
+        [claims.verdict_of(line) for line in compared.lines if "— " in line], dtype=str
+    ).value_counts()
+    lines = [
+        f"{len(pairs.drop_duplicates(['dataset', 'case', 'oar']))} mask pairs at "
+        f"{pairs['spacing'].nunique()} voxel sizes, {len(tools)} tools against the mesh "
+        f"reference. Use a tool for a metric when {advice.MOST_PAIRS:.0%} of the pairs are "
+        f"within {advice.tolerance_text('mm')} ({advice.tolerance_text('%pt')}) of the "
+        "reference; ranked by worst Δ (the recommendations, tool cards and interval table "
+        "beside these findings give every number and each reason to avoid a tool):",
+        *advice.summary_lines(recommended),
+        measured_problems(recommended),
+        "The paper's claims: "
+        + ", ".join(f"{verdict} {n}" for verdict, n in verdicts.items())
+        + " (details at the end)."
+        if not verdicts.empty
+        else "",
+    ]
+    return Section("Summary", [line for line in lines if line][:SUMMARY_LINES])
+
+
 def build_findings(inputs: AnalysisInputs) -> list[Section]:
-    """All sections, in reading order."""
+    """All sections, in reading order: the summary first, then the details."""
     st.check_scores(inputs.scores)
     spacings = st.ordered_spacings(
         st.measured(inputs.scores)["spacing"], configured_spacings(inputs.config)
@@ -489,7 +558,10 @@ def build_findings(inputs: AnalysisInputs) -> list[Section]:
     summary = st.summarize_deltas(
         st.deltas(inputs.scores, tools or None), ["metric", "spacing", "tool"]
     )
+    compared = paper_section(inputs, summary, spacings)
+    recommended = advice.recommendations(inputs.scores, inputs.grid_check, inputs.edge_cases)
     sections = [
+        summary_section(inputs, recommended, compared),
         setup_section(inputs, spacings),
         deviation_section(summary, spacings),
         indistinguishable_section(inputs.wilcoxon, spacings),
@@ -498,7 +570,7 @@ def build_findings(inputs: AnalysisInputs) -> list[Section]:
         grid_section(inputs.grid_check),
         later_tools_section(inputs, spacings),
         edge_section(inputs.edge_cases),
-        paper_section(inputs, summary, spacings),
+        compared,
     ]
     return [section for section in sections if section is not None]
 
