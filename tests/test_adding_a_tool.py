@@ -153,6 +153,33 @@ def test_the_registry_wide_adapter_tests_pass_for_it(project_with_a_new_tool):
     assert re.search(r"\b4 passed\b", said) and "skipped" not in said, said[-2000:]
 
 
+def test_its_card_is_written_with_no_other_edit(project_with_a_new_tool, tmp_path):
+    """`python -m study cards` on a scores table holding the new tool: its card describes it
+    from its module's header, and the recommendations rank it."""
+    project = project_with_a_new_tool
+    scores_path = tmp_path / "scores.parquet"
+    run_in(
+        project,
+        "-c",
+        "import sys; sys.path.insert(0, 'tests')\n"
+        "import pandas as pd\n"
+        "from analysis_fixtures import make_scores\n"
+        "scores = make_scores()\n"
+        "hd = scores[(scores.tool == 'reference') & (scores.metric == 'HD')]\n"
+        "hd = hd.assign(tool='throwaway', tool_version='0.1')\n"
+        f"pd.concat([scores, hd]).to_parquet({str(scores_path)!r})\n",
+    )
+    out = tmp_path / "out"
+    run_in(project, "-m", "study", "cards", "--scores", str(scores_path), "--out", str(out))
+    card = (out / "cards.md").read_text().split("## Throwaway (`throwaway`, since the paper)")[1]
+    card = card.split("\n## ")[0]
+    assert "**Tool**: A throwaway tool that offers HD alone (face-connected boundary, EDT)." in card
+    assert "**Declared by its adapter**: offers HD." in card
+    assert "**Use** for HD on isotropic grids (rank 2, worst +0.00 mm)" in card
+    recommended = pd.read_csv(out / "recommendations.csv")
+    assert set(recommended.loc[recommended.tool == "throwaway", "metric"]) == {"HD"}
+
+
 def test_the_workflow_scores_probes_and_times_it(project_with_a_new_tool, tmp_path):
     project = project_with_a_new_tool
     planned = run_in(
@@ -200,6 +227,9 @@ def test_a_crashing_tool_becomes_error_rows_and_the_study_completes(
     )
     scores = pd.read_parquet(tmp_path / "results/scores.parquet")
     assert (tmp_path / "results/findings.md").is_file()  # the analysis ran to its end
+    cards = (tmp_path / "results/cards.md").read_text()
+    assert "## Segfaulting (`segfaulting`, since the paper)" in cards
+    assert "worker killed by SIGSEGV" in cards  # its failures, in its own words
     for tool, words in (
         ("segfaulting", "worker killed by SIGSEGV"),
         ("panicking", "Panic: thread"),
