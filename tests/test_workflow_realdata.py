@@ -142,8 +142,19 @@ def test_every_table_figure_and_the_report_are_written(user_study):
     for figure in ("figure_4", "figure_a3", "figure_a4", "figure_a5"):
         assert (results / f"figures/{figure}.png").stat().st_size > 10_000, figure
     assert "hanseg_try" in (results / "findings.md").read_text()
+    assert "mask pairs of hanseg_try" in (results / "recommendations.md").read_text()
+    assert (results / "cards.md").read_text().startswith("# Tool cards")
+    assert (results / "tables/intervals.csv").stat().st_size > 0
     page = (results / "report.html").read_text()
-    for name in ("table_a1.html", "figure_a3.png", "figure_a5.png", "findings.html"):
+    for name in (
+        "table_a1.html",
+        "figure_a3.png",
+        "figure_a5.png",
+        "findings.html",
+        "cards.html",
+        "recommendations.html",
+        "intervals.html",
+    ):
         assert name in page, name
     assert not (workdir / "data").exists()  # nothing generated beside the user's data
     assert yaml.safe_load((workdir / "cfg.yaml").read_text())["dataset"]["source"] == "manifest"

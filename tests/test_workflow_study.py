@@ -270,6 +270,9 @@ def test_report_tables_and_notebook_from_the_test_preset(study_run, monkeypatch)
         "figure_4.png",
         "figure_a5.png",
         "findings.html",
+        "cards.html",
+        "recommendations.html",
+        "intervals.html",
     ):
         assert name in page, name
     # The data report: the reference's median HD per category, recomputed.
