@@ -70,8 +70,16 @@ def test_the_summary_comes_first_and_is_short(sections):
 
 def test_indistinguishable_pairs_are_listed(sections):
     text = text_of(sections["Indistinguishable pairs"])
-    assert "Identical scores — Metrics Reloaded and MONAI: HD at all voxel sizes" in text
-    assert "Identical scores — Google DeepMind and Reference" in text
+    # One line per metric: groups of implementations with identical scores per voxel size.
+    assert (
+        "Identical scores of HD at (1, 1, 1) mm: Google DeepMind = MISeval = Reference; "
+        "Metrics Reloaded = MONAI; at (2, 2, 2) mm, (0.5, 0.5, 2) mm: Google DeepMind = "
+        "Reference; Metrics Reloaded = MONAI."
+    ) in text  # MISeval is exact at 1 mm only
+    assert (
+        "Identical scores of HD95 at all voxel sizes: Google DeepMind = Reference; "
+        "Metrics Reloaded = MONAI."
+    ) in text
     assert "MedPy and Reference" not in text  # +2 mm on every pair is significant
 
 
@@ -97,6 +105,15 @@ def test_paper_comparison_checks_the_data(sections):
         "— agrees"
     ) in text
     assert "24 mask pairs here against 1,561" in text
+
+
+def test_identical_groups_join_only_pairs_that_are_all_identical():
+    pairs = pd.DataFrame(
+        {"tool_a": ["deepmind", "medpy", "monai"], "tool_b": ["medpy", "monai", "deepmind"]}
+    )
+    assert findings.identical_groups(pairs) == "Google DeepMind = MedPy = MONAI"
+    chain = findings.identical_groups(pairs.iloc[:2])  # deepmind = medpy, medpy = monai only
+    assert sorted(chain.split("; ")) == ["Google DeepMind = MedPy", "MedPy = MONAI"]
 
 
 def test_small_samples_are_flagged():

@@ -344,8 +344,8 @@ def recommendations_frame(rows: pd.DataFrame) -> pd.DataFrame:
             "Tool": rows["tool"].map(st.tool_label),
             "Pairs": rows["n"],
             "Within": rows["within"].map(lambda w: f"{w:.0%}"),
-            "Median Δ": rows["median"].map(st.signed),
-            "Worst Δ": rows["worst"].map(st.signed),
+            "Median Δ": rows["median"].map(rounded),
+            "Worst Δ": rows["worst"].map(rounded),
             "Verdict": [
                 f"avoid: {r.reasons}"
                 if r.verdict == "avoid"

@@ -82,7 +82,7 @@ def delta_frame(rows: pd.DataFrame) -> pd.DataFrame:
             "Metric": rows["metric"],
             "Voxel size": rows["spacing"].map(spacing_title),
             "Pairs": rows["n"],
-            "Median Δ": rows["median"].map(st.signed),
+            "Median Δ": rows["median"].map(advice.rounded),
             "SD": rows["sd"].map(format_number),
             "Worst Δ": [
                 f"{advice.rounded(r.worst)} ({r.worst_category})" if r.n_finite else "–"

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from itertools import combinations
 from pathlib import Path
 
 import numpy as np
@@ -97,7 +98,8 @@ def deviation_cell(row: Mapping, tolerance: float) -> str:
     if verdict in ("agrees", "has no finite Δ"):
         return verdict.replace("has no", "no")
     short = verdict.split("-")[0].split(" ")[0]  # over, under, scatters
-    return f"{short} {st.signed(row['mean'])} [{st.signed(row['min'])}, {st.signed(row['max'])}]"
+    mean, low, high = (advice.rounded(row[key]) for key in ("mean", "min", "max"))
+    return f"{short} {mean} [{low}, {high}]"
 
 
 def deviation_frame(rows: pd.DataFrame, spacings: Sequence[str], tolerance: float):
@@ -151,6 +153,41 @@ def _pair_lines(rows: pd.DataFrame, spacings: Sequence[str]) -> list[str]:
     return lines
 
 
+def identical_groups(pairs: pd.DataFrame) -> str:
+    """ "Google DeepMind = pymia; MedPy = SimpleITK = mikan-rs": the implementations of one
+    metric and voxel size whose scores are identical, joined into groups where every pair of
+    a group is identical (else the group's pairs are listed one by one)."""
+    same = {frozenset(pair) for pair in zip(pairs["tool_a"], pairs["tool_b"], strict=True)}
+    groups: list[set[str]] = []
+    for pair in same:
+        touching = [group for group in groups if group & pair]
+        groups = [group for group in groups if not group & pair] + [set(pair).union(*touching)]
+    order = st.ordered_tools(set().union(*same))
+    parts = []
+    for group in sorted(groups, key=lambda g: min(order.index(t) for t in g)):
+        members = st.ordered_tools(group)
+        complete = all(frozenset(p) in same for p in combinations(members, 2))
+        chains = [members] if complete else [st.ordered_tools(p) for p in same if p <= group]
+        parts += [" = ".join(st.tool_label(t) for t in chain) for chain in chains]
+    return "; ".join(parts)
+
+
+def identical_lines(identical: pd.DataFrame, spacings: Sequence[str]) -> list[str]:
+    """One line per metric: the groups of implementations with identical scores, per voxel
+    size (voxel sizes with the same groups together)."""
+    lines = []
+    for metric, rows in identical.groupby("metric", sort=False):
+        by_groups: dict[str, list[str]] = {}
+        for spacing in [s for s in spacings if s in set(rows["spacing"])]:
+            text = identical_groups(rows.loc[rows["spacing"] == spacing])
+            by_groups.setdefault(text, []).append(spacing)
+        where = "; ".join(
+            f"at {spacings_text(at, spacings)}: {text}" for text, at in by_groups.items()
+        )
+        lines.append(f"Identical scores of {metric} {where}.")
+    return lines
+
+
 def significance_counts(tested: pd.DataFrame, spacings: Sequence[str]) -> pd.DataFrame:
     """Metric × voxel size: "k of n" tested pairs of tools (the reference aside) that are not
     significantly different."""
@@ -179,7 +216,7 @@ def indistinguishable_section(wilcoxon: pd.DataFrame, spacings: Sequence[str]) -
         return section
     factor = int(wilcoxon["factor"].iloc[0])
     identical = wilcoxon.loc[wilcoxon["status"] == "identical"]
-    section.lines += [f"Identical scores — {line}" for line in _pair_lines(identical, spacings)]
+    section.lines += identical_lines(identical, spacings)
     tested = wilcoxon.loc[wilcoxon["status"] == "tested"]
     floor = (
         min(1.0, st.smallest_attainable_p(int(tested["n_common"].max())) * factor)
