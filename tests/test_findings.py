@@ -64,7 +64,7 @@ def test_the_summary_comes_first_and_is_short(sections):
     assert len(lines) <= findings.SUMMARY_LINES
     hd95 = next(line for line in lines if line.startswith("**HD95**"))
     assert hd95.startswith("**HD95** (±0.5 mm) — isotropic: use Google DeepMind (worst +0.00)")
-    assert "avoid 1" in hd95  # MedPy, +2 mm
+    assert "avoid MedPy" in hd95  # +2 mm
     assert lines[-1].startswith("The paper's claims: ")
 
 

@@ -314,21 +314,25 @@ def use_text(row: Mapping) -> str:
     )
 
 
+def listed(names: Sequence[str], shown: int) -> str:
+    """ "A, B, C and 2 more" ("none" for no name)."""
+    more = f" and {len(names) - shown} more" if len(names) > shown else ""
+    return ", ".join(names[:shown]) + more if names else "none"
+
+
 def summary_lines(table: pd.DataFrame, shown: int = 3) -> list[str]:
     """One line per metric: per grid kind the best `shown` tools to use with their worst Δ,
-    and how many to avoid."""
+    and the first `shown` to avoid (their reasons: the recommendations)."""
     lines = []
     for metric, rows in table.groupby("metric", sort=False):
         parts = []
         for kind, group in rows.groupby("grid_kind", sort=False):
-            use = group.loc[group["verdict"] == "use"]
-            named = ", ".join(
+            used = [
                 f"{st.tool_label(r.tool)} (worst {rounded(r.worst)})"
-                for r in use.head(shown).itertuples()
-            )
-            more = f" and {len(use) - shown} more" if len(use) > shown else ""
-            avoid = int((group["verdict"] == "avoid").sum())
-            parts.append(f"{kind}: use {named or 'none'}{more}; avoid {avoid}")
+                for r in group.loc[group["verdict"] == "use"].itertuples()
+            ]
+            avoided = [st.tool_label(t) for t in group.loc[group["verdict"] == "avoid", "tool"]]
+            parts.append(f"{kind}: use {listed(used, shown)}; avoid {listed(avoided, shown)}")
         unit = rows["unit"].iloc[0]
         lines.append(f"**{metric}** ({tolerance_text(unit)}) — " + " · ".join(parts) + ".")
     return lines

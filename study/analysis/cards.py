@@ -21,7 +21,7 @@ import pandas as pd
 from study.analysis import advice, findings
 from study.analysis import statistics as st
 from study.analysis.document import Section, render_html, render_markdown
-from study.analysis.tables import Table, format_number, shorten, write_table
+from study.analysis.tables import Table, configured_spacings, format_number, shorten, write_table
 from study.records import METRICS, REFERENCE, spacing_title
 from study.scoring import grid_check
 
@@ -148,6 +148,14 @@ def failures_text(scores: pd.DataFrame, tool: str) -> str:
     )
 
 
+def reference_edge_cases(edge_cases: pd.DataFrame | None, tool: str) -> pd.DataFrame | None:
+    """The reference's edge-case records of the metrics the tool was probed for."""
+    if edge_cases is None:
+        return None
+    metrics = set(edge_cases.loc[edge_cases["tool"] == tool, "metric"])
+    return edge_cases.loc[(edge_cases["tool"] != REFERENCE) | edge_cases["metric"].isin(metrics)]
+
+
 def tool_card(
     tool: str,
     inputs: findings.AnalysisInputs,
@@ -172,13 +180,16 @@ def tool_card(
     card.lines += verdicts_text(recommended, tool)
     card.lines += [
         f"**Edge cases** (Table A3): {findings.edge_row(inputs.edge_cases, tool)}; the "
-        f"reference: {findings.edge_row(inputs.edge_cases, REFERENCE)}.",
+        f"reference: {findings.edge_row(reference_edge_cases(inputs.edge_cases, tool), REFERENCE)}"
+        ".",
         f"**Field of view**: {field_of_view_text(inputs.grid_check, tool)}.",
         f"**HD time**: {findings.timing_of(medians, tool)}.",
         f"**Failed scores**: {failures_text(inputs.scores, tool)}.",
     ]
     mine = summary.loc[summary["tool"] == tool]
-    mine = mine.assign(_m=mine["metric"].map(METRICS.index)).sort_values("_m", kind="stable")
+    spacings = st.ordered_spacings(mine["spacing"], configured_spacings(inputs.config))
+    mine = mine.assign(_m=mine["metric"].map(METRICS.index), _s=mine["spacing"].map(spacings.index))
+    mine = mine.sort_values(["_m", "_s"])
     if not mine.empty:
         card.tables.append(("Δ = tool − reference per metric and voxel size:", delta_frame(mine)))
     return card
