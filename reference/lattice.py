@@ -27,7 +27,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from reference import lattice_kernels
 from reference import meshing as meshing_lib
+from reference.closest import ClosestPoints, SurfaceIndex, check_implementation, plain
+from reference.geometry import FACE
 
 LATTICE_MESHING = "discrete_marching_cubes"
 """The meshing whose elements are a function of the case codes (see the module docstring)."""
@@ -166,3 +169,115 @@ def _same_points(doubled_a, corners_a, doubled_b, corners_b, points) -> np.ndarr
     doubled_a, corners_a = canonical(doubled_a, corners_a)
     doubled_b, corners_b = canonical(doubled_b, corners_b)
     return np.all(doubled_a == doubled_b, axis=(1, 2)) & np.all(corners_a == corners_b, axis=(1, 2))
+
+
+def query_centres(target, centres: np.ndarray, coinciding: Coinciding) -> ClosestPoints:
+    """Closest points on `target` (a `closest.SurfaceIndex`) of the element centres, with no
+    search for the elements that coincide with one of target's: their distance is 0, their
+    closest point the centre itself, on the partner element's face."""
+    rest = np.ones(len(centres), bool)
+    rest[coinciding.element] = False
+    hit = target.query(centres[rest])
+    distance, cell = np.zeros(len(centres)), np.empty(len(centres), np.int64)
+    point, feature = centres.copy(), np.full(len(centres), FACE, np.int64)
+    distance[rest], cell[rest], point[rest], feature[rest] = (
+        hit.distance,
+        hit.cell,
+        hit.point,
+        hit.feature,
+    )
+    cell[coinciding.element] = coinciding.partner
+    return ClosestPoints(distance, cell, point, feature)
+
+
+BUCKETS_PER_ELEMENT = 8
+"""At most this many buckets per element: buckets are single cubes unless the grid has more
+cubes than that (a large field around a small surface), then cubes of side 2, 3, ... cubes."""
+
+
+class LatticeIndex(SurfaceIndex):
+    """Exact closest elements on a lattice mesh, searched over its cube buckets.
+
+    The queries of `closest.SurfaceIndex` without a tree: each element lies in its cube
+    (module docstring), so the cube grid is the index (`lattice_kernels.search`, exact
+    float64). It names the closest element; "compiled" takes the search's own distances (the
+    compiled re-measure's arithmetic), "classic" re-measures the named elements with numpy,
+    as with the BVH: both give the same distances to the last bit.
+    """
+
+    def __init__(
+        self,
+        vertices: np.ndarray,
+        cells: np.ndarray,
+        lattice: Lattice,
+        implementation: str = "compiled",
+    ):
+        self.implementation = check_implementation(implementation)
+        self.vertices = np.ascontiguousarray(vertices, dtype=np.float64)
+        self.cells = np.ascontiguousarray(cells, dtype=np.int64)
+        self.dim = self.vertices.shape[1]
+        doubled = lattice.doubled(self.vertices)
+        on_lattice = (doubled / 2.0 - 1.0) * lattice.spacing + lattice.origin
+        cube = _cube_of(doubled[self.cells])
+        off_cube = (doubled[self.cells] < 2 * cube[:, None]) | (
+            doubled[self.cells] > 2 * cube[:, None] + 2
+        )
+        if off_cube.any():
+            raise ValueError("the surface is not a mesh of the lattice: an element leaves its cube")
+        side = _bucket_side(lattice.cubes, len(self.cells))
+        buckets = np.array([-(-n // side) for n in lattice.cubes] + [1] * (3 - self.dim))
+        bucket = np.ravel_multi_index(tuple((cube // side).T), tuple(buckets[: self.dim]))
+        self._member = np.argsort(bucket, kind="stable")
+        self._corners = plain(self.vertices[self.cells[self._member]])
+        self._start = np.searchsorted(bucket[self._member], np.arange(buckets.prod() + 1))
+        self._buckets = buckets
+        self._low = np.zeros(3)
+        self._low[: self.dim] = lattice.origin - lattice.spacing  # u = 0
+        self._step = np.ones(3)
+        self._step[: self.dim] = side * lattice.spacing
+        # Elements leave their buckets' boxes by VTK's float32 rounding of the vertices at
+        # most; the slack covers that and float64 rounding of the box faces.
+        extent = float(np.abs(self.vertices).max(initial=1.0))
+        self._slack = float(np.abs(self.vertices - on_lattice).max(initial=0.0)) + 1e-12 * extent
+
+    def _search(self, points: np.ndarray, radius) -> ClosestPoints:
+        radius = np.broadcast_to(np.asarray(radius, dtype=np.float64), (len(points),))
+        found = lattice_kernels.search(
+            plain(points),
+            plain(radius),
+            self._corners,
+            self._start,
+            self._member,
+            self._low,
+            self._step,
+            self._buckets,
+            self._slack,
+        )
+        return ClosestPoints(*found)
+
+    def _query(self, points: np.ndarray, radius: np.ndarray) -> ClosestPoints:
+        if self.compiled:
+            return self._search(points, radius)
+        return super()._query(points, radius)  # classic: numpy re-measures closest_cells
+
+    def closest_cells(self, points: np.ndarray, radius) -> np.ndarray:
+        return self._search(points, radius).cell
+
+    def nearest_cells(self, points: np.ndarray, radius) -> tuple[np.ndarray, np.ndarray]:
+        found = self._search(points, radius)
+        return found.cell, found.distance
+
+
+def indexes(surface_a, surface_b, lattice: Lattice, implementation: str):
+    """The `LatticeIndex` of both surfaces."""
+    return tuple(
+        LatticeIndex(*surface, lattice, implementation) for surface in (surface_a, surface_b)
+    )
+
+
+def _bucket_side(cubes: tuple[int, ...], elements: int) -> int:
+    """Smallest bucket side (in cubes) with at most BUCKETS_PER_ELEMENT buckets per element."""
+    side = 1
+    while np.prod([-(-n // side) for n in cubes]) > BUCKETS_PER_ELEMENT * max(elements, 1):
+        side += 1
+    return side
