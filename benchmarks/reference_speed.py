@@ -265,25 +265,32 @@ def time_mask_files(calls, pairs: dict, *, repeats: int, budget_s: float) -> pd.
 def query_profile(a, b, spacing, *, repeats: int) -> dict:
     """Query points of the reference without BIoU, and the floor: one exact query per element.
 
-    Every closest-element search of the reference goes through `SurfaceIndex._search`; it is
-    wrapped here to count the points. The floor meshes both (cropped) masks as the reference
-    does, indexes them and queries each mesh's element centres on the other, exactly.
+    Every closest-element search of the reference goes through `_search` of its index (the
+    lattice index, or fcpw's `SurfaceIndex`); both are wrapped here to count the points. The
+    floor meshes both (cropped) masks as the reference does, indexes them and queries each
+    mesh's element centres on the other, exactly.
     """
     from reference import api
     from reference.closest import SurfaceIndex
+    from reference.lattice import LatticeIndex
 
     searched = [0]
-    original = SurfaceIndex._search
+    originals = {index: index.__dict__["_search"] for index in (SurfaceIndex, LatticeIndex)}
 
-    def counting(self, points, radius):
-        searched[0] += len(points)
-        return original(self, points, radius)
+    def counting(original):
+        def search(self, points, radius):
+            searched[0] += len(points)
+            return original(self, points, radius)
 
-    SurfaceIndex._search = counting
+        return search
+
+    for index, original in originals.items():
+        index._search = counting(original)
     try:
         reference_without_biou(a, b, spacing)
     finally:
-        SurfaceIndex._search = original
+        for index, original in originals.items():
+            index._search = original
     lower, upper = api._union_box(a, b)
     box = tuple(slice(lo, hi) for lo, hi in zip(lower, upper, strict=True))
     spacing_array = np.asarray(spacing, float)

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import numpy as np
 
-from reference import biou
+from reference import biou, lattice
 from reference import meshing as meshing_lib
 from reference.closest import SurfaceIndex, check_implementation
 from reference.hausdorff import directed_hausdorff
@@ -115,13 +115,17 @@ def _distance_metrics(
     quadrature="linear",
     keys=METRIC_KEYS,
     implementation="compiled",
+    coinciding=None,
+    indexes=None,
 ):
     """Weighted metrics from one distance pass per direction; also the two surface indexes.
 
     The pass runs only if one of HD95, MASD, ASSD, NSD is asked, the HD bracket only for HD.
+    coinciding: the elements of A and of B at distance 0 (`lattice.coinciding_elements`);
+    indexes: the two surfaces' indexes (default: `closest.SurfaceIndex`).
     """
     threshold = tie_threshold(tau, surface_a[0], surface_b[0])
-    index_a, index_b = (
+    index_a, index_b = indexes or (
         SurfaceIndex(*surface, implementation) for surface in (surface_a, surface_b)
     )
     scores: dict[str, float] = {}
@@ -136,8 +140,11 @@ def _distance_metrics(
                 subdivision=subdivision,
                 refine=refine,
                 quadrature=quadrature,
+                coinciding=zeros,
             )
-            for src, target in ((surface_a, index_b), (surface_b, index_a))
+            for src, target, zeros in zip(
+                (surface_a, surface_b), (index_b, index_a), coinciding or (None, None), strict=True
+            )
         ]
         scores = weighted_metrics(*directed, percentile=percentile, threshold=threshold, tau=tau)
         centres = [one.centres for one in directed]
@@ -239,8 +246,13 @@ def _mesh_metrics(a, b, spacing, crop_origin, keys, *, meshing, **options) -> di
     """Distance metrics and BIoU of two cropped, non-empty masks (only the asked keys)."""
     surface_a = mesh_surface(a, spacing, crop_origin, meshing)
     surface_b = mesh_surface(b, spacing, crop_origin, meshing)
+    coinciding = indexes = None
+    if meshing == lattice.LATTICE_MESHING:  # elements on the lattice: exact zeros, cube index
+        grid = lattice.Lattice(crop_origin, spacing, a.shape)
+        coinciding = lattice.coinciding_elements(surface_a, surface_b, grid)
+        indexes = lattice.indexes(surface_a, surface_b, grid, options["implementation"])
     scores, index_a, index_b, threshold = _distance_metrics(
-        surface_a, surface_b, keys=keys, **options
+        surface_a, surface_b, keys=keys, coinciding=coinciding, indexes=indexes, **options
     )
     if "BIoU" in keys:
         # The meshes stay within one voxel of the cropped masks; every band point is inside.

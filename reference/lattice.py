@@ -1,0 +1,283 @@
+"""The lattice structure of discrete-marching-cubes meshes of masks.
+
+A mask padded by one voxel (as `meshing.mesh_mask` pads it) is cut into cubes of 2^dim
+neighbouring voxels (squares in 2D). With u = (x - origin) / spacing + 1 the padded voxel
+index of a point x in mm, cube c spans u in [c, c + 1] along every axis, and its case code is
+the bit pattern of its corner voxels: bit ravel(o) set when voxel c + o is foreground, o in
+{0, 1}^dim in C order (8 bits in 3D, 4 in 2D).
+
+Discrete marching cubes (VTK's discrete flying edges, the default meshing) puts every vertex
+at the midpoint of a lattice edge, so 2u is an integer vector, and it emits in each cube the
+triangles (segments in 2D) of a table indexed by the case code alone. `case_table` reads that
+table off VTK's own output at run time: each single-cube pattern is meshed once, through
+`meshing.mesh_mask` (the reference's axis order; VTK's table depends on its version and on
+the axis order handed to it, which resolves ambiguous cubes differently). Two facts follow,
+both checked by the tests on all cases and on whole masks:
+
+* every element lies in the closed box of its cube, strictly inside it (its centroid is never
+  on a cube face), so the cube of an element is floor(sum of its 2u / (2 n)), n = corners;
+* where both masks have the same case code in a cube, their elements there coincide, vertex
+  for vertex: their distance to the other surface is exactly 0 (`coinciding_elements`).
+"""
+
+from __future__ import annotations
+
+import functools
+from dataclasses import dataclass
+
+import numpy as np
+
+from reference import lattice_kernels
+from reference import meshing as meshing_lib
+from reference.closest import ClosestPoints, SurfaceIndex, check_implementation, plain
+from reference.geometry import FACE
+
+LATTICE_MESHING = "discrete_marching_cubes"
+"""The meshing whose elements are a function of the case codes (see the module docstring)."""
+
+
+@dataclass(frozen=True)
+class Lattice:
+    """The padded voxel lattice of one cropped pair: u = (x - origin) / spacing + 1.
+
+    origin: mm of voxel 0 of the (unpadded) masks; shape: the masks' shape.
+    """
+
+    origin: np.ndarray
+    spacing: np.ndarray
+    shape: tuple[int, ...]
+
+    @property
+    def cubes(self) -> tuple[int, ...]:
+        """Cubes per axis: the padded mask has shape + 2 voxels, hence shape + 1 cubes."""
+        return tuple(n + 1 for n in self.shape)
+
+    def doubled(self, vertices: np.ndarray) -> np.ndarray:
+        """2u of lattice-edge midpoints (n, dim) as integers (VTK's float32 rounding undone)."""
+        return np.rint(2.0 * ((vertices - self.origin) / self.spacing + 1.0)).astype(np.int64)
+
+
+def case_codes(mask: np.ndarray) -> np.ndarray:
+    """Case code of every cube of the mask padded by one voxel: shape mask.shape + 1, uint8."""
+    padded = np.pad(np.asarray(mask, bool), 1)
+    codes = np.zeros(tuple(n - 1 for n in padded.shape), np.uint8)
+    for bit, offset in enumerate(np.ndindex(*(2,) * mask.ndim)):
+        corner = tuple(slice(o, o + n) for o, n in zip(offset, codes.shape, strict=True))
+        codes |= padded[corner].astype(np.uint8) << np.uint8(bit)
+    return codes
+
+
+@functools.cache
+def case_table(dim: int) -> tuple[np.ndarray, ...]:
+    """Per case code, the elements VTK emits in one cube: (t, n, dim) integer 2u offsets from
+    the cube's first corner (values 0, 1, 2), corners in VTK's order. Built once per process
+    from VTK's output for each single-cube pattern."""
+    table = []
+    for code in range(2 ** (2**dim)):
+        bits = [(code >> bit) & 1 for bit in range(2**dim)]
+        pattern = np.array(bits, bool).reshape((2,) * dim)
+        vertices, cells = meshing_lib.mesh_mask(
+            pattern, np.ones(dim), np.zeros(dim), LATTICE_MESHING
+        )
+        doubled = np.rint(2.0 * vertices).astype(np.int64)[cells]  # (m, n, dim); cube at 0..2
+        inside = _cube_of(doubled) == 0
+        table.append(doubled[np.all(inside, axis=1)])
+    return tuple(table)
+
+
+def _cube_of(doubled_elements: np.ndarray) -> np.ndarray:
+    """Cube index (k, dim) of elements given by the 2u of their corners (k, n, dim).
+
+    The centroid is sum / (2 n) in u; it lies strictly inside its cube (checked by the tests),
+    so integer floor division names the cube exactly."""
+    n = doubled_elements.shape[1]
+    return doubled_elements.sum(axis=1) // (2 * n)
+
+
+def table_elements(mask: np.ndarray) -> np.ndarray:
+    """The elements the case table puts in every cube of the mask: (k, n, dim) integer 2u,
+    cube by cube in C order. Equals VTK's own mesh of the mask as a set (the tests)."""
+    codes = case_codes(mask)
+    table = case_table(mask.ndim)
+    counts = np.array([len(elements) for elements in table])[codes.ravel()]
+    cubes = np.repeat(np.flatnonzero(counts), counts[counts > 0])
+    if len(cubes) == 0:
+        return np.empty((0, mask.ndim, mask.ndim), np.int64)
+    elements = np.concatenate([table[code] for code in codes.ravel()[counts > 0]])
+    first_corner = np.column_stack(np.unravel_index(cubes, codes.shape))
+    return elements + 2 * first_corner[:, None, :]
+
+
+@dataclass
+class Coinciding:
+    """Elements of one surface that coincide with an element of the other, vertex for vertex.
+
+    element: indices into this surface's cells; partner: the coinciding cell of the other.
+    """
+
+    element: np.ndarray
+    partner: np.ndarray
+
+
+def coinciding_elements(surface_a, surface_b, lattice: Lattice) -> tuple[Coinciding, Coinciding]:
+    """Elements of A that coincide with one of B (and the reverse), on the lattice.
+
+    An element is matched by the sum of the 2u of its corners (it names the cube, and no two
+    elements of one cube share it), and accepted only when the partner's corners are the same
+    points to the last bit, so every accepted element is at distance exactly 0 from the other
+    surface all over. Where both masks share a case code, every element of the cube is matched.
+    """
+    (vertices_a, cells_a), (vertices_b, cells_b) = surface_a, surface_b
+    doubled_a = lattice.doubled(vertices_a)[cells_a]
+    doubled_b = lattice.doubled(vertices_b)[cells_b]
+    key_a, key_b = _keys(doubled_a, lattice), _keys(doubled_b, lattice)
+    order = np.argsort(key_b, kind="stable")
+    position = np.minimum(np.searchsorted(key_b[order], key_a), len(order) - 1)
+    partner = order[position]
+    candidate = np.flatnonzero(key_b[partner] == key_a)
+    partner = partner[candidate]
+    points = tuple(2 * n + 3 for n in lattice.shape)  # 2u of the padded lattice: 0 .. 2 (n + 1)
+    same = _same_points(
+        doubled_a[candidate],
+        vertices_a[cells_a[candidate]],
+        doubled_b[partner],
+        vertices_b[cells_b[partner]],
+        points,
+    )
+    element, partner = candidate[same], partner[same]
+    return Coinciding(element, partner), Coinciding(partner, element)
+
+
+def _keys(doubled: np.ndarray, lattice: Lattice) -> np.ndarray:
+    """One integer per element: the flat index of the sum of its corners' 2u."""
+    n = doubled.shape[1]
+    bound = tuple(2 * n * (c + 1) for c in lattice.cubes)
+    return np.ravel_multi_index(tuple(doubled.sum(axis=1).T), bound)
+
+
+def _same_points(doubled_a, corners_a, doubled_b, corners_b, points) -> np.ndarray:
+    """Do the two elements of each row have the same corners (in any order), bit for bit?
+    points: the shape of the 2u grid, which orders the corners the same way on both sides."""
+
+    def canonical(doubled, corners):
+        flat = np.ravel_multi_index(tuple(np.moveaxis(doubled, 2, 0)), points)
+        order = np.argsort(flat, axis=1)[:, :, None]
+        return np.take_along_axis(doubled, order, axis=1), np.take_along_axis(
+            corners, order, axis=1
+        )
+
+    doubled_a, corners_a = canonical(doubled_a, corners_a)
+    doubled_b, corners_b = canonical(doubled_b, corners_b)
+    return np.all(doubled_a == doubled_b, axis=(1, 2)) & np.all(corners_a == corners_b, axis=(1, 2))
+
+
+def query_centres(target, centres: np.ndarray, coinciding: Coinciding) -> ClosestPoints:
+    """Closest points on `target` (a `closest.SurfaceIndex`) of the element centres, with no
+    search for the elements that coincide with one of target's: their distance is 0, their
+    closest point the centre itself, on the partner element's face."""
+    rest = np.ones(len(centres), bool)
+    rest[coinciding.element] = False
+    hit = target.query(centres[rest])
+    distance, cell = np.zeros(len(centres)), np.empty(len(centres), np.int64)
+    point, feature = centres.copy(), np.full(len(centres), FACE, np.int64)
+    distance[rest], cell[rest], point[rest], feature[rest] = (
+        hit.distance,
+        hit.cell,
+        hit.point,
+        hit.feature,
+    )
+    cell[coinciding.element] = coinciding.partner
+    return ClosestPoints(distance, cell, point, feature)
+
+
+BUCKETS_PER_ELEMENT = 8
+"""At most this many buckets per element: buckets are single cubes unless the grid has more
+cubes than that (a large field around a small surface), then cubes of side 2, 3, ... cubes."""
+
+
+class LatticeIndex(SurfaceIndex):
+    """Exact closest elements on a lattice mesh, searched over its cube buckets.
+
+    The queries of `closest.SurfaceIndex` without a tree: each element lies in its cube
+    (module docstring), so the cube grid is the index (`lattice_kernels.search`, exact
+    float64). It names the closest element; "compiled" takes the search's own distances (the
+    compiled re-measure's arithmetic), "classic" re-measures the named elements with numpy,
+    as with the BVH: both give the same distances to the last bit.
+    """
+
+    def __init__(
+        self,
+        vertices: np.ndarray,
+        cells: np.ndarray,
+        lattice: Lattice,
+        implementation: str = "compiled",
+    ):
+        self.implementation = check_implementation(implementation)
+        self.vertices = np.ascontiguousarray(vertices, dtype=np.float64)
+        self.cells = np.ascontiguousarray(cells, dtype=np.int64)
+        self.dim = self.vertices.shape[1]
+        doubled = lattice.doubled(self.vertices)
+        on_lattice = (doubled / 2.0 - 1.0) * lattice.spacing + lattice.origin
+        cube = _cube_of(doubled[self.cells])
+        off_cube = (doubled[self.cells] < 2 * cube[:, None]) | (
+            doubled[self.cells] > 2 * cube[:, None] + 2
+        )
+        if off_cube.any():
+            raise ValueError("the surface is not a mesh of the lattice: an element leaves its cube")
+        side = _bucket_side(lattice.cubes, len(self.cells))
+        buckets = np.array([-(-n // side) for n in lattice.cubes] + [1] * (3 - self.dim))
+        bucket = np.ravel_multi_index(tuple((cube // side).T), tuple(buckets[: self.dim]))
+        self._member = np.argsort(bucket, kind="stable")
+        self._corners = plain(self.vertices[self.cells[self._member]])
+        self._start = np.searchsorted(bucket[self._member], np.arange(buckets.prod() + 1))
+        self._buckets = buckets
+        self._low = np.zeros(3)
+        self._low[: self.dim] = lattice.origin - lattice.spacing  # u = 0
+        self._step = np.ones(3)
+        self._step[: self.dim] = side * lattice.spacing
+        # Elements leave their buckets' boxes by VTK's float32 rounding of the vertices at
+        # most; the slack covers that and float64 rounding of the box faces.
+        extent = float(np.abs(self.vertices).max(initial=1.0))
+        self._slack = float(np.abs(self.vertices - on_lattice).max(initial=0.0)) + 1e-12 * extent
+
+    def _search(self, points: np.ndarray, radius) -> ClosestPoints:
+        radius = np.broadcast_to(np.asarray(radius, dtype=np.float64), (len(points),))
+        found = lattice_kernels.search(
+            plain(points),
+            plain(radius),
+            self._corners,
+            self._start,
+            self._member,
+            self._low,
+            self._step,
+            self._buckets,
+            self._slack,
+        )
+        return ClosestPoints(*found)
+
+    def _query(self, points: np.ndarray, radius: np.ndarray) -> ClosestPoints:
+        if self.compiled:
+            return self._search(points, radius)
+        return super()._query(points, radius)  # classic: numpy re-measures closest_cells
+
+    def closest_cells(self, points: np.ndarray, radius) -> np.ndarray:
+        return self._search(points, radius).cell
+
+    def nearest_cells(self, points: np.ndarray, radius) -> tuple[np.ndarray, np.ndarray]:
+        found = self._search(points, radius)
+        return found.cell, found.distance
+
+
+def indexes(surface_a, surface_b, lattice: Lattice, implementation: str):
+    """The `LatticeIndex` of both surfaces."""
+    return tuple(
+        LatticeIndex(*surface, lattice, implementation) for surface in (surface_a, surface_b)
+    )
+
+
+def _bucket_side(cubes: tuple[int, ...], elements: int) -> int:
+    """Smallest bucket side (in cubes) with at most BUCKETS_PER_ELEMENT buckets per element."""
+    side = 1
+    while np.prod([-(-n // side) for n in cubes]) > BUCKETS_PER_ELEMENT * max(elements, 1):
+        side += 1
+    return side

@@ -1,0 +1,124 @@
+"""Compiled closest-element search over the cube buckets of a lattice mesh (`lattice.LatticeIndex`).
+
+The elements are sorted into buckets of whole lattice cubes (`corners` in bucket order, bucket
+b holding slots start[b] to start[b + 1]); every element lies in the box of its bucket, widened
+by `slack`. A query visits the buckets in growing Chebyshev rings around the bucket of the
+point: after ring k, every element not yet seen lies outside the box of rings 0..k, so at least
+the gap from the point to that box's nearest face (sides at the grid's end excepted) away. The
+search stops when that gap reaches the best squared distance found, or exceeds the search
+radius. Within a ring, a bucket whose box is farther than the best distance is skipped.
+
+Distances are the exact float64 ones of `kernels._on_element` (the arithmetic of `to_cells`),
+so the distance, point and feature reported for the element found are `to_cells`'s for it to
+the last bit; of elements at exactly the same distance, the first one visited is named.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from numba import njit
+
+from reference.kernels import _JIT, _gap2, _on_element, _point
+
+
+@njit(inline="always", **_JIT)
+def _axis_gap(value, index, low, step, slack):
+    """Distance along one axis from a coordinate to bucket `index`'s extent, widened by slack."""
+    lower = low + index * step - slack
+    return max(lower - value, value - (lower + step + 2 * slack), 0.0)
+
+
+@njit(inline="always", **_JIT)
+def _ring_gap(value, home, k, count, low, step, slack):
+    """Distance along one axis from a coordinate to the nearer face of the extent of rings
+    0..k that has buckets beyond it; inf when the rings reach both ends of the axis."""
+    gap = np.inf
+    if home - k > 0:
+        gap = value - (low + (home - k) * step - slack)
+    if home + k < count - 1:
+        gap = min(gap, low + (home + k + 1) * step + slack - value)
+    return gap
+
+
+@njit(inline="always", **_JIT)
+def _home(value, low, step, count):
+    """Bucket index along one axis of a coordinate, clamped to the grid."""
+    return min(max(math.floor((value - low) / step), 0), count - 1)
+
+
+@njit(**_JIT)
+def search(points, radius, corners, start, member, low, step, buckets, slack):
+    """Exact closest element of each point within its radius: (distance, cell, point, feature);
+    inf, -1, NaN, -1 where no element lies within radius[i] (padded like `closest`'s BVH
+    search, so an element at exactly the radius is found).
+
+    corners (m, n, dim): elements in bucket order, member[slot] = their cell index; start
+    (buckets + 1): first slot of each bucket in C order over `buckets` (3 ints; 1 for the third
+    axis in 2D); low, step: the bucket grid's first corner and bucket sides in mm (3 each).
+    """
+    count, dim = points.shape
+    distance = np.empty(count)
+    cell = np.empty(count, np.int64)
+    closest = np.empty((count, dim))
+    feature = np.empty(count, np.int64)
+    nx, ny, nz = buckets[0], buckets[1], buckets[2]
+    for i in range(count):
+        px, py, pz = _point(points, i)
+        reach2 = np.inf
+        if math.isfinite(radius[i]):
+            reach = radius[i] * (1 + 1e-5) + 1e-4
+            reach2 = reach * reach
+        hx = _home(px, low[0], step[0], nx)
+        hy = _home(py, low[1], step[1], ny)
+        hz = _home(pz, low[2], step[2], nz)
+        best2, best, best_feature = np.inf, -1, -1
+        qx = qy = qz = np.nan
+        k = 0
+        while True:
+            for ix in range(max(hx - k, 0), min(hx + k, nx - 1) + 1):
+                gap_x = _axis_gap(px, ix, low[0], step[0], slack)
+                if gap_x * gap_x > min(best2, reach2):
+                    continue
+                for iy in range(max(hy - k, 0), min(hy + k, ny - 1) + 1):
+                    gap_y = _axis_gap(py, iy, low[1], step[1], slack)
+                    gap_xy2 = gap_x * gap_x + gap_y * gap_y
+                    if gap_xy2 > min(best2, reach2):
+                        continue
+                    # On the ring's x or y faces the whole z extent is new; inside them only
+                    # its two z faces, hz - k and hz + k.
+                    on_face = abs(ix - hx) == k or abs(iy - hy) == k
+                    for iz in range(hz - k, hz + k + 1, 1 if on_face else 2 * k):
+                        if iz < 0 or iz >= nz:
+                            continue
+                        bucket = (ix * ny + iy) * nz + iz
+                        first, last = start[bucket], start[bucket + 1]
+                        if first == last:
+                            continue
+                        gap_z = _axis_gap(pz, iz, low[2], step[2], slack)
+                        if gap_xy2 + gap_z * gap_z > min(best2, reach2):
+                            continue
+                        for slot in range(first, last):
+                            code, x, y, z = _on_element(px, py, pz, corners, slot)
+                            gap2 = _gap2(px, py, pz, x, y, z)
+                            if gap2 < best2:
+                                best2, best, best_feature = gap2, member[slot], code
+                                qx, qy, qz = x, y, z
+            gap = min(
+                _ring_gap(px, hx, k, nx, low[0], step[0], slack),
+                _ring_gap(py, hy, k, ny, low[1], step[1], slack),
+                _ring_gap(pz, hz, k, nz, low[2], step[2], slack),
+            )
+            if gap == np.inf or gap * gap >= best2 or gap * gap > reach2:
+                break
+            k += 1
+        if best2 <= reach2:
+            distance[i], cell[i], feature[i] = math.sqrt(best2), best, best_feature
+            closest[i, 0], closest[i, 1] = qx, qy
+            if dim == 3:
+                closest[i, 2] = qz
+        else:
+            distance[i], cell[i], feature[i] = np.inf, -1, -1
+            closest[i, :] = np.nan
+    return distance, cell, closest, feature
