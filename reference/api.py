@@ -213,7 +213,7 @@ def compute_metrics(
     a, b = _binary(a, "a"), _binary(b, "b")
     origin = np.zeros(a.ndim) if origin is None else _check_origin(origin, a.ndim)
     if not a.any() or not b.any():
-        return _with_brackets(_empty_result(not a.any(), not b.any(), keys), {}, bounds)
+        return _with_brackets(_empty_result(not a.any(), not b.any(), keys), bounds)
 
     # Crop to the union bounding box: meshing and BIoU only see the voxels that matter.
     lower, upper = _union_box(a, b)
@@ -240,15 +240,18 @@ def compute_metrics(
             bounds=bounds,
         )
         scores |= mesh_scores
-    return _with_brackets({key: float(scores[key]) for key in keys}, brackets, bounds)
+    return _with_brackets({key: float(scores[key]) for key in keys}, bounds, brackets)
 
 
-def _with_brackets(scores: dict[str, float], brackets: dict, asked: bool):
+def _with_brackets(scores: dict[str, float], asked: bool, brackets: dict | None = None):
     """scores alone, or (scores, brackets) with a bracket for every key when `asked`: the
-    counted metrics' (BIoU, DSC) are their values (module `bounds`)."""
+    counted metrics' (BIoU, DSC) are their values, and so is every metric without
+    `brackets` (an empty mask: the values are definitions; module `bounds`)."""
     if not asked:
         return scores
-    return scores, bounds.counted_brackets(scores) | brackets
+    if brackets is None:
+        return scores, bounds.point_brackets(scores, scores)
+    return scores, bounds.point_brackets(scores) | brackets
 
 
 def _mesh_metrics(a, b, spacing, crop_origin, keys, *, meshing, bounds=False, **options):
@@ -391,9 +394,7 @@ def compute_surface_metrics(
     surface_a = _check_surface(surface_a, "surface_a")
     surface_b = _check_surface(surface_b, "surface_b", surface_a[0].shape[1])
     if len(surface_a[1]) == 0 or len(surface_b[1]) == 0:
-        return _with_brackets(
-            _empty_result(len(surface_a[1]) == 0, len(surface_b[1]) == 0), {}, bounds
-        )
+        return _with_brackets(_empty_result(len(surface_a[1]) == 0, len(surface_b[1]) == 0), bounds)
     surface_a = (surface_a[0], orient_outward(*surface_a))
     surface_b = (surface_b[0], orient_outward(*surface_b))
     scores, index_a, index_b, threshold = _distance_metrics(
@@ -427,4 +428,4 @@ def compute_surface_metrics(
         if bounds
         else {}
     )
-    return _with_brackets({key: float(scores[key]) for key in METRIC_KEYS}, brackets, bounds)
+    return _with_brackets({key: float(scores[key]) for key in METRIC_KEYS}, bounds, brackets)

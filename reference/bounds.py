@@ -69,10 +69,10 @@ PLANE_TOLERANCE = 1e-9
 AIMS = {"HD95": 0.01, "MASD": 0.01, "ASSD": 0.01, "NSD": 0.001}
 """Bracket widths (mm; NSD as a fraction) refinement stops at, per direction."""
 
-MAX_LEVELS = 5
-"""Extra subdivision levels for the brackets (a 3 mm triangle's children are then 0.1 mm)."""
+MAX_LEVELS = 8
+"""Extra subdivision levels for the brackets (a 3 mm triangle's children are then 0.01 mm)."""
 
-MAX_ELEMENTS = 1_500_000
+MAX_ELEMENTS = 250_000
 """Elements per direction beyond which refinement stops (bounds memory and time)."""
 
 CERTIFY_CHUNK = 20_000
@@ -336,9 +336,10 @@ COUNTED = ("BIoU", "DSC")
 definition, so their brackets are their values (docs/reference.md)."""
 
 
-def counted_brackets(scores: dict[str, float]) -> dict[str, Bracket]:
-    """[value, value] for the counted metrics among `scores`."""
-    return {key: _bracket(scores[key], scores[key]) for key in COUNTED if key in scores}
+def point_brackets(scores: dict[str, float], keys=COUNTED) -> dict[str, Bracket]:
+    """[value, value] for the given keys among `scores`: the counted metrics, or every metric
+    where the definition itself gives the value (an empty mask)."""
+    return {key: _bracket(scores[key], scores[key]) for key in keys if key in scores}
 
 
 def distance_brackets(
