@@ -245,3 +245,37 @@ def test_bounds_with_one_empty_mask_and_a_subset_of_metrics():
     scores, brackets = compute_metrics(a, b, spacing, bounds=True, metrics=["HD", "NSD"])
     assert set(brackets) == set(scores) == {"HD", "NSD"}
     assert brackets["HD"].width <= 1e-3 + SEARCH_SLACK
+
+
+def test_the_command_prints_the_brackets(tmp_path):
+    """`python -m reference A B --bounds`: each metric, its bracket and width, in the table
+    and in --json; the same as the library's."""
+    import json
+    import subprocess
+    import sys
+
+    from maskio import write_mask
+
+    a, b, spacing, _ = _masks_case((1.0, 1.0, 1.0), radii=(4.0, 4.0))
+    paths = [write_mask(tmp_path / f"{n}.nii.gz", m, spacing) for n, m in (("a", a), ("b", b))]
+
+    def run(*extra):
+        done = subprocess.run(
+            [sys.executable, "-m", "reference", *map(str, paths), "--bounds", *extra],
+            capture_output=True,
+            text=True,
+            timeout=300,
+        )
+        assert done.returncode == 0, done.stderr
+        return done.stdout
+
+    said = json.loads(run("--json"))
+    scores, brackets = compute_metrics(a, b, spacing, bounds=True)
+    assert said["scores"] == pytest.approx(scores, abs=1e-12)
+    for key, bracket in brackets.items():
+        assert said["brackets"][key]["lower"] == pytest.approx(bracket.lower, abs=1e-12)
+        assert said["brackets"][key]["upper"] == pytest.approx(bracket.upper, abs=1e-12)
+        assert said["brackets"][key]["width"] == pytest.approx(bracket.width, abs=1e-12)
+    lines = run().splitlines()
+    assert [line.split()[0] for line in lines] == list(scores)
+    assert all("width" in line and "[" in line for line in lines)
