@@ -27,8 +27,9 @@ Tools timed, and what is like for like:
   the reference without BIoU: the two BIoU parts are the differences of the two calls).
 
 Brackets: per pair, one call with `bounds=True` (all seven metrics): the width of each
-metric's proven bracket (docs/reference.md, "What the brackets prove") and its time against
-the reference's default call ("bounds/ref").
+metric's proven bracket (docs/reference.md, "What the brackets prove"), its time against
+the reference's default call ("bounds/ref"), and the metrics whose value lies outside its
+bracket ("outside").
 
 Query points: per pair, the points the reference (without BIoU) hands to the closest-element
 search, against its boundary elements (triangles of both meshes), and its time per query
@@ -213,16 +214,26 @@ WIDTH = "w_"
 """Prefix of the bracket-width columns."""
 
 
+OUTSIDE = "outside"
+"""Column naming the metrics whose value lies outside its bracket ("-": none)."""
+
+
 def bracket_widths(a, b, spacing) -> dict:
-    """Seconds of one call with bounds=True and the width of every metric's bracket."""
+    """Seconds of one call with bounds=True, the width of every metric's bracket and the
+    metrics whose value lies outside it."""
     import reference
 
     started = time.perf_counter()
-    _, brackets = reference.compute_metrics(
+    scores, brackets = reference.compute_metrics(
         a, b, spacing, percentile=PERCENTILE, tau=TAU_MM, bounds=True
     )
     seconds = time.perf_counter() - started
-    return {"bounds": seconds} | {WIDTH + key: one.width for key, one in brackets.items()}
+    outside = [key for key, one in brackets.items() if not one.holds(scores[key])]
+    return (
+        {"bounds": seconds}
+        | {WIDTH + key: one.width for key, one in brackets.items()}
+        | {OUTSIDE: " ".join(outside) or "-"}
+    )
 
 
 def time_synthetic(calls, oars, case: int, seed: int, *, repeats: int, budget_s: float):
@@ -596,7 +607,7 @@ def print_tables(
     pd.set_option("display.width", 200)
     pd.set_option("display.max_rows", 500)
     seconds = "{:.3f}".format
-    widths = [c for c in timings.columns if c.startswith(WIDTH)]
+    widths = [c for c in timings.columns if c.startswith(WIDTH)] + [OUTSIDE]
     print("== Median seconds per pair (one call computing all of a tool's metrics)")
     print(timings.drop(columns=widths).to_string(index=False, float_format=seconds))
     numeric = [
@@ -624,7 +635,7 @@ def print_brackets(frame: pd.DataFrame, widths: list[str]) -> None:
     print(frame[columns].to_string(index=False, float_format="{:.3g}".format))
     print(
         "largest width per metric: "
-        + ", ".join(f"{c[len(WIDTH) :]} {frame[c].max():.3g}" for c in widths)
+        + ", ".join(f"{c[len(WIDTH) :]} {frame[c].max():.3g}" for c in widths if c != OUTSIDE)
     )
 
 
