@@ -235,7 +235,11 @@ def bound_elements(
         at_centre.distance + spread, to_candidate.mean(axis=2).min(axis=1)
     )
     centre_low = at_centre.distance - SEARCH_SLACK
-    corner_low = np.maximum(corner_distance - SEARCH_SLACK, 0.0)
+    # (A corner is within d(c) + r of Y, so its search finds an element; if it did not, the
+    # corner would get the safe 0 rather than inf.)
+    corner_low = np.where(
+        np.isfinite(corner_distance), np.maximum(corner_distance - SEARCH_SLACK, 0.0), 0.0
+    )
     with np.errstate(divide="ignore", invalid="ignore"):
         concave = np.where(
             high > 0,
