@@ -256,7 +256,7 @@ def test_the_command_prints_the_brackets(tmp_path):
 
     from maskio import write_mask
 
-    a, b, spacing, _ = _masks_case((1.0, 1.0, 1.0), radii=(4.0, 4.0))
+    a, b, spacing, _ = _masks_case((1.0, 1.0, 1.0), radii=(3.0, 3.0))
     paths = [write_mask(tmp_path / f"{n}.nii.gz", m, spacing) for n, m in (("a", a), ("b", b))]
 
     def run(*extra):
