@@ -317,12 +317,17 @@ def bound_direction(
     is wider than its aim (up to max_levels times, default MAX_LEVELS)."""
     neighbours = Neighbours(target)
     pieces = bound_elements(corners, target, neighbours)
+    per_child = len(split_elements(corners[:1]))
     for _ in range(MAX_LEVELS if max_levels is None else max_levels):
         split = _to_split(pieces, threshold, percentile)
-        children = len(split_elements(pieces.corners[:1])) * np.count_nonzero(split)
-        if not split.any() or len(pieces.size) + children > MAX_ELEMENTS:
+        room = (MAX_ELEMENTS - len(pieces.size)) // (per_child - 1)
+        if not split.any() or room <= 0:
             break
-        per_child = children // np.count_nonzero(split)
+        if np.count_nonzero(split) > room:  # the most uncertain elements that fit
+            chosen = np.flatnonzero(split)
+            uncertain = (pieces.size * (pieces.high - pieces.low))[chosen]
+            split[:] = False
+            split[chosen[np.argsort(-uncertain)[:room]]] = True
         # A plane certified over an element is certified over its children.
         inherited = (
             np.repeat(pieces.normal[split], per_child, axis=0),
