@@ -74,8 +74,12 @@ format: $(STAMP)
 bench-study: $(STAMP)
 	$(BIN)/python benchmarks/study_speed.py --cores 2
 
+# Also time the pairs of two mask files of your own, one per label value:
+#   make bench-reference BENCH_MASKS="reference.nii.gz prediction.nii.gz" BENCH_LABELS="1 2 5"
+BENCH_MASKS ?=
+BENCH_LABELS ?=
 bench-reference: $(STAMP)
-	$(BIN)/python benchmarks/reference_speed.py
+	$(BIN)/python benchmarks/reference_speed.py $(if $(BENCH_MASKS),--masks $(BENCH_MASKS)) $(if $(BENCH_LABELS),--label $(BENCH_LABELS))
 
 crosscheck: $(STAMP)
 	$(BIN)/python benchmarks/crosscheck_meshmetrics.py

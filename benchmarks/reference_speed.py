@@ -26,6 +26,11 @@ Tools timed, and what is like for like:
 * pymeshmetrics through the project's adapter (all seven), and without BIoU (like for like with
   the reference without BIoU: the two BIoU parts are the differences of the two calls).
 
+Brackets: per pair, one call with `bounds=True` (all seven metrics): the width of each
+metric's proven bracket (docs/reference.md, "What the brackets prove"), its time against
+the reference's default call ("bounds/ref"), and the metrics whose value lies outside its
+bracket ("outside").
+
 Query points: per pair, the points the reference (without BIoU) hands to the closest-element
 search, against its boundary elements (triangles of both meshes), and its time per query
 point against the floor: one exact query per boundary element (each mesh's element centres on
@@ -196,12 +201,39 @@ def large_pair(size: int) -> tuple[np.ndarray, np.ndarray]:
 
 
 def time_pair(calls, a, b, spacing, *, repeats: int, budget_s: float) -> dict:
-    """Every tool's median seconds on one pair, and the reference's query profile."""
+    """Every tool's median seconds on one pair, the reference's query profile and its
+    brackets' widths."""
     row = {
         label: time_call(call, a, b, spacing, repeats=repeats, budget_s=budget_s)
         for label, call in calls.items()
     }
-    return row | query_profile(a, b, spacing, repeats=repeats)
+    return row | query_profile(a, b, spacing, repeats=repeats) | bracket_widths(a, b, spacing)
+
+
+WIDTH = "w_"
+"""Prefix of the bracket-width columns."""
+
+
+OUTSIDE = "outside"
+"""Column naming the metrics whose value lies outside its bracket ("-": none)."""
+
+
+def bracket_widths(a, b, spacing) -> dict:
+    """Seconds of one call with bounds=True, the width of every metric's bracket and the
+    metrics whose value lies outside it."""
+    import reference
+
+    started = time.perf_counter()
+    scores, brackets = reference.compute_metrics(
+        a, b, spacing, percentile=PERCENTILE, tau=TAU_MM, bounds=True
+    )
+    seconds = time.perf_counter() - started
+    outside = [key for key, one in brackets.items() if not one.holds(scores[key])]
+    return (
+        {"bounds": seconds}
+        | {WIDTH + key: one.width for key, one in brackets.items()}
+        | {OUTSIDE: " ".join(outside) or "-"}
+    )
 
 
 def time_synthetic(calls, oars, case: int, seed: int, *, repeats: int, budget_s: float):
@@ -456,6 +488,7 @@ def add_ratios(frame: pd.DataFrame) -> pd.DataFrame:
     frame["ref/dm"] = frame["reference"] / frame["deepmind"]
     frame["refnoB/dm"] = frame["reference_noBIoU"] / frame["deepmind"]
     frame["centres/dm"] = frame["ref_centres"] / frame["deepmind"]
+    frame["bounds/ref"] = frame["bounds"] / frame["reference"]
     return frame
 
 
@@ -581,9 +614,12 @@ def print_tables(
     pd.set_option("display.width", 200)
     pd.set_option("display.max_rows", 500)
     seconds = "{:.3f}".format
+    widths = [c for c in timings.columns if c.startswith(WIDTH)] + [OUTSIDE]
     print("== Median seconds per pair (one call computing all of a tool's metrics)")
-    print(timings.to_string(index=False, float_format=seconds))
-    numeric = [c for c in timings.columns if c not in ("pair", "category", "spacing", "voxels")]
+    print(timings.drop(columns=widths).to_string(index=False, float_format=seconds))
+    numeric = [
+        c for c in timings.columns if c not in ("pair", "category", "spacing", "voxels", *widths)
+    ]
     for by in (["category", "spacing"], ["category"], ["spacing"]):
         print(f"\n== Medians by {' and '.join(by)}")
         print(timings.groupby(by)[numeric].median().to_string(float_format=seconds))
@@ -595,7 +631,19 @@ def print_tables(
     print(accuracy.to_string(index=False, float_format="{:.4f}".format))
     if files is not None:
         print("\n== Mask files (--masks): median seconds per pair")
-        print(files.to_string(index=False, float_format=seconds))
+        print(files.drop(columns=widths).to_string(index=False, float_format=seconds))
+    print_brackets(timings if files is None else pd.concat([timings, files]), widths)
+
+
+def print_brackets(frame: pd.DataFrame, widths: list[str]) -> None:
+    """The bracket widths per pair (mm; NSD, BIoU, DSC as fractions) and what they cost."""
+    print("\n== Bracket widths (bounds=True, one call per pair; mm, NSD as a fraction)")
+    columns = ["pair", "spacing", "reference", "bounds", "bounds/ref", *widths]
+    print(frame[columns].to_string(index=False, float_format="{:.3g}".format))
+    print(
+        "largest width per metric: "
+        + ", ".join(f"{c[len(WIDTH) :]} {frame[c].max():.3g}" for c in widths if c != OUTSIDE)
+    )
 
 
 def parse_arguments(argv: Sequence[str] | None) -> argparse.Namespace:

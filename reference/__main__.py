@@ -1,12 +1,16 @@
-"""python -m reference A B [--label N] [--percentile P] [--tau T] [--meshing M] [--json]
+"""python -m reference A B [--label N] [--percentile P] [--tau T] [--meshing M] [--bounds]
+                    [--json]
 
 The reference's metrics between two mask files on one grid (checked by `maskio.load_pair`).
+With --bounds, each value with the bracket proven to hold the metric's exact value between
+the two meshes, and its width (docs/reference.md, "What the brackets prove").
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+from dataclasses import asdict
 
 from maskio.cli import add_pair_arguments, load_pair_or_exit
 
@@ -21,8 +25,25 @@ def parser() -> argparse.ArgumentParser:
     )
     add_pair_arguments(command)
     command.add_argument("--meshing", choices=MESHINGS, default=MESHINGS[0])
+    command.add_argument(
+        "--bounds",
+        action="store_true",
+        help="also print each metric's proven bracket [lower, upper] and its width",
+    )
     command.add_argument("--json", action="store_true", help="print JSON instead of a table")
     return command
+
+
+def table(scores: dict, brackets: dict | None = None) -> str:
+    """One line per metric: key and value, and with brackets "[lower, upper] width w"."""
+    lines = []
+    for key, value in scores.items():
+        line = f"{key:<6} {value:.6g}"
+        if brackets is not None:
+            bracket = brackets[key]
+            line += f"  [{bracket.lower:.6g}, {bracket.upper:.6g}]  width {bracket.width:.2g}"
+        lines.append(line)
+    return "\n".join(lines)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -31,19 +52,25 @@ def main(argv: list[str] | None = None) -> int:
     command = parser()
     arguments = command.parse_args(argv)
     pair = load_pair_or_exit(command, arguments)
-    scores = compute_metrics(
+    result = compute_metrics(
         pair.a,
         pair.b,
         pair.spacing,
         percentile=arguments.percentile,
         tau=arguments.tau,
         meshing=arguments.meshing,
+        bounds=arguments.bounds,
     )
+    if not arguments.bounds:
+        scores = result
+        print(json.dumps(scores) if arguments.json else table(scores))
+        return 0
+    scores, brackets = result
     if arguments.json:
-        print(json.dumps(scores))
+        said = {key: asdict(one) | {"width": one.width} for key, one in brackets.items()}
+        print(json.dumps({"scores": scores, "brackets": said}))
     else:
-        for key, value in scores.items():
-            print(f"{key:<6} {value:.6g}")
+        print(table(scores, brackets))
     return 0
 
 

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import numpy as np
 
-from reference import biou, lattice
+from reference import biou, bounds, lattice
 from reference import meshing as meshing_lib
 from reference.closest import SurfaceIndex, check_implementation
 from reference.hausdorff import directed_hausdorff
@@ -180,7 +180,8 @@ def compute_metrics(
     quadrature: str = "linear",
     metrics=None,
     implementation: str = "compiled",
-) -> dict[str, float]:
+    bounds: bool = False,
+):
     """HD, HDp ("HD95"), MASD, ASSD, NSD, BIoU, DSC between two masks (2D or 3D).
 
     metrics: the keys to compute (a subset of METRIC_KEYS; None = all); the result holds
@@ -198,6 +199,10 @@ def compute_metrics(
     describe one grid; binary files only: choose a label with `maskio.load_pair`). Both
     masks are meshed, distances measured between the meshes (module `metrics`), BIoU counted
     on a grid five times denser than the image grid (module `biou`); DSC from the voxels.
+
+    bounds: return (scores, brackets) instead of scores: brackets[key] is a `Bracket`
+    (lower, upper, width) proven to hold the exact value of that metric between the two
+    meshes (module `bounds`; docs/reference.md, "What the brackets prove").
     """
     _check_parameters(percentile, tau, subdivision, refine, quadrature)
     check_implementation(implementation)
@@ -215,7 +220,7 @@ def compute_metrics(
     a, b = _binary(a, "a"), _binary(b, "b")
     origin = np.zeros(a.ndim) if origin is None else _check_origin(origin, a.ndim)
     if not a.any() or not b.any():
-        return _empty_result(not a.any(), not b.any(), keys)
+        return _with_brackets(_empty_result(not a.any(), not b.any(), keys), bounds)
 
     # Crop to the union bounding box: meshing and BIoU only see the voxels that matter.
     lower, upper = _union_box(a, b)
@@ -224,8 +229,9 @@ def compute_metrics(
     crop_origin = origin + lower * spacing
     # DSC of masks is a voxel count: no mesh needed.
     scores = {"DSC": 2.0 * np.count_nonzero(a & b) / (np.count_nonzero(a) + np.count_nonzero(b))}
+    brackets = {}
     if set(keys) - {"DSC"}:
-        scores |= _mesh_metrics(
+        mesh_scores, brackets = _mesh_metrics(
             a,
             b,
             spacing,
@@ -238,12 +244,26 @@ def compute_metrics(
             refine=refine,
             quadrature=quadrature,
             implementation=implementation,
+            bounds=bounds,
         )
-    return {key: float(scores[key]) for key in keys}
+        scores |= mesh_scores
+    return _with_brackets({key: float(scores[key]) for key in keys}, bounds, brackets)
 
 
-def _mesh_metrics(a, b, spacing, crop_origin, keys, *, meshing, **options) -> dict[str, float]:
-    """Distance metrics and BIoU of two cropped, non-empty masks (only the asked keys)."""
+def _with_brackets(scores: dict[str, float], asked: bool, brackets: dict | None = None):
+    """scores alone, or (scores, brackets) with a bracket for every key when `asked`: the
+    counted metrics' (BIoU, DSC) are their values, and so is every metric without
+    `brackets` (an empty mask: the values are definitions; module `bounds`)."""
+    if not asked:
+        return scores
+    if brackets is None:
+        return scores, bounds.point_brackets(scores, scores)
+    return scores, bounds.point_brackets(scores) | brackets
+
+
+def _mesh_metrics(a, b, spacing, crop_origin, keys, *, meshing, bounds=False, **options):
+    """Distance metrics and BIoU of two cropped, non-empty masks (only the asked keys), and
+    the distance metrics' brackets if `bounds` (else {})."""
     surface_a = mesh_surface(a, spacing, crop_origin, meshing)
     surface_b = mesh_surface(b, spacing, crop_origin, meshing)
     coinciding = indexes = None
@@ -253,6 +273,13 @@ def _mesh_metrics(a, b, spacing, crop_origin, keys, *, meshing, **options) -> di
         indexes = lattice.indexes(surface_a, surface_b, grid, options["implementation"])
     scores, index_a, index_b, threshold = _distance_metrics(
         surface_a, surface_b, keys=keys, coinciding=coinciding, indexes=indexes, **options
+    )
+    brackets = (
+        _distance_brackets(
+            surface_a, surface_b, index_a, index_b, scores, threshold, options["percentile"], keys
+        )
+        if bounds
+        else {}
     )
     if "BIoU" in keys:
         # The meshes stay within one voxel of the cropped masks; every band point is inside.
@@ -269,7 +296,20 @@ def _mesh_metrics(a, b, spacing, crop_origin, keys, *, meshing, **options) -> di
             index_a=index_a,
             index_b=index_b,
         ).biou()
-    return scores
+    return scores, brackets
+
+
+def _distance_brackets(surface_a, surface_b, index_a, index_b, scores, threshold, percentile, keys):
+    return bounds.distance_brackets(
+        surface_a,
+        surface_b,
+        index_a,
+        index_b,
+        scores,
+        threshold=threshold,
+        percentile=percentile,
+        keys=keys,
+    )
 
 
 def _union_box(a: np.ndarray, b: np.ndarray):
@@ -353,19 +393,20 @@ def compute_surface_metrics(
     refine: str = "adaptive",
     quadrature: str = "linear",
     implementation: str = "compiled",
-) -> dict[str, float]:
+    bounds: bool = False,
+):
     """The same metrics between two closed surfaces given in mm (vertices, cells).
 
     BIoU and DSC are counted on a regular grid of step `grid_step` (default tau / 10) over the
     bounding box of both surfaces, with exact signed distances; DSC here is the volume overlap
-    of the two enclosed regions on that grid. implementation: as in `compute_metrics`.
+    of the two enclosed regions on that grid. implementation, bounds: as in `compute_metrics`.
     """
     _check_parameters(percentile, tau, subdivision, refine, quadrature)
     check_implementation(implementation)
     surface_a = _check_surface(surface_a, "surface_a")
     surface_b = _check_surface(surface_b, "surface_b", surface_a[0].shape[1])
     if len(surface_a[1]) == 0 or len(surface_b[1]) == 0:
-        return _empty_result(len(surface_a[1]) == 0, len(surface_b[1]) == 0)
+        return _with_brackets(_empty_result(len(surface_a[1]) == 0, len(surface_b[1]) == 0), bounds)
     surface_a = (surface_a[0], orient_outward(*surface_a))
     surface_b = (surface_b[0], orient_outward(*surface_b))
     scores, index_a, index_b, threshold = _distance_metrics(
@@ -392,4 +433,11 @@ def compute_surface_metrics(
         index_b=index_b,
     )
     scores["BIoU"], scores["DSC"] = counts.biou(), counts.dsc()
-    return {key: float(scores[key]) for key in METRIC_KEYS}
+    brackets = (
+        _distance_brackets(
+            surface_a, surface_b, index_a, index_b, scores, threshold, percentile, METRIC_KEYS
+        )
+        if bounds
+        else {}
+    )
+    return _with_brackets({key: float(scores[key]) for key in METRIC_KEYS}, bounds, brackets)

@@ -44,10 +44,19 @@ MAX_LEVELS = 16
 
 @dataclass
 class Bracket:
-    """lower <= directed Hausdorff distance <= upper (mm)."""
+    """lower <= value <= upper: of the directed Hausdorff distance here, of any metric in
+    module `bounds`."""
 
     lower: float
     upper: float
+
+    @property
+    def width(self) -> float:
+        return self.upper - self.lower
+
+    def holds(self, value: float) -> bool:
+        """lower <= value <= upper."""
+        return self.lower <= value <= self.upper
 
 
 def _convexity_bound(

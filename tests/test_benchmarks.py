@@ -132,9 +132,13 @@ def test_reference_speed_quick_run_prints_targets():
         "== Medians by category",
         "== Large pair",
         "== Analytic accuracy",
+        "== Bracket widths",
         "== Targets",
     ):
         assert heading in printed
+    brackets = printed.split("== Bracket widths")[1].split("==")[0]
+    assert "Cochlea_L" in brackets and "w_HD95" in brackets and "bounds/ref" in brackets
+    assert "outside" in brackets
     targets = printed.split("== Targets")[1]
     assert targets.count("MET]") == 3  # "[MET]" or "[NOT MET]", one per target
     assert "peak memory" in targets and "GB" in targets

@@ -1,0 +1,396 @@
+"""Proven brackets of the distance metrics: an interval per metric that holds its exact value.
+
+For each direction X -> Y, d(x) = distance from x to the surface Y. Over an element T of X
+(corners v_i, centre c, radius r = max |v_i - c|, size |T|) two functions bound d from
+below and above, ell <= d <= u, each with a known minimum, maximum and integral over T:
+
+* Upper, convexity: for any element f of Y, d(x) <= dist(x, f), a convex function, so over T
+  it is at most max_i dist(v_i, f) and its integral at most |T| mean_i dist(v_i, f) (a convex
+  function lies below its linear interpolant on a simplex). f runs over the closest elements
+  of the centre and of every corner. Lipschitz: d(x) <= d(c) + |x - c|, whose mean over T is
+  at most sqrt(m2), m2 = mean |x - c|^2 = E / (n^2 (n + 1)) (E: sum of squared edge lengths,
+  n corners).
+* Lower, Lipschitz: d(x) >= d(c) - |x - c|. Concavity: d^2 - |x|^2 is a minimum of affine
+  functions, so d(x)^2 >= sum_i w_i d(v_i)^2 - sum_i w_i |v_i - x|^2 (w: barycentric weights),
+  whose mean over T is mean_i d(v_i)^2 - E / (n (n + 1)); with d <= U (U = max of u over T),
+  d >= d^2 / U, so the integral of d is at least |T| (that mean) / U.
+* Lower, one plane (the certificate): let P be the plane (line in 2D) of the element f that
+  gives the best upper bound, n its unit normal towards T, a(x) = n . x - n . y_f the signed
+  height above it. The closest point y* of any x in T lies within R = U + r of c. If every
+  element of Y that comes within R of c lies on or below P, then d(x) = |x - y*| >= a(x):
+  an affine lower bound, integrated exactly (|T| mean_i a(v_i)). Where moreover dist(v_i, f)
+  = a(v_i) at every corner, u = dist(., f) <= its interpolant = a: d equals a over T, and the
+  element counts for NSD and HDp by the exact share of T on which a is <= t.
+
+The metrics follow from these per-element bounds, per direction:
+
+* MASD, ASSD: the sums of the integrals' lower and upper bounds.
+* NSD: the size of the elements whose u is wholly <= tau (plus, on exact elements, the share
+  of a <= tau) is a lower bound of the size within tau; with ell instead of u an upper one.
+* HDp: ell <= d pointwise puts the size with ell <= t above the size with d <= t for every t,
+  so the p-quantile of ell's size-weighted distribution is <= that of d, and u's is >= it.
+* HD: the bracket of module `hausdorff`, bracketed to its tolerance around the value.
+
+Where a bracket is wider than its aim (`AIMS`), the elements that make it wide are split
+(midpoint subdivision) and bounded again, up to `MAX_LEVELS` times and `MAX_ELEMENTS` per
+direction. Queried distances are exact float64 distances to the element the float32 BVH
+names, at most `SEARCH_SLACK` above the true distance: every lower bound taken from a
+queried distance subtracts it.
+"""
+
+from __future__ import annotations
+
+import itertools
+from dataclasses import dataclass
+
+import numpy as np
+from scipy.spatial import cKDTree
+
+from reference.closest import SurfaceIndex
+from reference.hausdorff import Bracket, directed_hausdorff
+from reference.metrics import (
+    PERCENTILE_TOLERANCE,
+    Directed,
+    _distinct_points,
+    _sizes,
+    element_radius,
+    split_elements,
+)
+
+SEARCH_SLACK = 1e-4
+"""mm. A queried distance exceeds the true one by at most this: the BVH searches in float32
+(about 1e-5 mm on coordinates of a few hundred mm) and may name a slightly farther element;
+the exact float64 distance to that element is then an upper bound, and this much below it a
+lower bound. It equals the absolute padding of the BVH's search radius."""
+
+PLANE_TOLERANCE = 1e-9
+"""mm. Rounding allowed in the one-plane certificate (a vertex this far above P is on it)."""
+
+AIMS = {"HD95": 0.01, "MASD": 0.01, "ASSD": 0.01, "NSD": 0.001}
+"""Bracket widths (mm; NSD as a fraction) refinement stops at, per direction."""
+
+MAX_LEVELS = 8
+"""Extra subdivision levels for the brackets (a 3 mm triangle's children are then 0.01 mm)."""
+
+MAX_ELEMENTS = 250_000
+"""Elements per direction beyond which refinement stops (bounds memory and time)."""
+
+CERTIFY_CHUNK = 20_000
+"""Elements per neighbour search of the certificate (its candidate pairs are held at once)."""
+
+NEIGHBOURS = 64
+"""Elements of Y the certificate looks at per element; a ball holding more is not certified."""
+
+RADIUS_STEP = 0.5
+"""mm. The certificate's ball radii are rounded up to this (one neighbour search per value)."""
+
+
+SUM_ROUNDING = 1e-12
+"""Relative allowance for rounding in the sums over elements (children's sizes add up to
+their parent's only to the last bits), added on both sides of the summed brackets."""
+
+
+def _bracket(low, high, summed: bool = False) -> Bracket:
+    if summed:
+        low, high = low - SUM_ROUNDING * max(1.0, abs(low)), high + SUM_ROUNDING * max(1.0, high)
+    return Bracket(float(low), float(high))
+
+
+class Neighbours:
+    """The elements of Y near a point, with their planes: what the certificate asks of Y."""
+
+    def __init__(self, target: SurfaceIndex):
+        self.target = target
+        corners = target.vertices[target.cells]
+        centroids = corners.mean(axis=1)
+        self.tree = cKDTree(centroids)
+        self.reach = float(element_radius(corners, centroids).max())
+        if target.dim == 3:
+            normal = np.cross(corners[:, 1] - corners[:, 0], corners[:, 2] - corners[:, 0])
+        else:
+            edge = corners[:, 1] - corners[:, 0]
+            normal = np.column_stack([edge[:, 1], -edge[:, 0]])
+        length = np.linalg.norm(normal, axis=1)
+        extent = float(np.ptp(target.vertices, axis=0).max()) or 1.0
+        usable = length > 1e-12 * extent ** (target.dim - 1)
+        self.normal = np.full_like(normal, np.nan)
+        self.normal[usable] = normal[usable] / length[usable, None]
+        self.offset = np.einsum("kd,kd->k", self.normal, corners[:, 0])
+
+    def below(self, centres, radius, normal, offset) -> np.ndarray:
+        """Per element: does every element of Y within `radius` of its centre lie on or below
+        its plane (normal . y <= offset + PLANE_TOLERANCE)?
+
+        The candidates are the NEIGHBOURS elements of Y whose centroids are nearest, within
+        the radius (rounded up to RADIUS_STEP) plus the largest element of Y; where they do
+        not exhaust that ball the answer is no, which is always safe."""
+        certified = np.zeros(len(centres), bool)
+        rounded = np.ceil(radius / RADIUS_STEP) * RADIUS_STEP
+        for ball in np.unique(rounded):
+            rows = np.flatnonzero(rounded == ball)
+            found, cell = self.tree.query(
+                centres[rows], k=NEIGHBOURS, distance_upper_bound=ball + self.reach
+            )
+            complete = ~np.isfinite(found[:, -1])
+            rows, cell = rows[complete], cell[complete]
+            valid = cell < len(self.offset)
+            points = self.target.vertices[self.target.cells[np.where(valid, cell, 0)]]
+            height = np.einsum("kcnd,kd->kcn", points, normal[rows]) - offset[rows, None, None]
+            above = valid & (height.max(axis=2) > PLANE_TOLERANCE)
+            owner, which = np.nonzero(above)
+            if len(owner):  # such an element must not reach into the ball
+                near = self.target.distance_to_cells(centres[rows[owner]], cell[owner, which])[0]
+                above[owner, which] = near <= radius[rows[owner]]
+            certified[rows] = ~above.any(axis=1)
+        return certified
+
+
+@dataclass
+class Pieces:
+    """Bounds of d over the elements of one direction (one row per element).
+
+    low, high: min of ell and max of u over the element; integral_low, integral_high: their
+    integrals; exact: d is affine over the element, within PLANE_TOLERANCE of `affine` (its
+    corner values; NaN elsewhere); normal, offset: the certified plane (NaN: none).
+    """
+
+    corners: np.ndarray
+    size: np.ndarray
+    low: np.ndarray
+    high: np.ndarray
+    integral_low: np.ndarray
+    integral_high: np.ndarray
+    exact: np.ndarray
+    affine: np.ndarray
+    normal: np.ndarray
+    offset: np.ndarray
+
+    def take(self, rows) -> Pieces:
+        return Pieces(*(getattr(self, name)[rows] for name in self.__dataclass_fields__))
+
+    @staticmethod
+    def join(first: Pieces, second: Pieces) -> Pieces:
+        return Pieces(
+            *(
+                np.concatenate([getattr(first, name), getattr(second, name)])
+                for name in Pieces.__dataclass_fields__
+            )
+        )
+
+    def distribution(self, upper: bool) -> Directed:
+        """The size-weighted distribution of u (upper) or ell: steps at high (low), and the
+        exact elements by their affine corner values."""
+        shift = PLANE_TOLERANCE if upper else -PLANE_TOLERANCE
+        exact = np.flatnonzero(self.exact)
+        return Directed(
+            self.high if upper else self.low,
+            self.size,
+            open=exact,
+            corner_distance=self.affine[exact] + shift,
+        )
+
+
+def bound_elements(
+    corners: np.ndarray,
+    target: SurfaceIndex,
+    neighbours: Neighbours,
+    planes: tuple[np.ndarray, np.ndarray] | None = None,
+) -> Pieces:
+    """The bounds of the module docstring for the elements `corners` (k, n, dim).
+
+    planes: (normal, offset) per element of a plane already certified over a larger element
+    holding it (NaN: none), whose affine lower bound then holds here too without a search.
+    """
+    count, n, dim = corners.shape
+    size = _sizes(corners)
+    centres = corners.mean(axis=1)
+    radius = element_radius(corners, centres)
+    squared_edges = sum(
+        np.sum((corners[:, i] - corners[:, j]) ** 2, axis=1)
+        for i, j in itertools.combinations(range(n), 2)
+    )
+    at_centre = target.query(centres)
+    # Corners shared by neighbouring elements are queried once, each within its largest
+    # Lipschitz reach d(c) + r.
+    points = corners.reshape(-1, dim)
+    first, same = _distinct_points(points)
+    reach = np.zeros(len(first))
+    np.maximum.at(reach, same, np.repeat(at_centre.distance + radius, n))
+    at_corners = target.query(points[first], reach)
+    corner_distance = at_corners.distance[same].reshape(count, n)
+    candidates = np.column_stack([at_centre.cell, at_corners.cell[same].reshape(count, n)])
+    # dist(v_i, f) for every candidate f: (k, candidates, n).
+    to_candidate = np.stack(
+        [
+            target.distance_to_cells(points, np.repeat(candidates[:, j], n))[0].reshape(count, n)
+            for j in range(n + 1)
+        ],
+        axis=1,
+    )
+    best = to_candidate.max(axis=2).argmin(axis=1)
+    rows = np.arange(count)
+    spread = np.sqrt(squared_edges / (n * n * (n + 1)))  # bounds the mean of |x - c| over T
+    high = np.minimum(at_centre.distance + radius, to_candidate.max(axis=2)[rows, best])
+    integral_high = size * np.minimum(
+        at_centre.distance + spread, to_candidate.mean(axis=2).min(axis=1)
+    )
+    centre_low = at_centre.distance - SEARCH_SLACK
+    # (A corner is within d(c) + r of Y, so its search finds an element; if it did not, the
+    # corner would get the safe 0 rather than inf.)
+    corner_low = np.where(
+        np.isfinite(corner_distance), np.maximum(corner_distance - SEARCH_SLACK, 0.0), 0.0
+    )
+    with np.errstate(divide="ignore", invalid="ignore"):
+        concave = np.where(
+            high > 0,
+            ((corner_low**2).mean(axis=1) - squared_edges / (n * (n + 1))) / high,
+            0.0,
+        )
+    low = np.maximum(centre_low - radius, 0.0)
+    mean_low = np.maximum.reduce([centre_low - spread, concave, np.zeros(count)])
+    # The one-plane certificate, for the elements where d is not already pinned to 0.
+    plane = candidates[rows, best]
+    normal, offset = neighbours.normal[plane], neighbours.offset[plane]
+    side = np.where(np.einsum("kd,kd->k", normal, centres) >= offset, 1.0, -1.0)
+    normal, offset = normal * side[:, None], offset * side
+    certified = np.zeros(count, bool)
+    if planes is not None:
+        certified = np.isfinite(planes[1])
+        normal[certified], offset[certified] = planes[0][certified], planes[1][certified]
+    affine = np.einsum("knd,kd->kn", corners, normal) - offset[:, None]
+    tried = np.flatnonzero(~certified & (high > 0) & np.isfinite(offset))
+    for start in range(0, len(tried), CERTIFY_CHUNK):
+        chunk = tried[start : start + CERTIFY_CHUNK]
+        certified[chunk] = neighbours.below(
+            centres[chunk], high[chunk] + radius[chunk], normal[chunk], offset[chunk]
+        )
+    affine[~certified] = np.nan
+    low[certified] = np.maximum(low[certified], affine[certified].min(axis=1) - PLANE_TOLERANCE)
+    mean_low[certified] = np.maximum(
+        mean_low[certified], affine[certified].mean(axis=1) - PLANE_TOLERANCE
+    )
+    exact = certified & np.all(np.abs(to_candidate[rows, best] - affine) <= PLANE_TOLERANCE, axis=1)
+    exact |= high == 0  # d = 0 over the element: affine too
+    affine[high == 0] = 0.0
+    high[exact] = np.minimum(high[exact], affine[exact].max(axis=1) + PLANE_TOLERANCE)
+    normal[~certified], offset[~certified] = np.nan, np.nan
+    return Pieces(
+        corners, size, low, high, size * mean_low, integral_high, exact, affine, normal, offset
+    )
+
+
+def _quantiles(pieces: Pieces, percentile: float) -> tuple[float, float]:
+    """Lower and upper bound of the size-weighted p-quantile of d."""
+    low = pieces.distribution(upper=False).percentile(percentile) - PERCENTILE_TOLERANCE
+    return max(low, 0.0), pieces.distribution(upper=True).percentile(percentile)
+
+
+def _to_split(pieces: Pieces, threshold: float, percentile: float) -> np.ndarray:
+    """The elements that make a bracket wider than its aim."""
+    total = pieces.size.sum()
+    split = np.zeros(len(pieces.size), bool)
+    width = pieces.integral_high - pieces.integral_low
+    excess = width.sum() - 0.5 * AIMS["MASD"] * total
+    if excess > 0.5 * AIMS["MASD"] * total:
+        # The widest elements that together hold the excess.
+        order = np.argsort(-width)
+        split[order[: np.searchsorted(np.cumsum(width[order]), excess) + 1]] = True
+    open_ = ~pieces.exact
+    straddles = open_ & (pieces.low <= threshold) & (pieces.high > threshold)
+    if pieces.size[straddles].sum() > AIMS["NSD"] * total:
+        split |= straddles
+    low, high = _quantiles(pieces, percentile)
+    if high - low > AIMS["HD95"]:
+        split |= open_ & (pieces.low <= high) & (pieces.high >= low)
+    return split
+
+
+def bound_direction(
+    corners: np.ndarray,
+    target: SurfaceIndex,
+    *,
+    threshold: float,
+    percentile: float,
+    max_levels: int | None = None,
+) -> Pieces:
+    """Bounds over the elements of X (corners (k, n, dim)) towards Y, refined where a bracket
+    is wider than its aim (up to max_levels times, default MAX_LEVELS)."""
+    neighbours = Neighbours(target)
+    pieces = bound_elements(corners, target, neighbours)
+    per_child = len(split_elements(corners[:1]))
+    for _ in range(MAX_LEVELS if max_levels is None else max_levels):
+        split = _to_split(pieces, threshold, percentile)
+        room = (MAX_ELEMENTS - len(pieces.size)) // (per_child - 1)
+        if not split.any() or room <= 0:
+            break
+        if np.count_nonzero(split) > room:  # the most uncertain elements that fit
+            chosen = np.flatnonzero(split)
+            uncertain = (pieces.size * (pieces.high - pieces.low))[chosen]
+            split[:] = False
+            split[chosen[np.argsort(-uncertain)[:room]]] = True
+        # A plane certified over an element is certified over its children.
+        inherited = (
+            np.repeat(pieces.normal[split], per_child, axis=0),
+            np.repeat(pieces.offset[split], per_child),
+        )
+        pieces = Pieces.join(
+            pieces.take(~split),
+            bound_elements(split_elements(pieces.corners[split]), target, neighbours, inherited),
+        )
+    return pieces
+
+
+COUNTED = ("BIoU", "DSC")
+"""Metrics counted on a grid (voxels, or BIoU's dense points): each count is exact for its
+definition, so their brackets are their values (docs/reference.md)."""
+
+
+def point_brackets(scores: dict[str, float], keys=COUNTED) -> dict[str, Bracket]:
+    """[value, value] for the given keys among `scores`: the counted metrics, or every metric
+    where the definition itself gives the value (an empty mask)."""
+    return {key: _bracket(scores[key], scores[key]) for key in keys if key in scores}
+
+
+def distance_brackets(
+    surface_a,
+    surface_b,
+    index_a: SurfaceIndex,
+    index_b: SurfaceIndex,
+    scores: dict[str, float],
+    *,
+    threshold: float,
+    percentile: float,
+    keys,
+) -> dict[str, Bracket]:
+    """Brackets of the asked distance metrics (HD, HD95, MASD, ASSD, NSD) between two surfaces
+    (vertices, cells), whose values `scores` the distance pass gave."""
+    brackets = {}
+    if "HD" in keys:
+        upper = max(
+            directed_hausdorff(*surface, target, floor=scores["HD"]).upper
+            for surface, target in ((surface_a, index_b), (surface_b, index_a))
+        )
+        brackets["HD"] = _bracket(max(scores["HD"] - SEARCH_SLACK, 0.0), max(upper, scores["HD"]))
+    if not set(keys) & {"HD95", "MASD", "ASSD", "NSD"}:
+        return brackets
+    directions = [
+        bound_direction(vertices[cells], target, threshold=threshold, percentile=percentile)
+        for (vertices, cells), target in ((surface_a, index_b), (surface_b, index_a))
+    ]
+    sizes = [one.size.sum() for one in directions]
+    low = [one.integral_low.sum() for one in directions]
+    high = [one.integral_high.sum() for one in directions]
+    quantiles = [_quantiles(one, percentile) for one in directions]
+    within_low = [one.distribution(upper=True).within(threshold) for one in directions]
+    within_high = [one.distribution(upper=False).within(threshold) for one in directions]
+    every = {
+        "HD95": _bracket(max(q[0] for q in quantiles), max(q[1] for q in quantiles)),
+        "MASD": _bracket(
+            0.5 * (low[0] / sizes[0] + low[1] / sizes[1]),
+            0.5 * (high[0] / sizes[0] + high[1] / sizes[1]),
+            summed=True,
+        ),
+        "ASSD": _bracket(sum(low) / sum(sizes), sum(high) / sum(sizes), summed=True),
+        "NSD": _bracket(sum(within_low) / sum(sizes), sum(within_high) / sum(sizes), summed=True),
+    }
+    return brackets | {key: every[key] for key in every if key in keys}

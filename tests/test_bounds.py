@@ -1,0 +1,281 @@
+"""The reference's brackets (`bounds=True`) against independent dense evaluations.
+
+The dense evaluation splits every element of both meshes uniformly and measures exact
+point-to-mesh distances at the pieces' centres (size-weighted, as the metrics define) and, for
+HD, at their corners. Its own discretisation error is estimated by the change from one level
+coarser (a converging second-order rule changes less than that at the finer level); the
+brackets must hold the dense values within that estimate. HD at the corners is a lower bound
+of the exact HD, so it must not exceed the bracket's upper end at all.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from test_reference import triangle
+
+from reference import analytic, compute_metrics, compute_surface_metrics
+from reference.api import mesh_surface
+from reference.bounds import SEARCH_SLACK, Neighbours, bound_direction, bound_elements
+from reference.closest import SurfaceIndex
+from reference.geometry import brute_force_distances
+from reference.hausdorff import Bracket
+from reference.keys import DISTANCE_KEYS
+from reference.metrics import Directed, split_elements, tie_threshold
+
+TAU, PERCENTILE = 2.0, 95
+
+
+def _uniform(corners: np.ndarray, level: int) -> np.ndarray:
+    for _ in range(level):
+        corners = split_elements(corners)
+    return corners
+
+
+def _dense_direction(corners, target: SurfaceIndex, level: int, threshold: float) -> dict:
+    """HD lower bound, size, integral of d, and the size within threshold and HDp of the
+    pieces at uniform level `level`: by their centres, and proven low and high from each
+    piece's bounds d(c) - r <= d <= min(d(c) + r, max_i |v_i - p|) (p: the centre's closest
+    point)."""
+    fine = _uniform(corners, level)
+    size = (
+        np.linalg.norm(fine[:, 1] - fine[:, 0], axis=1)
+        if fine.shape[1] == 2
+        else 0.5
+        * np.linalg.norm(np.cross(fine[:, 1] - fine[:, 0], fine[:, 2] - fine[:, 0]), axis=1)
+    )
+    centres = fine.mean(axis=1)
+    hit = target.query(centres)
+    radius = np.linalg.norm(fine - centres[:, None], axis=2).max(axis=1)
+    low = hit.distance - radius
+    high = np.minimum(
+        hit.distance + radius, np.linalg.norm(fine - hit.point[:, None], axis=2).max(axis=1)
+    )
+    corner_points = np.unique(fine.reshape(-1, fine.shape[2]), axis=0)
+
+    def within(values):
+        return float(size[values <= threshold].sum())
+
+    return {
+        "HD": float(target.query(corner_points).distance.max()),
+        "size": size.sum(),
+        "integral": float(np.dot(size, hit.distance)),
+        "within": (within(high), within(low)),
+        "HD95": tuple(Directed(d, size).percentile(PERCENTILE) for d in (low, high)),
+    }
+
+
+def dense_metrics(surface_a, surface_b, level: int) -> dict:
+    """HD (a lower bound), MASD and ASSD (second-order estimates), and intervals holding HD95
+    and NSD, of two surfaces at uniform level `level`."""
+    threshold = tie_threshold(TAU, surface_a[0], surface_b[0])
+    ab, ba = (
+        _dense_direction(src[0][src[1]], SurfaceIndex(*dst), level, threshold)
+        for src, dst in ((surface_a, surface_b), (surface_b, surface_a))
+    )
+    area = ab["size"] + ba["size"]
+    return {
+        "HD": max(ab["HD"], ba["HD"]),
+        "HD95": tuple(max(ab["HD95"][i], ba["HD95"][i]) for i in (0, 1)),
+        "MASD": 0.5 * (ab["integral"] / ab["size"] + ba["integral"] / ba["size"]),
+        "ASSD": (ab["integral"] + ba["integral"]) / area,
+        "NSD": tuple((ab["within"][i] + ba["within"][i]) / area for i in (0, 1)),
+    }
+
+
+def assert_brackets_hold_dense(surface_a, surface_b, brackets, scores, level: int):
+    """The reference's value lies in its bracket; HD's bracket reaches the dense lower bound;
+    HD95's and NSD's meet the dense intervals; MASD's and ASSD's hold the dense values within
+    their discretisation estimate (the change from one level coarser)."""
+    fine = dense_metrics(surface_a, surface_b, level)
+    coarse = dense_metrics(surface_a, surface_b, level - 1)
+    for key in DISTANCE_KEYS:
+        bracket = brackets[key]
+        assert bracket.holds(scores[key]), (key, scores[key], bracket)
+        if key == "HD":
+            assert fine[key] <= bracket.upper + 1e-12, (key, fine[key], bracket)
+        elif key in ("HD95", "NSD"):
+            low, high = fine[key]
+            assert bracket.lower <= high + 1e-12 and low - 1e-12 <= bracket.upper, (
+                key,
+                fine[key],
+                bracket,
+            )
+        else:
+            slack = abs(fine[key] - coarse[key]) + 1e-6
+            assert bracket.lower - slack <= fine[key] <= bracket.upper + slack, (
+                key,
+                fine[key],
+                slack,
+                bracket,
+            )
+
+
+def _masks_case(spacing, radii=(5.0, 5.0), offset=(1.0, 2.0, 3.0)):
+    a, b = analytic.offset_ball_masks(spacing, radii, offset, extent=24.0)
+    spacing = np.asarray(spacing, float)
+    origin = np.zeros(len(spacing))
+    surfaces = [mesh_surface(mask, spacing, origin, "discrete_marching_cubes") for mask in (a, b)]
+    return a, b, spacing, surfaces
+
+
+def _disks(spacing=(0.5, 0.5)):
+    shape = [round(24.0 / s) for s in spacing]
+    a = analytic.ball_mask(shape, spacing, 5.0, (11.75, 12.0))
+    b = analytic.ball_mask(shape, spacing, 5.5, (13.1, 11.2))
+    spacing = np.asarray(spacing, float)
+    surfaces = [mesh_surface(m, spacing, np.zeros(2), "discrete_marching_cubes") for m in (a, b)]
+    return a, b, spacing, surfaces
+
+
+@pytest.mark.parametrize("spacing", [(1.0, 1.0, 1.0), (0.5, 0.5, 2.0)])
+def test_mask_brackets_hold_the_dense_evaluation(spacing):
+    a, b, spacing, surfaces = _masks_case(spacing)
+    scores, brackets = compute_metrics(a, b, spacing, bounds=True)
+    assert scores == compute_metrics(a, b, spacing)  # the values do not move
+    assert_brackets_hold_dense(*surfaces, brackets, scores, level=4)
+    for key in ("BIoU", "DSC"):  # counts: exact for their grid definitions
+        assert brackets[key].lower == brackets[key].upper == scores[key]
+
+
+def test_brackets_hold_on_2d_masks():
+    a, b, spacing, surfaces = _disks()
+    scores, brackets = compute_metrics(a, b, spacing, bounds=True)
+    assert_brackets_hold_dense(*surfaces, brackets, scores, level=7)
+
+
+def test_brackets_hold_on_the_paper_triangles():
+    """Fig. A1's triangles have sides of 4.5 and 6.3 mm: the default subdivision (2) leaves
+    NSD 0.0077 low (0.8216; the bracket is [0.8291, 0.8310], uniform level 12 gives
+    [0.8292, 0.8293]); at subdivision 6 the value lies in the bracket."""
+    a, b = triangle((2.0, 6.0)), triangle((2.0, 2.0))
+    scores, brackets = compute_surface_metrics(a, b, bounds=True, subdivision=6)
+    assert_brackets_hold_dense(a, b, brackets, scores, level=8)
+    assert brackets["HD95"].width <= 0.03 and brackets["NSD"].width <= 0.002
+
+
+def test_a_shrunk_bracket_fails_the_dense_check():
+    """The check has teeth: each bracket, shrunk to its value +- 1e-6, excludes the dense
+    value of some metric (the values are second-order estimates, not exact)."""
+    a, b, spacing, surfaces = _masks_case((1.0, 1.0, 1.0))
+    scores, brackets = compute_metrics(a, b, spacing, bounds=True)
+    shrunk = {key: Bracket(value - 1e-6, value + 1e-6) for key, value in scores.items()}
+    with pytest.raises(AssertionError):
+        assert_brackets_hold_dense(*surfaces, shrunk, scores, level=4)
+
+
+def test_element_bounds_hold_at_exact_distances():
+    """Per element: low <= d <= high at points spread over it, and on the elements called
+    exact, d equals the affine function of their corner values; exact distances by brute force
+    over every element of the other mesh (no search index)."""
+    a, b, spacing, (surface_a, surface_b) = _masks_case((1.0, 1.0, 1.0))
+    target = SurfaceIndex(*surface_b)
+    threshold = tie_threshold(TAU, surface_a[0], surface_b[0])
+    pieces = bound_direction(
+        surface_a[0][surface_a[1]], target, threshold=threshold, percentile=PERCENTILE
+    )
+    rng = np.random.default_rng(7)
+    rows = rng.choice(len(pieces.size), 400, replace=False)
+    weights = rng.dirichlet(np.ones(3), 12)  # 12 points spread over each element
+    corners = pieces.corners[rows]
+    points = np.einsum("pn,knd->kpd", weights, corners)
+    exact = brute_force_distances(points.reshape(-1, 3), *surface_b).reshape(len(rows), -1)
+    assert np.all(pieces.low[rows, None] <= exact + 1e-12)
+    assert np.all(exact <= pieces.high[rows, None] + 1e-12)
+    affine = np.einsum("pn,kn->kp", weights, np.nan_to_num(pieces.affine[rows]))
+    claimed = pieces.exact[rows]
+    assert claimed.sum() > 20
+    np.testing.assert_allclose(exact[claimed], affine[claimed], atol=1e-8)
+    # A lower bound raised by a tenth of a millimetre is broken somewhere.
+    assert np.any(pieces.low[rows, None] + 0.1 > exact + 1e-12)
+
+
+def test_one_plane_certificate_refuses_a_surface_reaching_above_the_plane():
+    """A square at z = 0 facing a triangle at z = 1: certified, d = z exactly. A triangle
+    added at z = 0.2, within the element's reach (and nearer than the plane to one corner),
+    takes that away."""
+    square = np.array([[-2, -2, 0], [2, -2, 0], [2, 2, 0], [-2, 2, 0]], float)
+    cells = np.array([[0, 1, 2], [0, 2, 3]])
+    element = np.array([[[0.5, 0.1, 1.0], [1.0, 0.1, 1.0], [1.0, 0.4, 1.0]]])  # over one triangle
+    flat = SurfaceIndex(square, cells)
+    pieces = bound_elements(element, flat, Neighbours(flat))
+    assert pieces.exact[0] and pieces.low[0] == pytest.approx(1.0)
+    spiked = np.vstack([square, [[1.2, 0.9, 0.2], [1.6, 0.9, 0.2], [1.2, 1.3, 0.2]]])
+    spike = SurfaceIndex(spiked, np.vstack([cells, [[4, 5, 6]]]))
+    pieces = bound_elements(element, spike, Neighbours(spike))
+    assert not pieces.exact[0] and np.isnan(pieces.offset[0])
+
+
+@pytest.mark.parametrize("r_b", [9.0, 11.5])
+def test_brackets_hold_concentric_spheres(r_b):
+    """Tessellated spheres are within delta = R (1 - cos(pi / resolution)) of the spheres, so
+    every distance, and every metric, is within 2 delta of the closed form."""
+    resolution = 48
+    a = analytic.sphere_surface(10.0, resolution=resolution)
+    b = analytic.sphere_surface(r_b, resolution=resolution)
+    scores, brackets = compute_surface_metrics(a, b, bounds=True, grid_step=0.5)
+    delta = max(10.0, r_b) * (1 - np.cos(np.pi / resolution))
+    exact = analytic.concentric(10.0, r_b, TAU, 3)
+    for key in ("HD", "HD95", "MASD", "ASSD"):
+        bracket = brackets[key]
+        assert bracket.lower - 2 * delta <= exact[key] <= bracket.upper + 2 * delta, key
+        assert bracket.holds(scores[key])
+    assert brackets["NSD"].holds(exact["NSD"])
+
+
+def test_brackets_hold_offset_spheres():
+    resolution = 48
+    a = analytic.sphere_surface(10.0, resolution=resolution)
+    b = analytic.sphere_surface(10.0, centre=(1.5, 0.0, 0.0), resolution=resolution)
+    scores, brackets = compute_surface_metrics(a, b, bounds=True, grid_step=0.5)
+    delta = 10.0 * (1 - np.cos(np.pi / resolution))
+    exact = analytic.offset_spheres(10.0, 1.5, TAU)
+    for key in ("HD", "HD95", "MASD", "ASSD"):
+        bracket = brackets[key]
+        assert bracket.lower - 2 * delta <= exact[key] <= bracket.upper + 2 * delta, key
+        assert bracket.holds(scores[key]), key
+    assert brackets["NSD"].width <= 0.01
+
+
+def test_bounds_with_one_empty_mask_and_a_subset_of_metrics():
+    a, b, spacing, _ = _masks_case((1.0, 1.0, 1.0))
+    with pytest.warns(UserWarning, match="empty"):
+        scores, brackets = compute_metrics(a, np.zeros_like(b), spacing, bounds=True)
+    assert brackets["HD"].lower == brackets["HD"].upper == np.inf and brackets["NSD"].upper == 0
+    scores, brackets = compute_metrics(a, b, spacing, bounds=True, metrics=["HD", "NSD"])
+    assert set(brackets) == set(scores) == {"HD", "NSD"}
+    assert brackets["HD"].width <= 1e-3 + SEARCH_SLACK
+
+
+def test_the_command_prints_the_brackets(tmp_path):
+    """`python -m reference A B --bounds`: each metric, its bracket and width, in the table
+    and in --json; the same as the library's."""
+    import json
+    import subprocess
+    import sys
+
+    from maskio import write_mask
+
+    a, b, spacing, _ = _masks_case((1.0, 1.0, 1.0), radii=(3.0, 3.0))
+    paths = [write_mask(tmp_path / f"{n}.nii.gz", m, spacing) for n, m in (("a", a), ("b", b))]
+
+    def run(*extra):
+        done = subprocess.run(
+            [sys.executable, "-m", "reference", *map(str, paths), "--bounds", *extra],
+            capture_output=True,
+            text=True,
+            timeout=300,
+        )
+        assert done.returncode == 0, done.stderr
+        return done.stdout
+
+    said = json.loads(run("--json"))
+    scores, brackets = compute_metrics(a, b, spacing, bounds=True)
+    assert said["scores"] == pytest.approx(scores, abs=1e-12)
+    for key, bracket in brackets.items():
+        assert said["brackets"][key]["lower"] == pytest.approx(bracket.lower, abs=1e-12)
+        assert said["brackets"][key]["upper"] == pytest.approx(bracket.upper, abs=1e-12)
+        assert said["brackets"][key]["width"] == pytest.approx(bracket.width, abs=1e-12)
+    lines = run().splitlines()
+    assert [line.split()[0] for line in lines] == list(scores)
+    assert all("width" in line and "[" in line for line in lines)
