@@ -22,7 +22,9 @@ $(STAMP): requirements.txt constraints.txt pyproject.toml
 	@rm -f $(VENV)/.installed-*
 	@touch $@
 
+# A run killed hard (SIGKILL) leaves Snakemake's lock: released first when no run is alive here.
 run: $(STAMP)
+	$(BIN)/python -m study.workflow.locks
 	$(BIN)/snakemake --cores $(CORES) $(SNAKEMAKE_ARGS)
 	$(BIN)/snakemake --cores $(CORES) --report results/report.html $(SNAKEMAKE_ARGS)
 

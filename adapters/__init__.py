@@ -17,7 +17,16 @@ from adapters.base import Adapter, ToolError, configure
 from adapters.deepmind import DeepMind
 from adapters.evaluatesegmentation import EvaluateSegmentation
 from adapters.grandchallenge import GrandChallenge
-from adapters.harness import Outcome, check_pair, describe, invoke, invoke_files, resolve
+from adapters.harness import (
+    Identity,
+    Outcome,
+    check_pair,
+    describe,
+    identify,
+    invoke,
+    invoke_files,
+    resolve,
+)
 from adapters.medpy import MedPy
 from adapters.meshmetrics import MeshMetrics
 from adapters.metricsreloaded import MetricsReloaded
@@ -74,6 +83,7 @@ CROSS_CHECKS: tuple[str, ...] = tuple(
 __all__ = [
     "Adapter",
     "CROSS_CHECKS",
+    "Identity",
     "LATER_TOOLS",
     "Outcome",
     "PAPER_TOOLS",
@@ -83,6 +93,7 @@ __all__ = [
     "check_pair",
     "configure",
     "describe",
+    "identify",
     "invoke",
     "invoke_files",
     "resolve",

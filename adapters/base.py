@@ -12,6 +12,7 @@ mask files.
 
 from __future__ import annotations
 
+import hashlib
 import importlib.metadata
 import importlib.util
 import os
@@ -108,6 +109,12 @@ class Adapter:
 
     def version(self) -> str:
         raise NotImplementedError
+
+    def build(self) -> str:
+        """What tells two builds of one version apart ("" when the version says it all): a
+        program's file digest, the reference's source digest. Part of the identity every
+        output of the tool is keyed on (`harness.identify`)."""
+        return ""
 
     def unavailable(self) -> str | None:
         raise NotImplementedError
@@ -258,6 +265,12 @@ class ProgramAdapter(Adapter):
         found = re.search(self.version_pattern, said)
         return found.group(1) if found else said.strip()
 
+    def build(self) -> str:
+        """The digest of the program file that runs: a rebuilt or replaced program keeps its
+        version string but not its digest."""
+        path = self.find_binary()
+        return fingerprint([Path(path)]) if path and os.path.isfile(path) else ""
+
     def find_binary(self) -> str | None:
         """Config path, then the environment variable, then the environment's own program
         (next to its Python), then PATH, then the programs `make tools` built.
@@ -368,6 +381,17 @@ class ProgramAdapter(Adapter):
             return ElementTree.parse(report).getroot()
         except ElementTree.ParseError as error:
             raise ToolError(f"unreadable {report.name}: {error}") from error
+
+
+def fingerprint(files: Sequence[Path], root: Path | None = None) -> str:
+    """SHA-256 (first 16 hex digits) of the files' contents, each preceded by its name
+    (relative to `root` when given), in the order given: equal exactly when the files are."""
+    digest = hashlib.sha256()
+    for file in files:
+        digest.update(str(file.relative_to(root) if root else file.name).encode() + b"\0")
+        with open(file, "rb") as stream:
+            digest.update(hashlib.file_digest(stream, "sha256").digest())
+    return digest.hexdigest()[:16]
 
 
 def parse_number(text: str, *, what: str) -> float:

@@ -284,30 +284,56 @@ def run_in_process(
     return outcome
 
 
-def describe(
+@dataclass(frozen=True)
+class Identity:
+    """What made a tool's outputs in one environment: its version ("" if none), why it is
+    unavailable (None when it runs), and its build (`Adapter.build`)."""
+
+    version: str
+    unavailable: str | None
+    build: str = ""
+
+    @classmethod
+    def of(cls, state: dict) -> Identity:
+        """From a worker's `state_of` answer."""
+        return cls(state["version"] or "", state["unavailable"], state.get("build") or "")
+
+
+def identify(
     adapters: Sequence[Adapter | str], environment: str = STUDY_ENVIRONMENT
-) -> dict[str, tuple[str, str | None]]:
-    """Name -> (version, None) for each tool usable in `environment`, (version or "", why
-    not) for the others. A tool whose Python is this process's (the study's environment) is
-    asked here; the others in one process of each Python they run in (`Adapter.runs_in`)."""
+) -> dict[str, Identity]:
+    """Name -> the tool's `Identity` in `environment`. A tool whose Python is this process's
+    (the study's environment) is asked here; the others in one process of each Python they
+    run in (`Adapter.runs_in`). Neither imports a tool: versions come from package metadata
+    or the program itself."""
     from adapters import worker
     from adapters.base import TOOL_PATHS
     from adapters.environments import environment as named
 
     tools = [resolve(adapter) for adapter in adapters]
-    states: dict[str, tuple[str, str | None]] = {}
+    states: dict[str, Identity] = {}
     elsewhere: dict[str, list[Adapter]] = {}
     for tool in tools:
         where = named(tool.runs_in(environment))
         reason = where.unavailable()
         if reason is not None:
-            states[tool.name] = ("", reason)
+            states[tool.name] = Identity("", reason)
         elif tool.in_process or where.python == sys.executable:
-            state = worker.state_of(tool)
-            states[tool.name] = (state["version"] or "", state["unavailable"])
+            states[tool.name] = Identity.of(worker.state_of(tool))
         else:
             elsewhere.setdefault(where.python, []).append(tool)
     for python, group in elsewhere.items():
         for tool, state in zip(group, worker.describe(group, python, TOOL_PATHS), strict=True):
-            states[tool.name] = (state["version"] or "", state["unavailable"])
+            states[tool.name] = Identity.of(state)
     return {tool.name: states[tool.name] for tool in tools}
+
+
+def describe(
+    adapters: Sequence[Adapter | str], environment: str = STUDY_ENVIRONMENT
+) -> dict[str, tuple[str, str | None]]:
+    """Name -> (version, None) for each tool usable in `environment`, (version or "", why
+    not) for the others (`identify` without the builds)."""
+    return {
+        name: (identity.version, identity.unavailable)
+        for name, identity in identify(adapters, environment).items()
+    }

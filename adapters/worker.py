@@ -196,7 +196,7 @@ def _ready(adapter: Adapter, python: str, memory_gb: float | None, tool_paths) -
 
 
 def describe(adapters: Sequence[Adapter], python: str, tool_paths: Mapping) -> list[dict]:
-    """{"version", "unavailable"} of each adapter as `python`'s environment sees them, asked
+    """`state_of` each adapter as `python`'s environment sees it, asked
     of one short-lived process (`--describe`), not of a worker per tool."""
     request = json.dumps(
         {"adapters": [adapter_path(a) for a in adapters], "tool_paths": dict(tool_paths)}
@@ -280,9 +280,11 @@ def _load(path: str) -> Adapter:
 
 
 def state_of(adapter: Adapter) -> dict:
-    """{"version", "unavailable"} of an adapter in this process's environment."""
+    """{"version", "unavailable", "build"} of an adapter in this process's environment."""
     reason = adapter.unavailable()
-    return {"version": adapter.version() if reason is None else None, "unavailable": reason}
+    if reason is not None:
+        return {"version": None, "unavailable": reason, "build": ""}
+    return {"version": adapter.version(), "unavailable": None, "build": adapter.build()}
 
 
 def describe_here() -> None:

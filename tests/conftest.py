@@ -21,6 +21,7 @@ SLOW_MODULES = frozenset(
         "test_notebook",
         "test_benchmarks",
         "test_adding_a_tool",
+        "test_rerun_keys",
         "test_cli",
         "test_cluster",
     }

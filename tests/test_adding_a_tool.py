@@ -12,55 +12,13 @@ are error rows.
 from __future__ import annotations
 
 import json
-import os
 import re
-import shutil
-import subprocess
-import sys
 from pathlib import Path
 
 import pandas as pd
 import pytest
 import yaml
-
-REPO = Path(__file__).resolve().parents[1]
-PROJECT_PARTS = (
-    "Snakefile",
-    "config.yaml",
-    "environment.yml",
-    "workflow",
-    "adapters",
-    "maskio",
-    "reference",
-    "study",
-    "tests",
-    "pyproject.toml",
-)
-
-THROWAWAY_MODULE = '''"""A throwaway tool that offers HD alone (face-connected boundary, EDT)."""
-
-from adapters.base import PythonAdapter
-
-
-class Throwaway(PythonAdapter):
-    name = "throwaway"
-    label = "Throwaway"
-    metrics = ("HD",)
-    module = "scipy"
-    distribution = "scipy"
-
-    def _compute(self, a, b, spacing, metrics, percentile, tau):
-        from scipy import ndimage
-
-        def boundary(mask):
-            return mask & ~ndimage.binary_erosion(mask)
-
-        def directed(x, y):
-            return ndimage.distance_transform_edt(~boundary(y), sampling=spacing)[boundary(x)]
-
-        return {"HD": float(max(directed(a, b).max(), directed(b, a).max()))}
-'''
-
+from project_copy import THROWAWAY_MODULE, copy_project, run_in
 
 CRASHING_MODULE = '''"""Throwaway tools that crash on pairs of an odd number of voxels in a."""
 
@@ -97,43 +55,17 @@ class Panicking(Throwaway):
 
 @pytest.fixture(scope="module")
 def project_with_a_new_tool(tmp_path_factory) -> Path:
-    copy = tmp_path_factory.mktemp("project")
-    for part in PROJECT_PARTS:
-        source = REPO / part
-        if source.is_dir():
-            shutil.copytree(source, copy / part, ignore=shutil.ignore_patterns("__pycache__"))
-        else:
-            shutil.copy2(source, copy / part)
-    (copy / "adapters" / "throwaway.py").write_text(THROWAWAY_MODULE)
-    (copy / "adapters" / "crashing.py").write_text(CRASHING_MODULE)
-    registry = copy / "adapters" / "__init__.py"
-    text = registry.read_text()
-    entry, first_import = "_ADAPTERS: tuple[Adapter, ...] = (", "from adapters.anima import"
-    assert text.count(entry) == 1 and text.count(first_import) == 1
-    imports = "from adapters.throwaway import Throwaway\n"
-    imports += "from adapters.crashing import Panicking, Segfaulting\n"
-    text = text.replace(first_import, imports + first_import)
-    adapters = "\n    Throwaway(),\n    Segfaulting(),\n    Panicking(),"
-    registry.write_text(text.replace(entry, entry + adapters))
-    return copy
-
-
-def run_in(project: Path, *command: str, cwd: Path | None = None) -> str:
-    environment = {**os.environ, "PYTHONPATH": str(project)}
-    done = subprocess.run(
-        [sys.executable, *command],
-        capture_output=True,
-        text=True,
-        cwd=cwd or project,
-        env=environment,
-        timeout=600,
+    return copy_project(
+        tmp_path_factory.mktemp("project"),
+        {"throwaway": THROWAWAY_MODULE, "crashing": CRASHING_MODULE},
+        {"Throwaway": "throwaway", "Segfaulting": "crashing", "Panicking": "crashing"},
     )
-    assert done.returncode == 0, done.stderr[-3000:]
-    return done.stdout
 
 
 def test_the_registry_lists_it(project_with_a_new_tool):
-    listed = run_in(project_with_a_new_tool, "-m", "adapters", "list", "--tools", "throwaway")
+    listed = run_in(
+        project_with_a_new_tool, "-m", "adapters", "list", "--tools", "throwaway"
+    ).stdout
     assert listed.split()[:3] == ["throwaway", "tool", "Throwaway"]
 
 
@@ -149,7 +81,7 @@ def test_the_registry_wide_adapter_tests_pass_for_it(project_with_a_new_tool):
         "tests/test_adapters.py",
         "-k",
         "throwaway or registry_names",
-    )
+    ).stdout
     assert re.search(r"\b4 passed\b", said) and "skipped" not in said, said[-2000:]
 
 
@@ -195,7 +127,7 @@ def test_the_workflow_scores_probes_and_times_it(project_with_a_new_tool, tmp_pa
         str(tmp_path),
         "--configfile",
         str(project / "workflow/presets/test.yaml"),
-    )
+    ).stdout
     outputs = set(re.findall(r"output: (\S+)", planned))
     assert "results/edge_cases/throwaway.json" in outputs
     assert "results/timing/throwaway.parquet" in outputs

@@ -48,6 +48,35 @@ def test_a_missing_package_stops_everything_with_the_install_line(monkeypatch, c
     ) == ["libtclap-dev"]
 
 
+# What dpkg-query -W -f='${Status}' really answers (return code, stdout, stderr).
+DPKG_ANSWERS = {
+    "cmake": (0, "install ok installed", ""),
+    "g++": (0, "install ok installed", ""),
+    "make": (0, "hold ok installed", ""),
+    "libboost-dev": (0, "install ok installed", ""),
+    "libinsighttoolkit5-dev": (0, "unknown ok not-installed", ""),
+    "libtclap-dev": (0, "deinstall ok config-files", ""),
+    "libfftw3-dev": (0, "install ok half-configured", ""),
+    "libtinyxml2-dev": (1, "", "dpkg-query: no packages found matching libtinyxml2-dev\n"),
+}
+
+
+def test_every_package_dpkg_does_not_have_installed_is_named(monkeypatch, capsys):
+    def dpkg_query(command, **kwargs):
+        assert command[:3] == ["dpkg-query", "-W", "-f=${Status}"]
+        code, out, err = DPKG_ANSWERS[command[3]]
+        return build_tools.subprocess.CompletedProcess(command, code, out, err)
+
+    monkeypatch.setattr(build_tools.subprocess, "run", dpkg_query)
+    monkeypatch.setattr(build_tools.shutil, "which", lambda name: "/usr/bin/" + name)
+    monkeypatch.setattr(build_tools, "build", lambda *a, **k: pytest.fail("built anyway"))
+    with pytest.raises(SystemExit):
+        build_tools.main(["anima"])
+    said = capsys.readouterr().err
+    missing = "libinsighttoolkit5-dev libtclap-dev libfftw3-dev libtinyxml2-dev"
+    assert f"sudo apt-get install -y {missing}\n" in said + "\n"
+
+
 def test_unknown_tools_are_named(capsys):
     with pytest.raises(SystemExit) as stopped:
         build_tools.main(["nosuchtool"])

@@ -102,12 +102,25 @@ class BuildError(RuntimeError):
 # ---------------------------------------------------------------- dependencies
 
 
+def status_says_installed(status: str) -> bool:
+    """True if a dpkg status line ("want flag state") has the state "installed".
+
+    dpkg prints e.g. "install ok installed", "unknown ok not-installed" (a package it knows
+    of but never installed) or "deinstall ok config-files" (removed, its configuration
+    kept): only the third word says whether the package is there, and "not-installed" ends
+    in "installed" too.
+    """
+    words = status.split()
+    return len(words) == 3 and words[2] == "installed"
+
+
 def debian_package_installed(package: str) -> bool:
-    """True if dpkg knows the package as installed."""
+    """True if dpkg has the package installed; a package dpkg does not know at all makes
+    dpkg-query exit non-zero, and counts as missing."""
     done = subprocess.run(
         ["dpkg-query", "-W", "-f=${Status}", package], capture_output=True, text=True
     )
-    return done.returncode == 0 and done.stdout.strip().endswith("installed")
+    return done.returncode == 0 and status_says_installed(done.stdout)
 
 
 def missing_packages(

@@ -16,12 +16,17 @@ from pathlib import Path
 
 import pandas as pd
 
+import reference
 from adapters import REGISTRY, Adapter, describe, invoke_files
+from adapters.base import fingerprint
 from adapters.environments import STUDY_ENVIRONMENT
 from adapters.harness import DEFAULT_MEMORY_GB
 from study.records import METRICS, REFERENCE_LABELS, REFERENCE_VARIANTS, SCORE_COLUMNS, status_of
 
 log = logging.getLogger(__name__)
+
+REFERENCE_PACKAGE = Path(reference.__file__).resolve().parent
+"""The reference's code, whose digest keys its outputs (`ReferenceImplementation.build`)."""
 
 MESSAGE_LIMIT = 500
 """Longest tool message kept per row: enough for an error's last line and its cause."""
@@ -42,6 +47,11 @@ class ReferenceImplementation(Adapter):
         import reference
 
         return f"{reference.__version__} ({self.meshing})"
+
+    def build(self) -> str:
+        """The digest of the reference package's source files: any change to its code, not
+        only a new `__version__`, makes its outputs stale."""
+        return fingerprint(sorted(REFERENCE_PACKAGE.rglob("*.py")), root=REFERENCE_PACKAGE)
 
     def unavailable(self) -> str | None:
         return None

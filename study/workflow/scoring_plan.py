@@ -8,9 +8,10 @@ its own, named `tool@environment` (`study.scoring.score.scored_name`).
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Mapping, Sequence
 
-from adapters import configure, describe
+from adapters import Identity, configure, identify
 from adapters.environments import STUDY_ENVIRONMENT
 from study.records import REFERENCE, REFERENCE_VARIANTS, spacing_label
 from study.scoring.grid_check import GRIDS
@@ -37,26 +38,33 @@ class ScoringPlan:
         }
         configure(config.get("tool_paths", {}))  # binaries named in the config count as found
         # implementation() raises ValueError naming the known tools for an unknown name.
-        self.reasons = {
-            name: reason
-            for name, (_, reason) in describe(
-                [implementation(name) for name in [*self.variants, *self.tools]]
-            ).items()
-        }
+        self.identities: dict[str, Identity] = identify(
+            [implementation(name) for name in [*self.variants, *self.tools]]
+        )
         # The paper's tools in every other environment (not the cross-checks: they check the
         # reference, today; not the tools since the paper, which have no paper version),
         # asked once per environment.
         self.elsewhere = []
         paper_tools = [name for name in config["tools"] if implementation(name).in_paper]
         for environment in config["environments"][1:]:
-            states = describe([implementation(name) for name in paper_tools], environment)
-            for tool, (_, reason) in states.items():
+            states = identify([implementation(name) for name in paper_tools], environment)
+            for tool, identity in states.items():
                 name = scored_name(tool, environment)
                 self.elsewhere.append(name)
-                self.reasons[name] = reason
+                self.identities[name] = identity
 
     def available(self, name: str) -> bool:
-        return self.reasons[name] is None
+        return self.identities[name].unavailable is None
+
+    def producer(self, name: str) -> dict[str, str | None]:
+        """What makes the outputs of `name` (a scored name: tool, tool@environment or a
+        reference meshing): the tool, its environment, version and build, or why it is
+        unavailable. Every job of the tool takes it as a param, so Snakemake (rerun trigger
+        `params`, on by default) reruns exactly the jobs whose producer changed: a tool
+        installed, upgraded, rebuilt or gone, a new reference."""
+        tool, environment = split_scored_name(name)
+        identity = self.identities[name]
+        return {"tool": tool, "environment": environment, **dataclasses.asdict(identity)}
 
     def priority(self, name: str) -> int:
         """Scheduling priority of a scoring job: the reference meshings first.
@@ -127,14 +135,18 @@ class ScoringPlan:
             if self.available(name)
         ]
 
-    def targets(self) -> list[str]:
+    def record_files(self) -> list[str]:
+        """Every record beside the scores: edge cases in every environment, timing, grid
+        check."""
         return [
-            Layout.SCORES_TABLE,
             *self.edge_case_files(),
             *(path for env in self.other_environments() for path in self.edge_case_files(env)),
             *self.timing_files(),
             *self.grid_check_files(),
         ]
+
+    def targets(self) -> list[str]:
+        return [Layout.SCORES_TABLE, *self.record_files()]
 
 
 def _batch_name(cases: Sequence[str]) -> str:

@@ -10,6 +10,9 @@
 from study.workflow.scoring_plan import ScoringPlan
 
 SCORING = ScoringPlan(config, dataset=DATASET, cases=CASES)
+# Every job of a tool, the reference or a meshing takes SCORING.producer(tool) as a param: the
+# tool's version, environment and build. Snakemake reruns a job whose params changed, so a tool
+# installed, upgraded, rebuilt or gone gets its outputs redone, and nothing else does.
 
 
 rule score_case:
@@ -40,6 +43,7 @@ rule score_case:
         mem_mb=4000,
         runtime=120,
     params:
+        producer=lambda wildcards: SCORING.producer(wildcards.tool),
         percentile=config["metrics"]["percentile"],
         tau=config["metrics"]["tau_mm"],
         timeout=config["timeouts"]["tool_seconds"],
@@ -63,13 +67,18 @@ rule record_unavailable:
     resources:
         mem_mb=1000,
         runtime=5,
+    params:
+        producer=lambda wildcards: SCORING.producer(wildcards.tool),
     script:
         "../scripts/record_unavailable.py"
 
 
+# Collecting checks first that every tool's records (scores, edge cases, timing, grid check) come
+# from one version of it (study/scoring/versions.py), so no table mixes two.
 rule collect_scores:
     input:
-        SCORING.score_files(),
+        scores=SCORING.score_files(),
+        records=SCORING.record_files(),
     output:
         LAYOUT.SCORES_TABLE,
     log:
@@ -104,6 +113,7 @@ rule probe_edge_cases:
         mem_mb=2000,
         runtime=15,
     params:
+        producer=lambda wildcards: SCORING.producer(wildcards.tool),
         percentile=config["metrics"]["percentile"],
         tau=config["metrics"]["tau_mm"],
         timeout=config["timeouts"]["tool_seconds"],
@@ -132,6 +142,7 @@ rule time_hd:
         mem_mb=4000,
         runtime=240,
     params:
+        producer=lambda wildcards: SCORING.producer(wildcards.tool),
         dataset=DATASET,
         grid=LAYOUT.timed_grid,
         pairs_per_category=config["timing"]["pairs_per_category"],
@@ -186,6 +197,7 @@ rule check_grid:
         mem_mb=4000,
         runtime=60,
     params:
+        producer=lambda wildcards: SCORING.producer(wildcards.tool),
         dataset=DATASET,
         percentile=config["metrics"]["percentile"],
         tau=config["metrics"]["tau_mm"],

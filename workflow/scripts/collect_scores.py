@@ -1,9 +1,12 @@
-"""Snakemake entry point of rule collect_scores: every per-job file into one long table."""
+"""Snakemake entry point of rule collect_scores: every per-job file into one long table,
+once every tool's records are known to come from one version of it."""
 
 from study.scoring.score import collect
+from study.scoring.versions import check_one_version
 from study.workflow.logs import log_to
 
 snakemake = globals()["snakemake"]
 
 with log_to(snakemake.log[0]):
-    collect(snakemake.input).to_parquet(snakemake.output[0], index=False)
+    check_one_version([*snakemake.input.scores, *snakemake.input.records])
+    collect(snakemake.input.scores).to_parquet(snakemake.output[0], index=False)

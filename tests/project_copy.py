@@ -1,0 +1,92 @@
+"""A copy of the project with throwaway tools added the way a contributor adds one: a module
+of its own and its line in the registry, nothing else. The workflow tests that need a tool of
+their own (a new one, one that misbehaves, one that is installed or upgraded between runs)
+run the copy's workflow as a process."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from collections.abc import Mapping
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+PROJECT_PARTS = (
+    "Snakefile",
+    "config.yaml",
+    "environment.yml",
+    "workflow",
+    "adapters",
+    "maskio",
+    "reference",
+    "study",
+    "tests",
+    "pyproject.toml",
+)
+
+THROWAWAY_MODULE = '''"""A throwaway tool that offers HD alone (face-connected boundary, EDT)."""
+
+from adapters.base import PythonAdapter
+
+
+class Throwaway(PythonAdapter):
+    name = "throwaway"
+    label = "Throwaway"
+    metrics = ("HD",)
+    module = "scipy"
+    distribution = "scipy"
+
+    def _compute(self, a, b, spacing, metrics, percentile, tau):
+        from scipy import ndimage
+
+        def boundary(mask):
+            return mask & ~ndimage.binary_erosion(mask)
+
+        def directed(x, y):
+            return ndimage.distance_transform_edt(~boundary(y), sampling=spacing)[boundary(x)]
+
+        return {"HD": float(max(directed(a, b).max(), directed(b, a).max()))}
+'''
+
+
+def copy_project(copy: Path, modules: Mapping[str, str], adapters: Mapping[str, str]) -> Path:
+    """The project's parts copied into `copy`, with each of `modules` (name -> source) added
+    under adapters/ and each of `adapters` (class name -> its module) in the registry, first."""
+    for part in PROJECT_PARTS:
+        source = REPO / part
+        if source.is_dir():
+            shutil.copytree(source, copy / part, ignore=shutil.ignore_patterns("__pycache__"))
+        else:
+            shutil.copy2(source, copy / part)
+    for name, text in modules.items():
+        (copy / "adapters" / f"{name}.py").write_text(text)
+    registry = copy / "adapters" / "__init__.py"
+    text = registry.read_text()
+    entry, first_import = "_ADAPTERS: tuple[Adapter, ...] = (", "from adapters.anima import"
+    assert text.count(entry) == 1 and text.count(first_import) == 1
+    imports = "".join(f"from adapters.{module} import {cls}\n" for cls, module in adapters.items())
+    lines = "".join(f"\n    {cls}()," for cls in adapters)
+    text = text.replace(first_import, imports + first_import)
+    registry.write_text(text.replace(entry, entry + lines))
+    return copy
+
+
+def run_in(
+    project: Path, *command: str, cwd: Path | None = None, path: Path | None = None, check=True
+) -> subprocess.CompletedProcess:
+    """`python *command` with the copy (and `path`, if given) first on the Python path; with
+    `check`, a failure fails the test with the end of what it said."""
+    python_path = os.pathsep.join(str(p) for p in (project, path) if p)
+    done = subprocess.run(
+        [sys.executable, *command],
+        capture_output=True,
+        text=True,
+        cwd=cwd or project,
+        env={**os.environ, "PYTHONPATH": python_path},
+        timeout=600,
+    )
+    if check:
+        assert done.returncode == 0, done.stderr[-3000:]
+    return done
