@@ -15,6 +15,7 @@ from __future__ import annotations
 import hashlib
 import importlib.metadata
 import importlib.util
+import inspect
 import os
 import re
 import shutil
@@ -111,10 +112,15 @@ class Adapter:
         raise NotImplementedError
 
     def build(self) -> str:
-        """What tells two builds of one version apart ("" when the version says it all): a
-        program's file digest, the reference's source digest. Part of the identity every
-        output of the tool is keyed on (`harness.identify`)."""
-        return ""
+        """What tells two builds of one version apart: the digest of the code that calls the
+        tool (the adapter's own module, so an edit to how the tool is called reruns its jobs)
+        and of what runs (`built_from`). Part of the identity every output of the tool is
+        keyed on (`harness.identify`)."""
+        return fingerprint(self.built_from())
+
+    def built_from(self) -> list[Path]:
+        """The files whose contents make this build: the adapter's module."""
+        return [Path(inspect.getfile(type(self)))]
 
     def unavailable(self) -> str | None:
         raise NotImplementedError
@@ -265,11 +271,12 @@ class ProgramAdapter(Adapter):
         found = re.search(self.version_pattern, said)
         return found.group(1) if found else said.strip()
 
-    def build(self) -> str:
-        """The digest of the program file that runs: a rebuilt or replaced program keeps its
-        version string but not its digest."""
+    def built_from(self) -> list[Path]:
+        """The adapter's module and the program file that runs: a rebuilt or replaced program
+        keeps its version string but not its digest."""
         path = self.find_binary()
-        return fingerprint([Path(path)]) if path and os.path.isfile(path) else ""
+        program = [Path(path)] if path and os.path.isfile(path) else []
+        return super().built_from() + program
 
     def find_binary(self) -> str | None:
         """Config path, then the environment variable, then the environment's own program

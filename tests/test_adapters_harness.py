@@ -245,3 +245,25 @@ def test_xml_report_is_read(tmp_path, monkeypatch):
     )
     outcome = invoke(FakeXmlProgram(), *masks(), (1, 1, 1), metrics=("HD",))
     assert outcome.error is None and outcome.values == {"HD": 1.25}
+
+
+def test_a_tools_build_key_follows_its_adapters_code(tmp_path, monkeypatch):
+    """An edit to how a tool is called (its adapter's module) changes the identity its outputs
+    are keyed on, so the workflow reruns them; the same code gives the same key."""
+    import importlib.util
+
+    adapter_code = (
+        "from fake_tools import FakePython\n\nclass Edited(FakePython):\n    name = 'edited'\n"
+    )
+    builds = []
+    for copy, extra in (("first", ""), ("same", ""), ("edited", "# fix\n")):
+        path = tmp_path / copy / "edited_tool.py"
+        path.parent.mkdir()
+        path.write_text(adapter_code + extra)
+        spec = importlib.util.spec_from_file_location(f"edited_tool_{copy}", path)
+        module = importlib.util.module_from_spec(spec)
+        monkeypatch.setitem(sys.modules, spec.name, module)  # where inspect finds its file
+        spec.loader.exec_module(module)
+        builds.append(module.Edited().build())
+    assert builds[0] == builds[1] != builds[2]
+    assert REGISTRY["medpy"].build() != REGISTRY["monai"].build()
