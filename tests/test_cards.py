@@ -81,13 +81,29 @@ def in_voxels(scores: pd.DataFrame, tool: str = "voxels") -> pd.DataFrame:
 def test_a_tool_that_ignores_the_voxel_size_is_named_for_it():
     table = verdicts(in_voxels(make_scores()))
     reason = table.loc[("HD", "isotropic", "voxels"), "reasons"]
-    assert "ignores the voxel size: its HD is the reference's 0.50 × at (2, 2, 2) mm" in reason
+    assert "ignores the voxel size: its HD is the reference's 1.00 × at (1, 1, 1) mm" in reason
+    assert "0.50 × at (2, 2, 2) mm" in reason
     assert "ignores the voxel size" in table.loc[("HD95", "anisotropic", "voxels"), "reasons"]
     # Tools whose distances are not 1 / s of the reference's are not accused of it.
     others = table.drop(index="voxels", level="tool")
     assert not others["reasons"].str.contains("ignores the voxel size").any()
     # MISeval's adapter says so, and the recommendation carries it as a caution.
     assert "its HD ignores the voxel size" in table.loc[("HD", "isotropic", "miseval"), "cautions"]
+
+
+def test_a_factor_near_one_over_s_at_one_size_is_not_taken_for_voxels():
+    """A tool in millimetres whose quantity is a fraction of the reference's (an average over
+    all voxels, as pymia's and SimpleITK's MASD: 0.30 at 1 mm, 0.53 at 2 mm in the default
+    study) is not accused of ignoring the voxel size because 0.53 happens to be near 1 / 2;
+    with a single isotropic voxel size nothing is said."""
+    scores = make_scores()
+    rows = scores.loc[(scores["tool"] == "reference") & (scores["metric"] == "HD")]
+    factor = rows["spacing"].map({"1x1x1": 0.30, "2x2x2": 0.53, "0.5x0.5x2": 0.27})
+    fraction = rows.assign(tool="fraction", tool_version="1", value=rows["value"] * factor)
+    table = verdicts(pd.concat([in_voxels(scores), fraction], ignore_index=True))
+    assert not table.loc[("HD", "isotropic", "fraction"), "reasons"].count("voxel size")
+    one_size = in_voxels(scores.loc[scores["spacing"] != "1x1x1"])
+    assert "voxel size" not in " ".join(verdicts(one_size)["reasons"].astype(str))
 
 
 def test_scores_that_depend_on_the_field_of_view_are_a_reason_to_avoid():

@@ -39,9 +39,9 @@ MIN_CATEGORY_PAIRS = 20
 """Fewest finite Δ of one OAR category for the interval table to give that category a row."""
 
 VOXEL_RATIO_TOLERANCE = 0.1
-"""A tool is measured to ignore the voxel size when, at every isotropic voxel size s ≠ 1 mm of
-the run, the median of its distances over the reference's is within this relative tolerance of
-1 / s (distances in voxels instead of millimetres)."""
+"""A tool is measured to ignore the voxel size when, over the isotropic voxel sizes s of the run
+(at least two), the median r(s) of its distances over the reference's scales as 1 / s: s r(s)
+is the same at every s within this relative tolerance (distances in voxels, not millimetres)."""
 
 GRID_KINDS: tuple[str, ...] = ("isotropic", "anisotropic")
 
@@ -130,18 +130,23 @@ def agreement(delta: pd.DataFrame, by: Sequence[str]) -> pd.DataFrame:
 
 def ignores_voxel_size(delta: pd.DataFrame) -> dict[tuple[str, str], str]:
     """(tool, metric) -> the measured sign that the tool ignores the voxel size, for the
-    distance metrics: at every isotropic voxel size s ≠ 1 mm of the run the median ratio of its
-    value to the reference's is 1 / s within `VOXEL_RATIO_TOLERANCE` (distances in voxels).
-    Nothing can be said of a run without such a voxel size."""
+    distance metrics. With r(s) the median ratio of the tool's value to the reference's at
+    isotropic voxel size s, a tool computing in voxels has r(s) = c / s for its own c, so s r(s)
+    is the same at every s (within `VOXEL_RATIO_TOLERANCE`), while a tool in millimetres keeps
+    r(s) itself roughly constant. Comparing sizes with each other, not r(s) with 1 / s, keeps a
+    tool whose quantity differs from the reference's by a factor that happens to be near 1 / s
+    at one size from being accused. Nothing can be said with fewer than two isotropic sizes."""
     finite = delta.loc[(delta["kind"] == "finite") & ~delta["metric"].isin(RELATIVE_METRICS)]
-    finite = finite.loc[finite["value_reference"].astype(float) > 0]
-    side = finite["spacing"].map(lambda s: voxel_sides(s)[0])
-    finite = finite.loc[(finite["grid_kind"] == "isotropic") & (side != 1.0)]
+    finite = finite.loc[
+        (finite["value_reference"].astype(float) > 0) & (finite["grid_kind"] == "isotropic")
+    ]
     found = {}
     for (tool, metric), rows in finite.groupby(["tool", "metric"], sort=False):
         ratios = (rows["value"] / rows["value_reference"]).groupby(rows["spacing"]).median()
-        expected = 1.0 / ratios.index.map(lambda s: voxel_sides(s)[0]).to_numpy()
-        if np.all(np.abs(ratios.to_numpy() / expected - 1) <= VOXEL_RATIO_TOLERANCE):
+        if len(ratios) < 2:
+            continue
+        in_voxels = ratios.to_numpy() * ratios.index.map(lambda s: voxel_sides(s)[0]).to_numpy()
+        if np.all(np.abs(in_voxels / in_voxels[0] - 1) <= VOXEL_RATIO_TOLERANCE):
             at = ", ".join(f"{r:.2f} × at {spacing_title(s)}" for s, r in ratios.items())
             found[tool, metric] = (
                 f"ignores the voxel size: its {metric} is the reference's {at} "
