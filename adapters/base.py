@@ -390,12 +390,12 @@ class ProgramAdapter(Adapter):
             raise ToolError(f"unreadable {report.name}: {error}") from error
 
 
-def fingerprint(files: Sequence[Path], root: Path | None = None) -> str:
-    """SHA-256 (first 16 hex digits) of the files' contents, each preceded by its name
-    (relative to `root` when given), in the order given: equal exactly when the files are."""
+def fingerprint(files: Sequence[Path]) -> str:
+    """SHA-256 (first 16 hex digits) of the files' contents, each preceded by its name, in the
+    order given: equal exactly when the files are."""
     digest = hashlib.sha256()
     for file in files:
-        digest.update(str(file.relative_to(root) if root else file.name).encode() + b"\0")
+        digest.update(file.name.encode() + b"\0")
         with open(file, "rb") as stream:
             digest.update(hashlib.file_digest(stream, "sha256").digest())
     return digest.hexdigest()[:16]

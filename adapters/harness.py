@@ -295,8 +295,9 @@ class Identity:
 
     @classmethod
     def of(cls, state: dict) -> Identity:
-        """From a worker's `state_of` answer."""
-        return cls(state["version"] or "", state["unavailable"], state.get("build") or "")
+        """From a worker's `state_of(..., build=True)` answer (or a failed start's, which
+        has no build)."""
+        return cls(state["version"] or "", state["unavailable"], state.get("build", ""))
 
 
 def identify(
@@ -319,7 +320,7 @@ def identify(
         if reason is not None:
             states[tool.name] = Identity("", reason)
         elif tool.in_process or where.python == sys.executable:
-            states[tool.name] = Identity.of(worker.state_of(tool))
+            states[tool.name] = Identity.of(worker.state_of(tool, build=True))
         else:
             elsewhere.setdefault(where.python, []).append(tool)
     for python, group in elsewhere.items():

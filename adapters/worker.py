@@ -279,21 +279,23 @@ def _load(path: str) -> Adapter:
     return getattr(importlib.import_module(module), qualname)()
 
 
-def state_of(adapter: Adapter) -> dict:
-    """{"version", "unavailable", "build"} of an adapter in this process's environment."""
+def state_of(adapter: Adapter, *, build: bool = False) -> dict:
+    """{"version", "unavailable"} of an adapter in this process's environment, and with
+    `build` its "build" (`Adapter.build`, a digest of files: asked only where outputs are
+    keyed, not by every worker that starts)."""
     reason = adapter.unavailable()
-    if reason is not None:
-        return {"version": None, "unavailable": reason, "build": ""}
-    return {"version": adapter.version(), "unavailable": None, "build": adapter.build()}
+    state = {"version": adapter.version() if reason is None else None, "unavailable": reason}
+    return state | ({"build": adapter.build() if reason is None else ""} if build else {})
 
 
 def describe_here() -> None:
-    """--describe: the state of each adapter named on stdin, as JSON on stdout."""
+    """--describe: the state of each adapter named on stdin, build included, as JSON on
+    stdout."""
     from adapters.base import configure
 
     request = json.load(sys.stdin)
     configure(request["tool_paths"])
-    json.dump([state_of(_load(path)) for path in request["adapters"]], sys.stdout)
+    json.dump([state_of(_load(path), build=True) for path in request["adapters"]], sys.stdout)
 
 
 def serve() -> None:

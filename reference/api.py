@@ -5,10 +5,12 @@ from __future__ import annotations
 import math
 import warnings
 from pathlib import Path
+from typing import NamedTuple
 
 import numpy as np
 
-from reference import biou, bounds, lattice
+from reference import biou, lattice
+from reference import bounds as bounds_lib
 from reference import meshing as meshing_lib
 from reference.closest import SurfaceIndex, check_implementation
 from reference.hausdorff import directed_hausdorff
@@ -104,6 +106,32 @@ def _empty_result(empty_a: bool, empty_b: bool, keys=METRIC_KEYS) -> dict[str, f
     return {key: values[key] for key in keys}
 
 
+class DistancePass(NamedTuple):
+    """What one distance pass between two surfaces gives: the weighted metrics, the two surface
+    indexes (BIoU queries them again), the tie threshold at tau, and the upper end of the HD
+    bracket (the value is its lower end)."""
+
+    scores: dict[str, float]
+    index_a: SurfaceIndex
+    index_b: SurfaceIndex
+    threshold: float
+    hd_upper: float
+
+    def brackets(self, surface_a, surface_b, percentile: float, keys) -> dict:
+        """The asked distance metrics' brackets (module `bounds`), from this pass."""
+        return bounds_lib.distance_brackets(
+            surface_a,
+            surface_b,
+            self.index_a,
+            self.index_b,
+            self.scores,
+            threshold=self.threshold,
+            percentile=percentile,
+            keys=keys,
+            hd_upper=self.hd_upper,
+        )
+
+
 def _distance_metrics(
     surface_a,
     surface_b,
@@ -117,8 +145,8 @@ def _distance_metrics(
     implementation="compiled",
     coinciding=None,
     indexes=None,
-):
-    """Weighted metrics from one distance pass per direction; also the two surface indexes.
+) -> DistancePass:
+    """Weighted metrics from one distance pass per direction (`DistancePass`).
 
     The pass runs only if one of HD95, MASD, ASSD, NSD is asked, the HD bracket only for HD.
     coinciding: the elements of A and of B at distance 0 (`lattice.coinciding_elements`);
@@ -152,18 +180,18 @@ def _distance_metrics(
         # HD is a maximum over the whole surface, not over element centres: bracket it at
         # vertices and adaptively refined points to HD_TOLERANCE (module `hausdorff`). Each
         # direction is bracketed only down to the largest exact distance found so far.
-        found = scores.get("HD", 0.0)
+        found, hd_upper = scores.get("HD", 0.0), 0.0
         for (vertices, cells), target, at_centres in zip(
             (surface_a, surface_b), (index_b, index_a), centres, strict=True
         ):
-            found = max(
-                found,
-                directed_hausdorff(
-                    vertices, cells, target, floor=found, at_centres=at_centres
-                ).lower,
+            bracket = directed_hausdorff(
+                vertices, cells, target, floor=found, at_centres=at_centres
             )
+            found, hd_upper = max(found, bracket.lower), max(hd_upper, bracket.upper)
         scores["HD"] = found
-    return scores, index_a, index_b, threshold
+    else:
+        hd_upper = float("nan")
+    return DistancePass(scores, index_a, index_b, threshold, hd_upper)
 
 
 def compute_metrics(
@@ -257,8 +285,8 @@ def _with_brackets(scores: dict[str, float], asked: bool, brackets: dict | None 
     if not asked:
         return scores
     if brackets is None:
-        return scores, bounds.point_brackets(scores, scores)
-    return scores, bounds.point_brackets(scores) | brackets
+        return scores, bounds_lib.point_brackets(scores, scores)
+    return scores, bounds_lib.point_brackets(scores) | brackets
 
 
 def _mesh_metrics(a, b, spacing, crop_origin, keys, *, meshing, bounds=False, **options):
@@ -268,19 +296,14 @@ def _mesh_metrics(a, b, spacing, crop_origin, keys, *, meshing, bounds=False, **
     surface_b = mesh_surface(b, spacing, crop_origin, meshing)
     coinciding = indexes = None
     if meshing == lattice.LATTICE_MESHING:  # elements on the lattice: exact zeros, cube index
-        grid = lattice.Lattice(crop_origin, spacing, a.shape)
-        coinciding = lattice.coinciding_elements(surface_a, surface_b, grid)
-        indexes = lattice.indexes(surface_a, surface_b, grid, options["implementation"])
-    scores, index_a, index_b, threshold = _distance_metrics(
+        cubes = lattice.Lattice(crop_origin, spacing, a.shape)
+        coinciding = lattice.coinciding_elements(surface_a, surface_b, cubes)
+        indexes = lattice.indexes(surface_a, surface_b, cubes, options["implementation"])
+    found = _distance_metrics(
         surface_a, surface_b, keys=keys, coinciding=coinciding, indexes=indexes, **options
     )
-    brackets = (
-        _distance_brackets(
-            surface_a, surface_b, index_a, index_b, scores, threshold, options["percentile"], keys
-        )
-        if bounds
-        else {}
-    )
+    scores, index_a, index_b, threshold = found[:4]
+    brackets = found.brackets(surface_a, surface_b, options["percentile"], keys) if bounds else {}
     if "BIoU" in keys:
         # The meshes stay within one voxel of the cropped masks; every band point is inside.
         grid = biou.dense_grid_of_image(
@@ -297,19 +320,6 @@ def _mesh_metrics(a, b, spacing, crop_origin, keys, *, meshing, bounds=False, **
             index_b=index_b,
         ).biou()
     return scores, brackets
-
-
-def _distance_brackets(surface_a, surface_b, index_a, index_b, scores, threshold, percentile, keys):
-    return bounds.distance_brackets(
-        surface_a,
-        surface_b,
-        index_a,
-        index_b,
-        scores,
-        threshold=threshold,
-        percentile=percentile,
-        keys=keys,
-    )
 
 
 def _union_box(a: np.ndarray, b: np.ndarray):
@@ -409,7 +419,7 @@ def compute_surface_metrics(
         return _with_brackets(_empty_result(len(surface_a[1]) == 0, len(surface_b[1]) == 0), bounds)
     surface_a = (surface_a[0], orient_outward(*surface_a))
     surface_b = (surface_b[0], orient_outward(*surface_b))
-    scores, index_a, index_b, threshold = _distance_metrics(
+    found = _distance_metrics(
         surface_a,
         surface_b,
         percentile=percentile,
@@ -419,6 +429,7 @@ def compute_surface_metrics(
         quadrature=quadrature,
         implementation=implementation,
     )
+    scores, index_a, index_b, threshold = found[:4]
     step = tau / 10 if grid_step is None else float(grid_step)
     points = np.concatenate([surface_a[0], surface_b[0]])
     low, high = points.min(axis=0) - step, points.max(axis=0) + step
@@ -433,11 +444,5 @@ def compute_surface_metrics(
         index_b=index_b,
     )
     scores["BIoU"], scores["DSC"] = counts.biou(), counts.dsc()
-    brackets = (
-        _distance_brackets(
-            surface_a, surface_b, index_a, index_b, scores, threshold, percentile, METRIC_KEYS
-        )
-        if bounds
-        else {}
-    )
+    brackets = found.brackets(surface_a, surface_b, percentile, METRIC_KEYS) if bounds else {}
     return _with_brackets({key: float(scores[key]) for key in METRIC_KEYS}, bounds, brackets)

@@ -47,7 +47,7 @@ import numpy as np
 from scipy.spatial import cKDTree
 
 from reference.closest import SurfaceIndex
-from reference.hausdorff import Bracket, directed_hausdorff
+from reference.hausdorff import Bracket
 from reference.metrics import (
     PERCENTILE_TOLERANCE,
     Directed,
@@ -311,14 +311,13 @@ def bound_direction(
     *,
     threshold: float,
     percentile: float,
-    max_levels: int | None = None,
 ) -> Pieces:
     """Bounds over the elements of X (corners (k, n, dim)) towards Y, refined where a bracket
-    is wider than its aim (up to max_levels times, default MAX_LEVELS)."""
+    is wider than its aim (up to MAX_LEVELS times)."""
     neighbours = Neighbours(target)
     pieces = bound_elements(corners, target, neighbours)
     per_child = len(split_elements(corners[:1]))
-    for _ in range(MAX_LEVELS if max_levels is None else max_levels):
+    for _ in range(MAX_LEVELS):
         split = _to_split(pieces, threshold, percentile)
         room = (MAX_ELEMENTS - len(pieces.size)) // (per_child - 1)
         if not split.any() or room <= 0:
@@ -361,16 +360,16 @@ def distance_brackets(
     threshold: float,
     percentile: float,
     keys,
+    hd_upper: float,
 ) -> dict[str, Bracket]:
     """Brackets of the asked distance metrics (HD, HD95, MASD, ASSD, NSD) between two surfaces
-    (vertices, cells), whose values `scores` the distance pass gave."""
+    (vertices, cells), whose values `scores` the distance pass gave, with the upper end
+    `hd_upper` of its HD bracket (module `hausdorff`)."""
     brackets = {}
     if "HD" in keys:
-        upper = max(
-            directed_hausdorff(*surface, target, floor=scores["HD"]).upper
-            for surface, target in ((surface_a, index_b), (surface_b, index_a))
+        brackets["HD"] = _bracket(
+            max(scores["HD"] - SEARCH_SLACK, 0.0), max(hd_upper, scores["HD"])
         )
-        brackets["HD"] = _bracket(max(scores["HD"] - SEARCH_SLACK, 0.0), max(upper, scores["HD"]))
     if not set(keys) & {"HD95", "MASD", "ASSD", "NSD"}:
         return brackets
     directions = [

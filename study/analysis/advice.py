@@ -51,11 +51,6 @@ def grid_kind(spacing: str) -> str:
     return GRID_KINDS[int(is_anisotropic(spacing))]
 
 
-def rounded(value: float) -> str:
-    """A Δ as `statistics.signed` prints it, without a negative zero ("+0.00", not "-0.00")."""
-    return st.signed(round(value, 2) + 0.0)
-
-
 def tolerance_text(unit: str) -> str:
     """ "±0.5 mm" or "±2 %pt"."""
     return f"±{TOLERANCE[unit]:g} {unit}"
@@ -231,7 +226,7 @@ def bias_reason(row: Mapping) -> str:
     )
     return (
         f"{direction}: {row['within']:.0%} of {row['n']} pairs within {tolerance_text(unit)}, "
-        f"median Δ {rounded(row['median'])}, worst {rounded(row['worst'])} {unit} "
+        f"median Δ {st.signed(row['median'])}, worst {st.signed(row['worst'])} {unit} "
         f"({row['worst_category']} OARs)"
     )
 
@@ -310,15 +305,6 @@ def rank(table: pd.DataFrame) -> pd.DataFrame:
     return table.drop(columns=["_metric", "_grid", "_avoid", "_worst", "_tool"])
 
 
-def use_text(row: Mapping) -> str:
-    """ "Google DeepMind (100 % within, median +0.01, worst −0.21 mm)"."""
-    caution = f"; {row['cautions']}" if row["cautions"] else ""
-    return (
-        f"{st.tool_label(row['tool'])} ({row['within']:.0%} within, median "
-        f"{rounded(row['median'])}, worst {rounded(row['worst'])} {row['unit']}{caution})"
-    )
-
-
 def listed(names: Sequence[str], shown: int) -> str:
     """ "A, B, C and 2 more" ("none" for no name)."""
     more = f" and {len(names) - shown} more" if len(names) > shown else ""
@@ -333,7 +319,7 @@ def summary_lines(table: pd.DataFrame, shown: int = 3) -> list[str]:
         parts = []
         for kind, group in rows.groupby("grid_kind", sort=False):
             used = [
-                f"{st.tool_label(r.tool)} (worst {rounded(r.worst)})"
+                f"{st.tool_label(r.tool)} (worst {st.signed(r.worst)})"
                 for r in group.loc[group["verdict"] == "use"].itertuples()
             ]
             avoided = [st.tool_label(t) for t in group.loc[group["verdict"] == "avoid", "tool"]]
@@ -353,8 +339,8 @@ def recommendations_frame(rows: pd.DataFrame) -> pd.DataFrame:
             "Tool": rows["tool"].map(st.tool_label),
             "Pairs": rows["n"],
             "Within": rows["within"].map(lambda w: f"{w:.0%}"),
-            "Median Δ": rows["median"].map(rounded),
-            "Worst Δ": rows["worst"].map(rounded),
+            "Median Δ": rows["median"].map(st.signed),
+            "Worst Δ": rows["worst"].map(st.signed),
             "Verdict": [
                 f"avoid: {r.reasons}"
                 if r.verdict == "avoid"

@@ -82,10 +82,10 @@ def delta_frame(rows: pd.DataFrame) -> pd.DataFrame:
             "Metric": rows["metric"],
             "Voxel size": rows["spacing"].map(spacing_title),
             "Pairs": rows["n"],
-            "Median Δ": rows["median"].map(advice.rounded),
+            "Median Δ": rows["median"].map(st.signed),
             "SD": rows["sd"].map(format_number),
             "Worst Δ": [
-                f"{advice.rounded(r.worst)} ({r.worst_category})" if r.n_finite else "–"
+                f"{st.signed(r.worst)} ({r.worst_category})" if r.n_finite else "–"
                 for r in rows.itertuples()
             ],
             "Within": [
@@ -105,13 +105,13 @@ def field_of_view_text(grid_checked: pd.DataFrame | None, tool: str) -> str:
     if mine.empty:
         return "not in this run's grid check"
     changed = advice.field_of_view_dependence(grid_checked)
-    found = [text for (who, _), text in changed.items() if who == tool]
+    found = [f"{metric}: {text}" for (who, metric), text in changed.items() if who == tool]
     if not found:
         return (
             f"the same on cropped and scan-sized grids (|d| ≤ {grid_check.SAME_TOLERANCE:g}) "
             f"on all {mine['oar'].nunique()} grid-check pairs and every metric"
         )
-    return "; ".join(f"{metric}: {text}" for (who, metric), text in changed.items() if who == tool)
+    return "; ".join(found)
 
 
 def verdicts_text(recommended: pd.DataFrame, tool: str) -> list[str]:
@@ -124,7 +124,7 @@ def verdicts_text(recommended: pd.DataFrame, tool: str) -> list[str]:
             "**Use** for "
             + "; ".join(
                 f"{r.metric} on {r.grid_kind} grids (rank {r.rank}, worst "
-                f"{advice.rounded(r.worst)} {r.unit})"
+                f"{st.signed(r.worst)} {r.unit})"
                 for r in use.itertuples()
             )
             + "."
@@ -257,12 +257,10 @@ def interval_table(scores: pd.DataFrame) -> Table:
             "OAR category": numeric["category"],
             "Pairs": numeric["n_finite"],
             f"Δ {low:g}th to {high:g}th percentile": [
-                f"[{advice.rounded(r.lo)}, {advice.rounded(r.hi)}] {r.unit}"
-                for r in numeric.itertuples()
+                f"[{st.signed(r.lo)}, {st.signed(r.hi)}] {r.unit}" for r in numeric.itertuples()
             ],
             "Reference given a published v": [
-                f"[v {advice.rounded(-r.hi)}, v {advice.rounded(-r.lo)}]"
-                for r in numeric.itertuples()
+                f"[v {st.signed(-r.hi)}, v {st.signed(-r.lo)}]" for r in numeric.itertuples()
             ],
         }
     )

@@ -98,7 +98,7 @@ def deviation_cell(row: Mapping, tolerance: float) -> str:
     if verdict in ("agrees", "has no finite Δ"):
         return verdict.replace("has no", "no")
     short = verdict.split("-")[0].split(" ")[0]  # over, under, scatters
-    mean, low, high = (advice.rounded(row[key]) for key in ("mean", "min", "max"))
+    mean, low, high = (st.signed(row[key]) for key in ("mean", "min", "max"))
     return f"{short} {mean} [{low}, {high}]"
 
 
@@ -582,7 +582,9 @@ def summary_section(
         if not verdicts.empty
         else "",
     ]
-    return Section("Summary", [line for line in lines if line][:SUMMARY_LINES])
+    # One line per metric (at most seven) and three more: never more than SUMMARY_LINES, which
+    # the findings test measures rather than this function cutting lines off unseen.
+    return Section("Summary", [line for line in lines if line])
 
 
 def build_findings(inputs: AnalysisInputs) -> list[Section]:

@@ -192,8 +192,9 @@ def tool_list(tools: Iterable[str]) -> str:
 
 
 def signed(value: float) -> str:
-    """A Δ as the findings print it: "+0.12", or "n/a" when not finite."""
-    return f"{value:+.2f}" if np.isfinite(value) else "n/a"
+    """A Δ as the findings print it: "+0.12" ("+0.00", never "-0.00", for a value that rounds
+    to zero), or "n/a" when not finite."""
+    return f"{round(value, 2) + 0.0:+.2f}" if np.isfinite(value) else "n/a"
 
 
 # --------------------------------------------------------------------------------------------

@@ -18,7 +18,6 @@ import pandas as pd
 
 import reference
 from adapters import REGISTRY, Adapter, describe, invoke_files
-from adapters.base import fingerprint
 from adapters.environments import STUDY_ENVIRONMENT
 from adapters.harness import DEFAULT_MEMORY_GB
 from study.records import METRICS, REFERENCE_LABELS, REFERENCE_VARIANTS, SCORE_COLUMNS, status_of
@@ -44,14 +43,12 @@ class ReferenceImplementation(Adapter):
         self.label = REFERENCE_LABELS[name]
 
     def version(self) -> str:
-        import reference
-
         return f"{reference.__version__} ({self.meshing})"
 
-    def build(self) -> str:
-        """The digest of the reference package's source files: any change to its code, not
-        only a new `__version__`, makes its outputs stale."""
-        return fingerprint(sorted(REFERENCE_PACKAGE.rglob("*.py")), root=REFERENCE_PACKAGE)
+    def built_from(self) -> list[Path]:
+        """This module (how the study calls the reference) and the reference package's source
+        files: any change to its code, not only a new `__version__`, makes its outputs stale."""
+        return super().built_from() + sorted(REFERENCE_PACKAGE.rglob("*.py"))
 
     def unavailable(self) -> str | None:
         return None

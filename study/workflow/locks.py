@@ -28,26 +28,33 @@ def is_snakemake(argv: list[str]) -> bool:
     return any(a == "-m" and b == "snakemake" for a, b in zip(argv, argv[1:], strict=False))
 
 
-def _processes() -> Iterator[tuple[int, Path, list[str]]]:
-    """(pid, working directory, command line) of every process this user may inspect."""
+def _processes() -> Iterator[tuple[int, Path | None, list[str]]]:
+    """(pid, working directory, command line) of every running process; the directory is None
+    where it cannot be read (another user's process)."""
     for entry in Path("/proc").iterdir():
         if not entry.name.isdigit():
             continue
         try:
-            folder = (entry / "cwd").resolve(strict=True)
             argv = (entry / "cmdline").read_bytes().decode(errors="replace").split("\0")
         except OSError:
-            continue  # ended meanwhile, or another user's
+            continue  # ended meanwhile
+        try:
+            folder = (entry / "cwd").resolve(strict=True)
+        except PermissionError:
+            folder = None
+        except OSError:
+            continue  # ended meanwhile
         yield int(entry.name), folder, [arg for arg in argv if arg]
 
 
 def live_runs(directory: Path) -> list[int]:
-    """Ids of the Snakemake processes, other than this one, working in `directory`."""
+    """Ids of the Snakemake processes, other than this one, working in `directory`, or that
+    may be (a Snakemake run whose directory this user cannot read counts: its lock stays)."""
     here = directory.resolve()
     return [
         pid
         for pid, folder, argv in _processes()
-        if folder == here and pid != os.getpid() and is_snakemake(argv)
+        if folder in (here, None) and pid != os.getpid() and is_snakemake(argv)
     ]
 
 
