@@ -9,7 +9,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from reference import biou, lattice
+from reference import biou, lattice, lattice_bands
 from reference import bounds as bounds_lib
 from reference import meshing as meshing_lib
 from reference.closest import SurfaceIndex, check_implementation
@@ -304,7 +304,10 @@ def _mesh_metrics(a, b, spacing, crop_origin, keys, *, meshing, bounds=False, **
     )
     scores, index_a, index_b, threshold = found[:4]
     brackets = found.brackets(surface_a, surface_b, options["percentile"], keys) if bounds else {}
-    if "BIoU" in keys:
+    if "BIoU" in keys and meshing == lattice.LATTICE_MESHING:
+        # Elements on the lattice: inside and within-tau bits per case code (no dense grid).
+        scores["BIoU"] = lattice_bands.count_bands(a, b, spacing, threshold).biou()
+    elif "BIoU" in keys:
         # The meshes stay within one voxel of the cropped masks; every band point is inside.
         grid = biou.dense_grid_of_image(
             crop_origin, spacing, -np.ones(a.ndim, int), np.array(a.shape) + 1

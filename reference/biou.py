@@ -12,8 +12,10 @@ Two independent questions decide membership of a dense point x:
   here it costs one raster pass: vtkPolyDataToImageStencil (C++), or, in the compiled
   implementation, wherever the mesh's vertices lie on the lattice of half dense steps (as
   marching cubes' do on a mask), crossings counted in exact integers
-  (`kernels.lattice_inside`), which give VTK's answer at every point not on the surface;
-  slices holding a point that may lie on it still go to VTK.
+  (`kernels.lattice_inside`), which give VTK's answer at every point not on the surface and
+  count the points on it in X (X is closed); slices where a line crosses an odd number of
+  times still go to VTK. (Masks meshed by discrete marching cubes are counted without this
+  grid: module `lattice_bands`.)
 * d_X(x) <= tau? Only inside points matter, and only near the level set d = tau is an exact
   distance needed. The grid is padded with outside points to whole blocks (sides of 2^k
   points, near cubes in mm: `block_sides`) and decided coarse to fine. For a block with centre
@@ -152,7 +154,8 @@ class SurfaceRaster:
         return to_polydata(self.points, self.cells[(self.high >= low) & (self.low <= high)])
 
     def inside(self, grid: DenseGrid, start: int = 0, stop: int | None = None) -> np.ndarray:
-        """Bool array (slices start..stop-1 of grid): points strictly enclosed by the surface.
+        """Bool array (slices start..stop-1 of grid): points enclosed by the surface (on the
+        lattice, points on it too; VTK's raster: strictly enclosed ones).
 
         Every point's position is grid.origin + index * step whatever the run it is
         rasterized in, so cutting the grid into runs or slabs changes no answer, not even for
@@ -165,8 +168,9 @@ class SurfaceRaster:
         inside, ambiguous = kernels.lattice_inside(
             lattice, self.cells, grid.shape[1], grid.shape[2], start, stop
         )
-        # Slices where a grid point may lie on the surface: VTK's rounding decides, as always,
-        # run by run of consecutive slices (every VTK call has a fixed cost, see RASTER_SLICES).
+        # Slices where a line crosses an odd number of times (the surface is not closed
+        # there): VTK decides, run by run of consecutive slices (every VTK call has a fixed
+        # cost, see RASTER_SLICES).
         flagged = np.flatnonzero(ambiguous)
         for run in np.split(flagged, np.flatnonzero(np.diff(flagged) > 1) + 1):
             if len(run):

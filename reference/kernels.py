@@ -484,20 +484,56 @@ def _side(a0, a1, b0, b1, p0, p1):
 
 
 @njit(**_JIT)
+def _mark_in_plane(a, b, c, p0, p1, column):
+    """Set column[k] for the points (p0, p1, 2k) on a vertical triangle whose plane holds
+    that line: the triangle meets the line in z from zlow to zhigh, found exactly as
+    fractions from the edges that reach the line (h = the first axis along which the
+    triangle's projection varies)."""
+    axis = 0 if (a[0] != b[0] or b[0] != c[0]) else 1
+    h = p0 if axis == 0 else p1
+    low_num, low_den, high_num, high_den = 1, 0, -1, 0  # +inf, -inf as fractions
+    for u, v in ((a, b), (b, c), (c, a)):
+        hu, hv = u[axis], v[axis]
+        if hu == hv:
+            if hu != h:
+                continue
+            zs = ((u[2], 1), (v[2], 1))
+        elif min(hu, hv) <= h <= max(hu, hv):
+            num = u[2] * (hv - hu) + (v[2] - u[2]) * (h - hu)
+            den = hv - hu
+            if den < 0:
+                num, den = -num, -den
+            zs = ((num, den), (num, den))
+        else:
+            continue
+        for num, den in zs:
+            if num * low_den < low_num * den or low_den == 0:
+                low_num, low_den = num, den
+            if num * high_den > high_num * den or high_den == 0:
+                high_num, high_den = num, den
+    if low_den == 0:
+        return
+    first = -((-low_num) // (2 * low_den))  # smallest k with 2k >= zlow
+    last = high_num // (2 * high_den)  # largest k with 2k <= zhigh
+    for k in range(max(first, 0), min(last, len(column) - 1) + 1):
+        column[k] = 1
+
+
+@njit(**_JIT)
 def lattice_inside(lattice, cells, n1, n2, start, stop):
-    """Points (i, j, k), i in start..stop-1, strictly inside the closed triangle surface whose
-    vertices are `lattice` (n, 3) int64: coordinates in half grid steps, so point (i, j, k)
-    sits at (2i, 2j, 2k). Parity of the crossings below each point along its line of the last
-    axis, counted exactly.
+    """Points (i, j, k), i in start..stop-1, in the closed region bounded by the triangle
+    surface whose vertices are `lattice` (n, 3) int64: coordinates in half grid steps, so
+    point (i, j, k) sits at (2i, 2j, 2k). Parity of the crossings below each point along its
+    line of the last axis, counted exactly; a point on the surface (a crossing at the point,
+    or the point on a triangle whose plane holds its line) is in the region.
 
     Returns (inside (stop - start, n1, n2) bool, ambiguous (stop - start) bool): a slice is
-    ambiguous where a grid point may lie on the surface (where rounding would decide: a
-    crossing at a point, a line in a triangle's plane) or a line crosses an odd number of
-    times (the surface is not closed there)."""
+    ambiguous where a line crosses an odd number of times (the surface is not closed there)."""
     count = stop - start
     # Parity changes along each line, then their running XOR, in place; the change past the
     # last point only tells whether the line closes.
     inside = np.zeros((count, n1, n2), np.uint8)
+    on_surface = np.zeros((count, n1, n2), np.uint8)
     beyond = np.zeros((count, n1), np.uint8)
     ambiguous = np.zeros(count, np.bool_)
     for cell in cells:
@@ -512,11 +548,19 @@ def lattice_inside(lattice, cells, n1, n2, start, stop):
                 s_bc, e_bc = _side(b[0], b[1], c[0], c[1], 2 * i, 2 * j)
                 s_ca, e_ca = _side(c[0], c[1], a[0], a[1], 2 * i, 2 * j)
                 if e_ab == 0 and e_bc == 0 and e_ca == 0:
-                    ambiguous[i - start] = True  # the line runs in the plane of a triangle
+                    # The line runs in the plane of a (vertical) triangle: no crossing, and
+                    # its points on the triangle are in the closed region.
+                    _mark_in_plane(a, b, c, 2 * i, 2 * j, on_surface[i - start, j])
                     continue
-                if s_ab == 0 or s_ab != s_bc or s_bc != s_ca:
+                # The line meets the closed triangle (no perturbation); it crosses it when
+                # the perturbed signs agree, so a line through a shared edge or vertex
+                # crosses the surface once, or at a silhouette twice or not at all.
+                meets = (e_ab >= 0 and e_bc >= 0 and e_ca >= 0) or (
+                    e_ab <= 0 and e_bc <= 0 and e_ca <= 0
+                )
+                if not meets:
                     continue
-                # The crossing's height t = numerator / denominator (barycentric weights).
+                # The meeting point's height t = numerator / denominator (barycentric weights).
                 denominator = e_ab + e_bc + e_ca
                 numerator = e_bc * a[2] + e_ca * b[2] + e_ab * c[2]
                 if denominator < 0:
@@ -524,7 +568,9 @@ def lattice_inside(lattice, cells, n1, n2, start, stop):
                 # Points above the crossing: 2k > t, i.e. k > numerator / (2 denominator).
                 first_above = numerator // (2 * denominator) + 1
                 if numerator % (2 * denominator) == 0 and 0 <= first_above - 1 < n2:
-                    ambiguous[i - start] = True  # a grid point on the surface
+                    on_surface[i - start, j, first_above - 1] = 1  # in the closed region
+                if s_ab == 0 or s_ab != s_bc or s_bc != s_ca:
+                    continue
                 if first_above >= n2:
                     beyond[i - start, j] ^= 1
                 else:
@@ -534,7 +580,7 @@ def lattice_inside(lattice, cells, n1, n2, start, stop):
             parity = np.uint8(0)
             for k in range(n2):
                 parity ^= inside[i, j, k]
-                inside[i, j, k] = parity
+                inside[i, j, k] = parity | on_surface[i, j, k]
             if parity ^ beyond[i, j]:
                 ambiguous[i] = True  # an odd number of crossings
     return inside.view(np.bool_), ambiguous

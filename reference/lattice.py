@@ -68,17 +68,25 @@ def case_codes(mask: np.ndarray) -> np.ndarray:
 
 
 @functools.cache
-def case_table(dim: int) -> tuple[np.ndarray, ...]:
-    """Per case code, the elements VTK emits in one cube: (t, n, dim) integer 2u offsets from
-    the cube's first corner (values 0, 1, 2), corners in VTK's order. Built once per process
-    from VTK's output for each single-cube pattern."""
-    table = []
+def pattern_meshes(dim: int) -> tuple[tuple[np.ndarray, np.ndarray], ...]:
+    """Per case code, VTK's mesh (vertices, cells) of the single-cube pattern of that code
+    (voxels at 0 and 1 mm per axis, so the cube spans [0, 1]), through `meshing.mesh_mask`:
+    the reference's axis order. Built once per process."""
+    meshes = []
     for code in range(2 ** (2**dim)):
         bits = [(code >> bit) & 1 for bit in range(2**dim)]
         pattern = np.array(bits, bool).reshape((2,) * dim)
-        vertices, cells = meshing_lib.mesh_mask(
-            pattern, np.ones(dim), np.zeros(dim), LATTICE_MESHING
-        )
+        meshes.append(meshing_lib.mesh_mask(pattern, np.ones(dim), np.zeros(dim), LATTICE_MESHING))
+    return tuple(meshes)
+
+
+@functools.cache
+def case_table(dim: int) -> tuple[np.ndarray, ...]:
+    """Per case code, the elements VTK emits in one cube: (t, n, dim) integer 2u offsets from
+    the cube's first corner (values 0, 1, 2), corners in VTK's order: the elements of
+    `pattern_meshes` that lie in the pattern's cube."""
+    table = []
+    for vertices, cells in pattern_meshes(dim):
         doubled = np.rint(2.0 * vertices).astype(np.int64)[cells]  # (m, n, dim); cube at 0..2
         inside = _cube_of(doubled) == 0
         table.append(doubled[np.all(inside, axis=1)])

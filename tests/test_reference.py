@@ -556,9 +556,9 @@ def test_lattice_raster_equals_vtks(meshing, spacing):
     )
 
 
-def test_lattice_raster_leaves_points_on_the_surface_to_vtk():
+def test_lattice_raster_counts_points_on_the_surface_inside():
     """An octahedron with its corners on grid points has grid points on its faces: the
-    compiled raster flags their slices, and VTK's rounding decides them, as it always did."""
+    compiled raster counts them in the closed region and agrees with VTK everywhere else."""
     centre, reach = np.array([4.0, 4.0, 4.0]), 3.0
     vertices = np.array([centre + sign * reach * axis for axis in np.eye(3) for sign in (1, -1)])
     cells = np.array([[a, b, c] for a in (0, 1) for b in (2, 3) for c in (4, 5)], dtype=np.int64)
@@ -566,11 +566,13 @@ def test_lattice_raster_leaves_points_on_the_surface_to_vtk():
     raster = biou.SurfaceRaster(vertices, cells, compiled=True)
     lattice = raster.lattice(grid)
     assert lattice is not None
-    _, ambiguous = kernels.lattice_inside(lattice, raster.cells, 9, 9, 0, 9)
-    assert ambiguous.any()
-    np.testing.assert_array_equal(
-        raster.inside(grid), biou.SurfaceRaster(vertices, cells).inside(grid)
-    )
+    inside, ambiguous = kernels.lattice_inside(lattice, raster.cells, 9, 9, 0, 9)
+    assert not ambiguous.any()
+    points = np.argwhere(np.ones(grid.shape, bool)).astype(float)
+    on_surface = (np.abs(points - centre).sum(axis=1) == reach).reshape(grid.shape)
+    assert on_surface.sum() > 20 and inside[on_surface].all()
+    vtk_inside = biou.SurfaceRaster(vertices, cells).inside(grid)
+    np.testing.assert_array_equal(inside[~on_surface], vtk_inside[~on_surface])
 
 
 def test_cutting_the_dense_grid_changes_no_inside_answer(monkeypatch):
@@ -593,11 +595,12 @@ def test_cutting_the_dense_grid_changes_no_inside_answer(monkeypatch):
     monkeypatch.setattr(biou, "RASTER_SLICES", 7)
     assert np.array_equal(raster.inside(grid), whole)
     assert np.array_equal(raster.inside(grid, 40, 61), whole[40:61])
-    # The compiled raster leaves the slices with grid points on this mesh to VTK, in runs.
+    # The compiled raster counts grid points on this mesh inside, in any run.
     compiled = biou.SurfaceRaster(*surfaces[0], compiled=True)
     assert compiled.lattice(grid) is not None
-    assert np.array_equal(compiled.inside(grid), whole)
-    assert np.array_equal(compiled.inside(grid, 40, 61), whole[40:61])
+    exact = compiled.inside(grid)
+    assert np.array_equal(compiled.inside(grid, 40, 61), exact[40:61])
+    assert np.array_equal(exact | whole, exact)  # VTK's answer, plus points on the mesh
     monkeypatch.setattr(biou, "SLAB_POINTS", whole.size)
     one_slab = count_bands(*surfaces, 2.0, grid)
     monkeypatch.setattr(biou, "SLAB_POINTS", 30 * grid.shape[1] * grid.shape[2])
@@ -903,12 +906,13 @@ def test_unknown_implementation_is_refused():
 
 _KERNEL_PROBE = """
 import json, numpy as np
-from reference import analytic, compute_metrics, kernels
+from reference import analytic, compute_metrics, kernels, lattice_bands
 a = analytic.ball_mask((20, 20, 20), (1.0, 1.0, 1.0), 6.0, (10.0, 10.0, 10.0))
 b = analytic.ball_mask((20, 20, 20), (1.0, 1.0, 1.0), 5.0, (10.8, 9.6, 10.3))
 scores = compute_metrics(a, b, (1.0, 1.0, 1.0))
+kernel = {"to_cells": kernels.to_cells, "count_slabs": lattice_bands._count_slabs}
 stats = {name: [sum(f.stats.cache_hits.values()), sum(f.stats.cache_misses.values())]
-         for name, f in (("to_cells", kernels.to_cells), ("point_bounds", kernels.point_bounds))}
+         for name, f in kernel.items()}
 print(json.dumps({"scores": scores, "stats": stats}))
 """
 

@@ -1,0 +1,271 @@
+"""Boundary IoU of two masks' lattice meshes, counted by case-code tables: no dense grid.
+
+BIoU counts dense points (`biou.DENSE_FACTOR` = 5 per voxel and axis) in X_b = {x in X :
+d_X(x) <= tau}. In the padded lattice coordinates u of module `lattice`, the dense points that
+can lie in a mask sit at u = c + k / 5, k in {0..4}^dim, for the cubes c of the lattice: 125
+points per cube in 3D (25 per square in 2D), bit (k0 * 5 + k1) * 5 + k2 of a 128-bit word
+(two uint64). Module `lattice` shows that the mesh inside a cube is a function of the cube's
+case code, so:
+
+* **inside X** is a function of the code: `inside_table` holds, per code, the cube's points in
+  the closed region X (a point on the surface is in X; its distance to X's surface is 0).
+* **d_X(x) <= tau** holds when some element of X is within tau of x, and every element lies in
+  the closed box of its cube: only cubes c + o whose box is within tau of the box of c's
+  points matter (`reach`). Per offset o and code, `within_bits` marks the cube's points within
+  tau of the elements that code puts in cube c + o; d_X(x) <= tau is the OR over o.
+
+So band_X(c) = inside[code_X(c)] & OR_o within[o, code_X(c + o)], and the counts are
+popcounts: `count_bands`. The OR is scattered from the cubes that hold elements (the surface)
+onto their neighbours, a slab of cubes at a time, so memory stays bounded. Distances are
+measured on the exact lattice elements (VTK's float32 vertices rounded back), with the tie
+threshold of the distance pass (`metrics.tie_threshold`), so points at exactly tau are in.
+
+The dense-grid count of module `biou` is an independent path to the same numbers:
+`tests/test_lattice.py` checks that the two agree point for point.
+"""
+
+from __future__ import annotations
+
+import functools
+import itertools
+import math
+
+import numpy as np
+from numba import njit
+
+from reference import lattice
+from reference.biou import DENSE_FACTOR, BandCounts
+from reference.geometry import brute_force_distances
+from reference.kernels import _JIT, _gap2, _on_element
+
+WORDS = 2
+"""uint64 words per cube: 5^3 = 125 points fit in two."""
+
+SLAB_CUBES = 1 << 20
+"""Cubes per slab of the scatter (two 16-byte words each per surface: 32 MB)."""
+
+
+def cube_points(dim: int) -> np.ndarray:
+    """(5^dim, dim) the points' offsets k / 5 from their cube's first corner, in bit order."""
+    steps = np.arange(DENSE_FACTOR) / DENSE_FACTOR
+    return np.array(list(itertools.product(steps, repeat=dim)))
+
+
+def _bits(flags: np.ndarray) -> np.ndarray:
+    """(..., 5^dim) bools -> (..., WORDS) uint64, point p at bit p % 64 of word p // 64."""
+    padded = np.zeros((*flags.shape[:-1], 64 * WORDS), bool)
+    padded[..., : flags.shape[-1]] = flags
+    weights = np.uint64(1) << np.arange(64, dtype=np.uint64)
+    words = padded.reshape(*flags.shape[:-1], WORDS, 64).astype(np.uint64) * weights
+    return np.bitwise_or.reduce(words, axis=-1)
+
+
+RAY = np.array([0.5773502691896258, 0.3090169943749474, 0.7559289460184544])
+"""A generic direction (no lattice plane, edge or vertex is met exactly by a ray along it
+from a point of the cube: its components are irrational to each other)."""
+
+
+@functools.cache
+def inside_table(dim: int) -> np.ndarray:
+    """(2^(2^dim), WORDS) uint64: per case code, the cube's points in the closed region X.
+
+    Read off VTK's mesh of each single-cube pattern (the same meshes as `lattice.case_table`):
+    a point on that mesh is in X; any other point is in X when a ray from it crosses the
+    closed mesh an odd number of times (parity needs no orientation: VTK's 2D segments have
+    none)."""
+    points = cube_points(dim)
+    table = np.zeros((2 ** (2**dim), WORDS), np.uint64)
+    for code, (vertices, cells) in enumerate(lattice.pattern_meshes(dim)):
+        if len(cells) == 0:
+            continue
+        on_surface = brute_force_distances(points, vertices, cells) < 1e-9
+        inside = on_surface | (_crossings(points, vertices[cells], RAY[:dim]) % 2 == 1)
+        table[code] = _bits(inside)
+    return table
+
+
+def _crossings(points: np.ndarray, corners: np.ndarray, ray: np.ndarray) -> np.ndarray:
+    """How many elements (corners (m, n, dim)) the ray from each point along `ray` crosses:
+    solve point + t ray = a + s (b - a) [+ w (c - a)] with t > 0 and (s, w) in the element."""
+    a = corners[:, 0]
+    edges = corners[:, 1:] - a[:, None]  # (m, n - 1, dim)
+    # Columns: the element's edge vectors and -ray; unknowns (s[, w], t).
+    backwards = -np.broadcast_to(ray, a.shape)[:, :, None]
+    matrix = np.concatenate([np.swapaxes(edges, 1, 2), backwards], axis=2)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        solved = np.linalg.solve(matrix[None], (points[:, None] - a[None])[..., None])[..., 0]
+    weights, t = solved[..., :-1], solved[..., -1]
+    within = np.all(weights >= 0, axis=-1) & (weights.sum(axis=-1) <= 1)
+    return np.count_nonzero(within & (t > 0), axis=1)
+
+
+def reach(spacing: np.ndarray, threshold: float) -> np.ndarray:
+    """(r, dim) the cube offsets o whose box [o, o + 1] lies within `threshold` (mm) of the
+    box [0, 4/5] of a cube's points: along an axis the gap is max(o - 4/5, -o - 1, 0) voxels."""
+    spacing = np.asarray(spacing, float)
+    ranges = []
+    for s in spacing:
+        high = math.floor(threshold / s + (DENSE_FACTOR - 1) / DENSE_FACTOR)
+        low = -math.floor(threshold / s + 1)
+        ranges.append(range(low, high + 1))
+    offsets = np.array(list(itertools.product(*ranges)), np.int64)
+    lead = (DENSE_FACTOR - 1) / DENSE_FACTOR
+    gap = np.maximum(np.maximum(offsets - lead, -offsets - 1.0), 0.0) * spacing
+    return offsets[np.sum(gap * gap, axis=1) <= threshold * threshold]
+
+
+def table_corners(spacing: np.ndarray):
+    """Per case code, its elements' corners in mm from the cube's first corner: (corners (e,
+    n, dim) float64, start (codes + 1)); code c's elements are rows start[c] .. start[c + 1]."""
+    table = lattice.case_table(len(spacing))
+    start = np.concatenate([[0], np.cumsum([len(elements) for elements in table])])
+    dim = len(spacing)
+    doubled = np.concatenate(table) if start[-1] else np.empty((0, dim, dim), np.int64)
+    return np.ascontiguousarray(doubled * (0.5 * np.asarray(spacing, float))), start
+
+
+@njit(**_JIT)
+def _within_entry(q, code, points, corners, start, offsets, spacing, threshold, within):
+    """Set bit p of within[q, code] when point p of a cube (points (P, dim), mm from its
+    first corner) is within `threshold` of an element that `code` puts in the cube at
+    offsets[q]. A point farther than that from the elements' bounding box is skipped."""
+    dim = points.shape[1]
+    limit = threshold * threshold
+    low = np.full(3, np.inf)
+    high = np.full(3, -np.inf)
+    for slot in range(start[code], start[code + 1]):
+        for j in range(corners.shape[1]):
+            for axis in range(dim):
+                low[axis] = min(low[axis], corners[slot, j, axis])
+                high[axis] = max(high[axis], corners[slot, j, axis])
+    for axis in range(dim, 3):
+        low[axis] = high[axis] = 0.0
+    for p in range(len(points)):
+        # The point seen from the neighbour cube's first corner.
+        px = points[p, 0] - offsets[q, 0] * spacing[0]
+        py = points[p, 1] - offsets[q, 1] * spacing[1]
+        pz = points[p, 2] - offsets[q, 2] * spacing[2] if dim == 3 else 0.0
+        gx = max(low[0] - px, px - high[0], 0.0)
+        gy = max(low[1] - py, py - high[1], 0.0)
+        gz = max(low[2] - pz, pz - high[2], 0.0)
+        if gx * gx + gy * gy + gz * gz > limit:
+            continue
+        for slot in range(start[code], start[code + 1]):
+            _, x, y, z = _on_element(px, py, pz, corners, slot)
+            gap2 = _gap2(px, py, pz, x, y, z)
+            if gap2 <= limit and math.sqrt(gap2) <= threshold:
+                within[q, code, p // 64] |= np.uint64(1) << np.uint64(p % 64)
+                break
+
+
+@njit(inline="always", **_JIT)
+def _popcount(x):
+    x = x - ((x >> np.uint64(1)) & np.uint64(0x5555555555555555))
+    x = (x & np.uint64(0x3333333333333333)) + ((x >> np.uint64(2)) & np.uint64(0x3333333333333333))
+    x = (x + (x >> np.uint64(4))) & np.uint64(0x0F0F0F0F0F0F0F0F)
+    return (x * np.uint64(0x0101010101010101)) >> np.uint64(56)
+
+
+@njit(**_JIT)
+def _scatter(codes, surface, shifts, first, words, measure):
+    """OR within[q, code(s)] into cube s - shifts[q] of the slab [first, first + len(words))
+    for every surface cube s (flat C-order indices, sorted) that can reach the slab; only
+    cubes with inside points (code != 0) get it. Entries are measured on first use."""
+    points, corners, start, offsets, spacing, threshold, within, measured = measure
+    n0, n1, n2 = codes.shape
+    count = words.shape[0]
+    low = first + shifts[:, 0].min()
+    high = first + count + shifts[:, 0].max()
+    i = np.searchsorted(surface, low * n1 * n2)
+    while i < len(surface) and surface[i] < high * n1 * n2:
+        s = surface[i]
+        s0, rest = s // (n1 * n2), s % (n1 * n2)
+        s1, s2 = rest // n2, rest % n2
+        code = codes[s0, s1, s2]
+        for q in range(len(shifts)):
+            t0, t1, t2 = s0 - shifts[q, 0], s1 - shifts[q, 1], s2 - shifts[q, 2]
+            if first <= t0 < first + count and 0 <= t1 < n1 and 0 <= t2 < n2:
+                if codes[t0, t1, t2] != 0:
+                    if not measured[q, code]:
+                        _within_entry(
+                            q, code, points, corners, start, offsets, spacing, threshold, within
+                        )
+                        measured[q, code] = True
+                    words[t0 - first, t1, t2, 0] |= within[q, code, 0]
+                    words[t0 - first, t1, t2, 1] |= within[q, code, 1]
+        i += 1
+
+
+@njit(**_JIT)
+def _count(codes_a, codes_b, inside, words_a, words_b, first, counts):
+    """Add the slab's points in A_b, B_b, both, and in A, B, both to counts (6,)."""
+    for i in range(words_a.shape[0]):
+        for j in range(codes_a.shape[1]):
+            for k in range(codes_a.shape[2]):
+                ca, cb = codes_a[first + i, j, k], codes_b[first + i, j, k]
+                if ca == 0 and cb == 0:
+                    continue
+                for w in range(2):
+                    in_a, in_b = inside[ca, w], inside[cb, w]
+                    band_a = in_a & words_a[i, j, k, w]
+                    band_b = in_b & words_b[i, j, k, w]
+                    counts[0] += _popcount(band_a)
+                    counts[1] += _popcount(band_b)
+                    counts[2] += _popcount(band_a & band_b)
+                    counts[3] += _popcount(in_a)
+                    counts[4] += _popcount(in_b)
+                    counts[5] += _popcount(in_a & in_b)
+
+
+@njit(**_JIT)
+def _count_slabs(codes_a, codes_b, surface_a, surface_b, inside, shifts, slab, measure):
+    """The six counts, slab by slab of `slab` cube layers along the first axis."""
+    n0, n1, n2 = codes_a.shape
+    counts = np.zeros(6, np.int64)
+    words_a = np.zeros((slab, n1, n2, 2), np.uint64)
+    words_b = np.zeros((slab, n1, n2, 2), np.uint64)
+    for first in range(0, n0, slab):
+        count = min(slab, n0 - first)
+        words_a[:] = 0
+        words_b[:] = 0
+        _scatter(codes_a, surface_a, shifts, first, words_a[:count], measure)
+        _scatter(codes_b, surface_b, shifts, first, words_b[:count], measure)
+        _count(codes_a, codes_b, inside, words_a[:count], words_b[:count], first, counts)
+    return counts
+
+
+def count_bands(a: np.ndarray, b: np.ndarray, spacing, threshold: float) -> BandCounts:
+    """Dense points in A_b, B_b and both, and in A, B and both, of two masks (2D or 3D, one
+    grid, `spacing` mm per axis), their surfaces the discrete-marching-cubes meshes;
+    d <= threshold counts as within tau (`metrics.tie_threshold`)."""
+    spacing = np.asarray(spacing, float)
+    dim = a.ndim
+    codes = [lattice.case_codes(mask) for mask in (a, b)]
+    corners, start = table_corners(spacing)
+    has_elements = np.diff(start) > 0
+    surfaces = [np.flatnonzero(has_elements[code.ravel()]) for code in codes]
+    offsets = reach(spacing, threshold)
+    shifts = offsets
+    if dim == 2:  # one layer of squares: the 3D loops with a first axis of one
+        codes = [code[None] for code in codes]
+        shifts = np.column_stack([np.zeros(len(offsets), np.int64), offsets])
+    measure = (
+        np.ascontiguousarray(cube_points(dim) * spacing),
+        corners,
+        start,
+        offsets,
+        spacing,
+        float(threshold),
+        np.zeros((len(offsets), len(start) - 1, WORDS), np.uint64),
+        np.zeros((len(offsets), len(start) - 1), np.bool_),
+    )
+    plane = int(np.prod(codes[0].shape[1:]))
+    counts = _count_slabs(
+        *codes,
+        *surfaces,
+        inside_table(dim),
+        np.ascontiguousarray(shifts),
+        min(codes[0].shape[0], max(1, SLAB_CUBES // plane)),
+        measure,
+    )
+    return BandCounts(*(int(count) for count in counts))

@@ -1,0 +1,128 @@
+"""BIoU by case-code tables (module `lattice_bands`) against the dense-grid count (module
+`biou`): two independent code paths to the same six counts."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from reference import analytic, biou, lattice, lattice_bands
+from reference.api import mesh_surface
+from reference.geometry import brute_force_distances
+from reference.metrics import tie_threshold
+
+
+def _blobs(shape, seed, fill=0.45):
+    rng = np.random.default_rng(seed)
+    noise = rng.random(shape)
+    # Smooth random blobs: a few box-filter passes, then a threshold.
+    for axis in range(len(shape)):
+        noise = (noise + np.roll(noise, 1, axis) + np.roll(noise, -1, axis)) / 3
+    return noise > np.quantile(noise, 1 - fill)
+
+
+def _pairs():
+    spacing = np.array([0.8, 1.0, 2.0])
+    ball_a = analytic.ball_mask((30, 24, 14), spacing, 8.0, (12.2, 12.1, 13.7))
+    ball_b = analytic.ball_mask((30, 24, 14), spacing, 8.5, (12.9, 11.8, 14.3))
+    blobs = _blobs((16, 15, 14), 3)
+    flat = _blobs((30, 26), 5)
+    return {
+        "blobs, 1 mm, tau 2 mm": (blobs, blobs ^ _blobs((16, 15, 14), 4, 0.1), [1.0] * 3, 2.0),
+        # tau = 0.3 voxel: dense points at exactly tau from the faces, the tie rule decides.
+        "blobs, ties at tau": (blobs, np.roll(blobs, 1, axis=2), [1.0] * 3, 0.3),
+        "balls, anisotropic": (ball_a, ball_b, spacing, 2.0),
+        "balls, tau of several voxels": (ball_a, ball_b, spacing, 3.7),
+        "2D": (flat, flat | np.roll(flat, 2, axis=1), [0.6, 0.9], 2.0),
+    }
+
+
+def _dense_counts(a, b, spacing, threshold):
+    """The dense-grid path's counts (module `biou`; compiled raster, exact distances)."""
+    origin = np.zeros(a.ndim)
+    surfaces = [mesh_surface(m, spacing, origin, lattice.LATTICE_MESHING) for m in (a, b)]
+    grid = biou.dense_grid_of_image(origin, spacing, -np.ones(a.ndim, int), np.array(a.shape) + 1)
+    return biou.count_bands(*surfaces, threshold, grid)
+
+
+def _brute_force_counts(a, b, spacing, threshold):
+    """Every dense point decided on its own: in X if on the mesh or if a ray from it crosses
+    the mesh an odd number of times; within tau by its brute-force distance."""
+    origin = np.zeros(a.ndim)
+    grid = biou.dense_grid_of_image(origin, spacing, -np.ones(a.ndim, int), np.array(a.shape) + 1)
+    points = grid.origin + np.argwhere(np.ones(grid.shape, bool)) * grid.step
+    flags = []
+    for mask in (a, b):
+        vertices, cells = mesh_surface(mask, spacing, origin, lattice.LATTICE_MESHING)
+        distance = brute_force_distances(points, vertices, cells)
+        crossings = lattice_bands._crossings(points, vertices[cells], lattice_bands.RAY[: a.ndim])
+        inside = (distance < 1e-9) | (crossings % 2 == 1)
+        flags.append((inside & (distance <= threshold), inside))
+    (band_a, in_a), (band_b, in_b) = flags
+    counts = [band_a, band_b, band_a & band_b, in_a, in_b, in_a & in_b]
+    return biou.BandCounts(*(int(np.count_nonzero(c)) for c in counts))
+
+
+@pytest.mark.parametrize("name", list(_pairs()))
+def test_tables_count_what_the_dense_grid_counts(name):
+    """The six counts equal the dense-grid path's (compiled raster, exact distances) point
+    for point, ties at tau included. In 2D the dense path's raster is VTK's, which misplaces
+    points near saddle squares: there every point is decided by brute force instead."""
+    a, b, spacing, tau = _pairs()[name]
+    spacing = np.asarray(spacing, float)
+    surfaces = [mesh_surface(m, spacing, np.zeros(a.ndim), lattice.LATTICE_MESHING) for m in (a, b)]
+    threshold = tie_threshold(tau, surfaces[0][0], surfaces[1][0])
+    independent = _brute_force_counts if a.ndim == 2 else _dense_counts
+    tables = lattice_bands.count_bands(a, b, spacing, threshold)
+    assert tables == independent(a, b, spacing, threshold)
+    assert 0 < tables.band_both < tables.band_a
+
+
+def test_a_wrong_within_bit_changes_the_count(monkeypatch):
+    """The comparison above can fail: without the cube's own elements (offset 0) band points
+    are lost."""
+    a, b, spacing, tau = _pairs()["blobs, ties at tau"]
+    full = lattice_bands.count_bands(a, b, spacing, tau)
+    reach = lattice_bands.reach
+    def without_own_cube(spacing, threshold):
+        offsets = reach(spacing, threshold)
+        return offsets[np.any(offsets != 0, axis=1)]
+
+    monkeypatch.setattr(lattice_bands, "reach", without_own_cube)
+    assert lattice_bands.count_bands(a, b, spacing, tau) != full
+
+
+@pytest.mark.parametrize("dim", [2, 3])
+def test_inside_table_is_the_closed_region(dim):
+    """A cube's first corner point is in X exactly when its voxel is, every point on the
+    pattern's mesh is in X, the empty code holds no point and the full code every one."""
+    table = lattice_bands.inside_table(dim)
+    points = lattice_bands.cube_points(dim)
+    codes = 2 ** (2**dim)
+    for code in range(1, codes - 1):
+        bits = _unpack(table[code], len(points))
+        assert bits[0] == bool(code & 1)  # point k = 0 is the cube's first corner voxel
+        vertices, cells = lattice.pattern_meshes(dim)[code]
+        on_mesh = brute_force_distances(points, vertices, cells) < 1e-9
+        assert np.all(bits[on_mesh])
+    assert not _unpack(table[0], len(points)).any()
+    assert _unpack(table[codes - 1], len(points)).all()
+
+
+def _unpack(words: np.ndarray, count: int) -> np.ndarray:
+    bits = [(int(words[p // 64]) >> (p % 64)) & 1 for p in range(count)]
+    return np.array(bits, bool)
+
+
+def test_reach_holds_every_offset_within_tau():
+    """Offsets in reach are exactly those whose cube box lies within the threshold of the box
+    of a cube's points (brute force over a wide window)."""
+    spacing, threshold = np.array([0.5, 1.0, 3.0]), 2.0
+    found = {tuple(o) for o in lattice_bands.reach(spacing, threshold)}
+    points = lattice_bands.cube_points(3) * spacing
+    for offset in np.ndindex(13, 7, 5):
+        o = np.array(offset) - (6, 3, 2)
+        # Distance from each point to the box [o, o + 1] in mm.
+        gap = np.maximum(np.maximum(o * spacing - points, points - (o + 1) * spacing), 0.0)
+        near = np.sqrt((gap**2).sum(axis=1)).min() <= threshold
+        assert near == (tuple(o) in found), o
