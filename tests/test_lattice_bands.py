@@ -84,6 +84,7 @@ def test_a_wrong_within_bit_changes_the_count(monkeypatch):
     a, b, spacing, tau = _pairs()["blobs, ties at tau"]
     full = lattice_bands.count_bands(a, b, spacing, tau)
     reach = lattice_bands.reach
+
     def without_own_cube(spacing, threshold):
         offsets = reach(spacing, threshold)
         return offsets[np.any(offsets != 0, axis=1)]
