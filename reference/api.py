@@ -281,12 +281,17 @@ def compute_metrics(
 def _with_brackets(scores: dict[str, float], asked: bool, brackets: dict | None = None):
     """scores alone, or (scores, brackets) with a bracket for every key when `asked`: the
     counted metrics' (BIoU, DSC) are their values, and so is every metric without
-    `brackets` (an empty mask: the values are definitions; module `bounds`)."""
+    `brackets` (an empty mask: the values are definitions; module `bounds`).
+
+    With brackets, a value the default subdivision leaves outside its proven bracket is
+    moved to the bracket's nearer end: the exact value is in the bracket, so that end is
+    closer to it (module `bounds`, `clamp`)."""
     if not asked:
         return scores
     if brackets is None:
         return scores, bounds_lib.point_brackets(scores, scores)
-    return scores, bounds_lib.point_brackets(scores) | brackets
+    brackets = bounds_lib.point_brackets(scores) | brackets
+    return {key: bounds_lib.clamp(value, brackets[key]) for key, value in scores.items()}, brackets
 
 
 def _mesh_metrics(a, b, spacing, crop_origin, keys, *, meshing, bounds=False, **options):

@@ -344,6 +344,12 @@ COUNTED = ("BIoU", "DSC")
 definition, so their brackets are their values (docs/reference.md)."""
 
 
+def clamp(value: float, bracket: Bracket) -> float:
+    """The value, or the bracket's end nearer to it when it lies outside: the exact value is
+    in [lower, upper], so the result is at least as close to it as the value."""
+    return float(min(max(value, bracket.lower), bracket.upper))
+
+
 def point_brackets(scores: dict[str, float], keys=COUNTED) -> dict[str, Bracket]:
     """[value, value] for the given keys among `scores`: the counted metrics, or every metric
     where the definition itself gives the value (an empty mask)."""

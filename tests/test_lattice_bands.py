@@ -67,7 +67,8 @@ def _brute_force_counts(a, b, spacing, threshold):
 def test_tables_count_what_the_dense_grid_counts(name):
     """The six counts equal the dense-grid path's (compiled raster, exact distances) point
     for point, ties at tau included. In 2D the dense path's raster is VTK's, which misplaces
-    points near saddle squares: there every point is decided by brute force instead."""
+    points on blob-shaped masks (docs/reference.md, limits): there every point is decided by
+    brute force instead."""
     a, b, spacing, tau = _pairs()[name]
     spacing = np.asarray(spacing, float)
     surfaces = [mesh_surface(m, spacing, np.zeros(a.ndim), lattice.LATTICE_MESHING) for m in (a, b)]
