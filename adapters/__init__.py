@@ -1,88 +1,42 @@
 """Thin, faithful adapters for the segmentation-metric tools the study compares.
 
-`REGISTRY` maps a short name to its adapter: the paper's eleven tools in the paper's table
-order, then the tools the study added since (`Adapter.in_paper` False), then the cross-check.
-It is the one list of tools: `STUDY_TOOLS` (role "tool"), `PAPER_TOOLS` and `LATER_TOOLS` (its
-two groups) and `CROSS_CHECKS` (role "cross-check", the authors' own MeshMetrics package) are
-read off it; a study's `tools: all` means `STUDY_TOOLS`, `tools: paper` means `PAPER_TOOLS`.
-`invoke` / `invoke_files` run one tool on one mask pair, in a worker process of the tool's
-environment (`adapters.worker`), and record values, error, warnings and seconds.
-Adding a tool: one module with an `Adapter` subclass and one line in `_ADAPTERS` below.
+The registry (`adapters.registry`) is the one list of tools: `REGISTRY` maps a short name to
+its adapter, and `STUDY_TOOLS`, `PAPER_TOOLS`, `LATER_TOOLS` and `CROSS_CHECKS` are read off it.
+`invoke` / `invoke_files` run one tool on one mask pair with one `CallSettings`, in a worker
+process of the tool's environment (`adapters.worker`), and record values, error, warnings and
+seconds in an `Outcome`.
+
+The modules' layers, lowest first, each importing only those below it: `environments` (where
+a tool runs), `base` (what an adapter is), the tool modules and `registry`, `calls` (the
+settings, the outcome, the call itself), `worker` (a tool's process), `harness` (`invoke`,
+`identify`); this package re-exports what callers use.
 """
 
 from __future__ import annotations
 
-from adapters.anima import Anima
 from adapters.base import Adapter, ToolError, configure
-from adapters.deepmind import DeepMind
-from adapters.evaluatesegmentation import EvaluateSegmentation
-from adapters.grandchallenge import GrandChallenge
+from adapters.calls import CallSettings, Outcome
 from adapters.harness import (
     Identity,
-    Outcome,
     check_pair,
     describe,
     identify,
     invoke,
     invoke_files,
+)
+from adapters.registry import (
+    CROSS_CHECKS,
+    LATER_TOOLS,
+    PAPER_TOOLS,
+    REGISTRY,
+    STUDY_TOOLS,
     resolve,
 )
-from adapters.medpy import MedPy
-from adapters.meshmetrics import MeshMetrics
-from adapters.metricsreloaded import MetricsReloaded
-from adapters.mikan import Mikan
-from adapters.miseval import MISeval
-from adapters.monai import MONAI
-from adapters.panoptica import Panoptica
-from adapters.plastimatch import Plastimatch
-from adapters.pymia import Pymia
-from adapters.segmetrics import SegMetrics
-from adapters.simpleitk import SimpleITK
-from adapters.skimage import ScikitImage
-from adapters.torchmetrics import TorchMetrics
-
-_ADAPTERS: tuple[Adapter, ...] = (
-    Anima(),
-    EvaluateSegmentation(),
-    DeepMind(),
-    MedPy(),
-    MetricsReloaded(),
-    MISeval(),
-    MONAI(),
-    Plastimatch(),
-    Pymia(),
-    SegMetrics(),
-    SimpleITK(),
-    TorchMetrics(),
-    ScikitImage(),
-    Mikan(),
-    Panoptica(),
-    GrandChallenge(),
-    MeshMetrics(),
-)
-
-REGISTRY: dict[str, Adapter] = {adapter.name: adapter for adapter in _ADAPTERS}
-
-_TOOLS = [name for name, adapter in REGISTRY.items() if adapter.role == "tool"]
-
-PAPER_TOOLS: tuple[str, ...] = tuple(name for name in _TOOLS if REGISTRY[name].in_paper)
-"""The eleven tools of the paper, in the order of its tables."""
-
-LATER_TOOLS: tuple[str, ...] = tuple(name for name in _TOOLS if not REGISTRY[name].in_paper)
-"""The tools the study added since the paper: tables and figures show them after the eleven."""
-
-STUDY_TOOLS: tuple[str, ...] = PAPER_TOOLS + LATER_TOOLS
-"""The tools the study compares with the reference: the paper's, then the later ones, each
-group in registry order, wherever in the registry a tool's line stands."""
-
-CROSS_CHECKS: tuple[str, ...] = tuple(
-    name for name, adapter in REGISTRY.items() if adapter.role == "cross-check"
-)
-"""Scored like tools, reported as cross-checks of the reference."""
 
 __all__ = [
     "Adapter",
     "CROSS_CHECKS",
+    "CallSettings",
     "Identity",
     "LATER_TOOLS",
     "Outcome",

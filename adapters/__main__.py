@@ -12,7 +12,8 @@ from __future__ import annotations
 import argparse
 import sys
 
-from adapters import REGISTRY, configure, describe
+from adapters import REGISTRY, CallSettings, configure, describe
+from adapters.calls import DEFAULT_SETTINGS
 from adapters.environments import SCORED_ENVIRONMENTS, STUDY_ENVIRONMENT
 from maskio.cli import add_pair_arguments, load_pair_or_exit, positive_mm
 
@@ -30,17 +31,20 @@ def _compare(arguments) -> int:
     from adapters.compare import compare, format_comparison
 
     load_pair_or_exit(arguments.parser, arguments)  # bad files: one line naming the file, exit 2
-    result = compare(
-        arguments.mask_a,
-        arguments.mask_b,
-        label=arguments.label,
-        tools=arguments.tools,
+    settings = CallSettings(
         percentile=arguments.percentile,
         tau=arguments.tau,
         timeout=arguments.timeout,
         environment=arguments.environment,
     )
-    print(format_comparison(result, percentile=arguments.percentile, tau=arguments.tau))
+    result = compare(
+        arguments.mask_a,
+        arguments.mask_b,
+        label=arguments.label,
+        tools=arguments.tools,
+        settings=settings,
+    )
+    print(format_comparison(result))
     return 0
 
 
@@ -86,7 +90,10 @@ def parser() -> argparse.ArgumentParser:
     add_pair_arguments(comparing)
     comparing.add_argument("--tools", **tools)
     comparing.add_argument(
-        "--timeout", type=positive_mm, default=600.0, help="seconds per tool call"
+        "--timeout",
+        type=positive_mm,
+        default=DEFAULT_SETTINGS.timeout,
+        help="seconds per tool call",
     )
     comparing.set_defaults(handler=_compare, parser=comparing)
     return main

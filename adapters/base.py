@@ -29,7 +29,7 @@ from pathlib import Path
 
 import numpy as np
 
-from adapters.environments import STUDY_ENVIRONMENT
+from adapters.environments import STUDY_ENVIRONMENT, environment, in_built_environment
 from maskio import write_mask
 
 BUILT_TOOLS_DIR = Path(__file__).resolve().parent.parent / "tools" / "built" / "bin"
@@ -115,7 +115,7 @@ class Adapter:
         """What tells two builds of one version apart: the digest of the code that calls the
         tool (the adapter's own module, so an edit to how the tool is called reruns its jobs)
         and of what runs (`built_from`). Part of the identity every output of the tool is
-        keyed on (`harness.identify`)."""
+        keyed on (`adapters.harness.identify`)."""
         return fingerprint(self.built_from())
 
     def built_from(self) -> list[Path]:
@@ -203,7 +203,7 @@ class PythonAdapter(Adapter):
     """A tool imported by its worker; `module` is checked without importing it.
 
     A tool with a home environment is not installed in the study's Python: asked there, it
-    answers with what its home environment's Python says (`harness.describe`); asked in a
+    answers with what its home environment's Python says (`Environment.describe`); asked in a
     built environment (its home, or the paper's), it answers for itself.
     """
 
@@ -212,15 +212,15 @@ class PythonAdapter(Adapter):
     install_hint: str = ""
 
     def _asked_from_the_study(self) -> bool:
-        from adapters.environments import in_built_environment
-
         return self.home_environment is not None and not in_built_environment()
+
+    def _home_state(self) -> dict:
+        """{"version", "unavailable"} as the tool's home environment's Python says."""
+        return environment(self.home_environment).describe([self], TOOL_PATHS)[0]
 
     def unavailable(self) -> str | None:
         if self._asked_from_the_study():
-            from adapters.harness import describe
-
-            return describe([self])[self.name][1]
+            return self._home_state()["unavailable"]
         # find_spec does not execute the package, so asking costs no torch import.
         try:
             found = importlib.util.find_spec(self.module) is not None
@@ -232,10 +232,8 @@ class PythonAdapter(Adapter):
 
     def version(self) -> str:
         if self._asked_from_the_study():
-            from adapters.harness import describe
-
-            version, reason = describe([self])[self.name]
-            return version if reason is None else "not installed"
+            state = self._home_state()
+            return state["version"] if state["unavailable"] is None else "not installed"
         try:
             return importlib.metadata.version(self.distribution)
         except importlib.metadata.PackageNotFoundError:

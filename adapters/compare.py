@@ -14,8 +14,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from adapters.base import Adapter
-from adapters.environments import STUDY_ENVIRONMENT
-from adapters.harness import Outcome, describe, invoke_files, resolve
+from adapters.calls import DEFAULT_SETTINGS, CallSettings, Outcome
+from adapters.harness import describe, invoke_files
+from adapters.registry import REGISTRY, resolve
 from maskio import load_pair
 from reference.keys import METRIC_KEYS
 
@@ -24,6 +25,7 @@ from reference.keys import METRIC_KEYS
 class Comparison:
     """Everything the compare command prints."""
 
+    settings: CallSettings
     spacing: tuple[float, ...]
     reference: dict[str, float] | None
     reference_note: str | None
@@ -50,34 +52,25 @@ def compare(
     *,
     label: int | None = None,
     tools: Sequence[str] | None = None,
-    percentile: float = 95,
-    tau: float = 2.0,
-    timeout: float = 600.0,
-    environment: str = STUDY_ENVIRONMENT,
+    settings: CallSettings = DEFAULT_SETTINGS,
 ) -> Comparison:
-    """Run the reference and each tool (in its worker, which reads the files) on two files."""
-    from adapters import REGISTRY
-
+    """Run the reference and each tool (in its worker, which reads the files) on two files,
+    all with `settings` (the reference with its percentile and tau)."""
     names = list(tools) if tools else list(REGISTRY)
     adapters = [resolve(name) for name in names]  # ValueError naming the known tools
     pair = load_pair(path_a, path_b, label)  # InputError naming the file and the problem
-    values, note = reference_metrics(pair.a, pair.b, pair.spacing, percentile=percentile, tau=tau)
-    result = Comparison(tuple(float(s) for s in pair.spacing), values, note)
+    values, note = reference_metrics(
+        pair.a, pair.b, pair.spacing, percentile=settings.percentile, tau=settings.tau
+    )
+    result = Comparison(settings, tuple(float(s) for s in pair.spacing), values, note)
     for adapter in adapters:
-        version, reason = describe([adapter], environment)[adapter.name]
+        version, reason = describe([adapter], settings.environment)[adapter.name]
         if reason is not None:
             result.unavailable[adapter.name] = reason
             continue
         result.versions[adapter.name] = version
         result.outcomes[adapter.name] = invoke_files(
-            adapter,
-            path_a,
-            path_b,
-            label=label,
-            percentile=percentile,
-            tau=tau,
-            timeout=timeout,
-            environment=environment,
+            adapter, path_a, path_b, label=label, settings=settings
         )
     return result
 
@@ -94,7 +87,7 @@ def _cell(adapter: Adapter, metric: str, outcome: Outcome, reference) -> str:
     return f"{value:.4g}{flag} ({value - reference[metric]:+.3g})"
 
 
-def format_comparison(result: Comparison, *, percentile: float = 95, tau: float = 2.0) -> str:
+def format_comparison(result: Comparison) -> str:
     """A plain-text table: one row per tool, one column per metric, 'value (Δ)'."""
     header = ["tool", *METRIC_KEYS, "seconds"]
     rows = []
@@ -114,8 +107,9 @@ def format_comparison(result: Comparison, *, percentile: float = 95, tau: float 
         )
     widths = [max(len(str(row[i])) for row in [header, *rows]) for i in range(len(header))]
     lines = [
-        f"spacing (mm, array axis order): {result.spacing}; HD95 = HD{percentile:g}, "
-        f"NSD and BIoU at tau = {tau:g} mm",
+        f"spacing (mm, array axis order): {result.spacing}; "
+        f"HD95 = HD{result.settings.percentile:g}, "
+        f"NSD and BIoU at tau = {result.settings.tau:g} mm",
         "  ".join(h.ljust(w) for h, w in zip(header, widths, strict=True)),
     ]
     lines += ["  ".join(str(c).ljust(w) for c, w in zip(row, widths, strict=True)) for row in rows]

@@ -5,19 +5,50 @@ versions. `paper` holds the versions the paper used (its pins: `workflow/envs/pa
 built by `make env-paper` into `.envs/paper/`; scoring a tool there tells how far its results
 moved since the paper, and which of today's failures are the environment's (numpy 2), not the
 tool's. The adapter code is the same in every environment: a worker of the environment's
-Python imports it from this project.
+Python imports it from this project (`python_path`, `adapter_path`).
+
+This module is the bottom of the adapters' layers (environments <- base <- calls <- worker <-
+harness): an adapter asked from the study for a tool that lives in another environment asks
+that environment's Python (`Environment.describe`) without needing the layers above.
 """
 
 from __future__ import annotations
 
+import json
 import os
+import subprocess
 import sys
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
 ENVIRONMENTS_DIR = REPO / ".envs"
 """Where `make env-<name>` builds the environments other than the study's own."""
+
+START_SECONDS = 300.0
+"""Longest wait for a Python of an environment to start (interpreter, numpy, SimpleITK) and
+answer, or for a worker to read a pair of scan-sized mask files; either is seconds, so a
+process silent this long is stuck."""
+
+
+def adapter_path(adapter: object) -> str:
+    """'module:Class', how a process of another Python finds an adapter: it imports it, no
+    object is pickled."""
+    return f"{type(adapter).__module__}:{type(adapter).__qualname__}"
+
+
+def python_path() -> str:
+    """PYTHONPATH for a process of an environment's Python: the project, and every folder on
+    this process's path that is not part of its interpreter (tests' and users' own modules),
+    never site-packages, which belong to one environment."""
+    own = {Path(p).resolve() for p in (sys.prefix, sys.base_prefix, sys.exec_prefix)}
+    folders = [str(REPO)]
+    for entry in sys.path:
+        folder = Path(entry or os.getcwd()).resolve()
+        if folder.is_dir() and not any(folder.is_relative_to(p) for p in own):
+            folders.append(str(folder))
+    return os.pathsep.join(dict.fromkeys(folders))
 
 
 @dataclass(frozen=True)
@@ -51,6 +82,30 @@ class Environment:
         return (
             f"environment {self.name!r} is not built ({self.python} missing; make env-{self.name})"
         )
+
+    def describe(self, adapters: Sequence[object], tool_paths: Mapping) -> list[dict]:
+        """{"version", "unavailable", "build"} of each adapter as this environment sees it
+        (`adapters.worker.state_of`), asked of one short-lived process of its Python
+        (`python -m adapters.worker --describe`), not of a worker per tool."""
+        reason = self.unavailable()
+        if reason is None:
+            request = {
+                "adapters": [adapter_path(a) for a in adapters],
+                "tool_paths": dict(tool_paths),
+            }
+            done = subprocess.run(
+                [self.python, "-m", "adapters.worker", "--describe"],
+                input=json.dumps(request),
+                capture_output=True,
+                text=True,
+                env={**os.environ, "PYTHONPATH": python_path()},
+                timeout=START_SECONDS,
+            )
+            if done.returncode == 0:
+                return json.loads(done.stdout)
+            said = (done.stderr.strip().splitlines() or ["no message"])[-1]
+            reason = f"{self.python} could not describe its tools: {said}"
+        return [{"version": None, "unavailable": reason} for _ in adapters]
 
 
 ENVIRONMENTS: dict[str, Environment] = {

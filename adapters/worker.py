@@ -9,13 +9,16 @@ The parent (`call`) keeps one worker per (adapter, environment) and talks to it 
 
     parent -> worker   {"adapter": "adapters.monai:MONAI", "tool_paths": {...}}     once
     worker -> parent   {"version": ..., "unavailable": ...}                          ready
-    parent -> worker   {"path_a", "path_b", "label", "metrics", "percentile", "tau",
-                        "timeout", "spacing"}                                        a call
+    parent -> worker   {"path_a", "path_b", "label", "metrics",
+                        "settings": CallSettings.as_key()}                           a call
     worker -> parent   {"started": true}       the masks are read, the tool is called
     worker -> parent   {"outcome": {...}} or {"invalid": "<file>: <problem>"}
 
+`python -m adapters.worker --describe` answers one question instead: the state of the adapters
+named on stdin (`Environment.describe` asks it of an environment's Python).
+
 The worker reads the study's own mask files (`maskio.load_pair`: no arrays cross the pipe) and
-times the call inside itself (`harness.run_in_process`), so `seconds` stays the tool's own. The
+times the call inside itself (`calls.run_in_process`), so `seconds` stays the tool's own. The
 per-call timeout runs from the worker's "started": reading a scan-sized file is not the tool's
 time. The memory limit is the worker's address-space limit (RLIMIT_AS), so a runaway
 allocation fails inside the tool, as a MemoryError, instead of taking the machine.
@@ -24,6 +27,7 @@ allocation fails inside the tool, as a MemoryError, instead of taking the machin
 from __future__ import annotations
 
 import atexit
+import importlib
 import json
 import math
 import os
@@ -37,14 +41,10 @@ from collections.abc import Mapping, Sequence
 from dataclasses import asdict
 from pathlib import Path
 
-from adapters.base import Adapter
-from adapters.harness import DEFAULT_MEMORY_GB, Outcome
-
-REPO = Path(__file__).resolve().parents[1]
-
-START_SECONDS = 300.0
-"""Longest wait for a worker to start (interpreter, numpy, SimpleITK) or to read a pair of
-scan-sized mask files; either is seconds, so a worker silent this long is stuck."""
+from adapters.base import Adapter, configure
+from adapters.calls import CallSettings, Outcome, run_in_process
+from adapters.environments import START_SECONDS, adapter_path, python_path
+from maskio import InputError, load_pair
 
 KILL_GRACE_SECONDS = 5.0
 """Added to the call's timeout before the worker is killed: program tools time their own
@@ -53,24 +53,6 @@ subprocess out at the timeout and report it in their own words first."""
 
 class InvalidInput(ValueError):
     """The files of a call are not a pair of masks on one grid (the worker's words)."""
-
-
-def adapter_path(adapter: Adapter) -> str:
-    """'module:Class', how a worker finds the adapter: it imports it, no object is pickled."""
-    return f"{type(adapter).__module__}:{type(adapter).__qualname__}"
-
-
-def _python_path() -> str:
-    """PYTHONPATH for workers: the project, and every folder on this process's path that is
-    not part of its interpreter (tests' and users' own modules), never site-packages, which
-    belong to one environment."""
-    own = {Path(p).resolve() for p in (sys.prefix, sys.base_prefix, sys.exec_prefix)}
-    folders = [str(REPO)]
-    for entry in sys.path:
-        folder = Path(entry or os.getcwd()).resolve()
-        if folder.is_dir() and not any(folder.is_relative_to(p) for p in own):
-            folders.append(str(folder))
-    return os.pathsep.join(dict.fromkeys(folders))
 
 
 def _limit_worker(memory_bytes: int | None):
@@ -107,7 +89,7 @@ class Worker:
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=self.log,
-            env={**os.environ, "PYTHONPATH": _python_path(), "PYTHONFAULTHANDLER": "1"},
+            env={**os.environ, "PYTHONPATH": python_path(), "PYTHONFAULTHANDLER": "1"},
             preexec_fn=_limit_worker(memory),
         )
         self._buffer = b""
@@ -195,27 +177,6 @@ def _ready(adapter: Adapter, python: str, memory_gb: float | None, tool_paths) -
         return {"version": None, "unavailable": f"its worker could not start: {died}"}
 
 
-def describe(adapters: Sequence[Adapter], python: str, tool_paths: Mapping) -> list[dict]:
-    """`state_of` each adapter as `python`'s environment sees it, asked
-    of one short-lived process (`--describe`), not of a worker per tool."""
-    request = json.dumps(
-        {"adapters": [adapter_path(a) for a in adapters], "tool_paths": dict(tool_paths)}
-    )
-    done = subprocess.run(
-        [python, "-m", "adapters.worker", "--describe"],
-        input=request,
-        capture_output=True,
-        text=True,
-        env={**os.environ, "PYTHONPATH": _python_path()},
-        timeout=START_SECONDS,
-    )
-    if done.returncode != 0:
-        said = (done.stderr.strip().splitlines() or ["no message"])[-1]
-        reason = f"{python} could not describe its tools: {said}"
-        return [{"version": None, "unavailable": reason} for _ in adapters]
-    return json.loads(done.stdout)
-
-
 def call(
     adapter: Adapter,
     python: str,
@@ -223,18 +184,17 @@ def call(
     path_b: str | Path,
     *,
     metrics: Sequence[str],
-    percentile: float,
-    tau: float,
-    timeout: float,
+    settings: CallSettings,
     label: int | None = None,
-    memory_gb: float | None = DEFAULT_MEMORY_GB,
     tool_paths: Mapping | None = None,
 ) -> Outcome:
-    """One tool call in the adapter's worker; a dead or killed worker becomes the error.
+    """One tool call in the adapter's worker of `python` (the settings' environment's), with
+    the settings' memory limit; a dead or killed worker becomes the error.
 
     Raises InvalidInput when the files are not a pair of masks on one grid: the caller's
     mistake, not the tool's.
     """
+    memory_gb, timeout = settings.memory_gb, settings.timeout
     ready = _ready(adapter, python, memory_gb, tool_paths or {})
     if ready["unavailable"] is not None:
         return Outcome(
@@ -245,9 +205,7 @@ def call(
         "path_b": str(path_b),
         "label": label,
         "metrics": list(metrics),
-        "percentile": percentile,
-        "tau": tau,
-        "timeout": timeout,
+        "settings": settings.as_key(),
     }
     worker = _worker(adapter, python, memory_gb, tool_paths or {})
     try:
@@ -273,8 +231,6 @@ def _memory_note(error: str, memory_gb: float | None) -> str:
 
 def _load(path: str) -> Adapter:
     """The adapter a 'module:Class' path names, instantiated."""
-    import importlib
-
     module, _, qualname = path.partition(":")
     return getattr(importlib.import_module(module), qualname)()
 
@@ -291,8 +247,6 @@ def state_of(adapter: Adapter, *, build: bool = False) -> dict:
 def describe_here() -> None:
     """--describe: the state of each adapter named on stdin, build included, as JSON on
     stdout."""
-    from adapters.base import configure
-
     request = json.load(sys.stdin)
     configure(request["tool_paths"])
     json.dump([state_of(_load(path), build=True) for path in request["adapters"]], sys.stdout)
@@ -304,12 +258,6 @@ def serve() -> None:
     The protocol keeps a descriptor of its own; file descriptor 1 is pointed at stderr, so
     that whatever a tool prints, from Python or from C, cannot corrupt the answers.
     """
-    import resource
-
-    from adapters.base import configure
-    from adapters.harness import run_in_process
-    from maskio import InputError, load_pair
-
     channel = os.fdopen(os.dup(1), "w", buffering=1)
     os.dup2(2, 1)
     sys.stdout = sys.stderr
@@ -320,8 +268,6 @@ def serve() -> None:
     hello = json.loads(sys.stdin.readline())
     configure(hello["tool_paths"])
     adapter = _load(hello["adapter"])
-    limit = resource.getrlimit(resource.RLIMIT_AS)[0]
-    memory_gb = None if limit == resource.RLIM_INFINITY else limit / 2**30
     answer(state_of(adapter))
     for line in sys.stdin:
         request = json.loads(line)
@@ -331,19 +277,18 @@ def serve() -> None:
             answer({"invalid": str(error)})
             continue
         answer({"started": True})
+        settings = CallSettings(**request["settings"])
         outcome = run_in_process(
             adapter,
             pair.a,
             pair.b,
             pair.spacing,
             metrics=request["metrics"],
-            percentile=request["percentile"],
-            tau=request["tau"],
-            timeout=request["timeout"],
+            settings=settings,
             files=(request["path_a"], request["path_b"]) if request["label"] is None else None,
         )
         if outcome.error is not None:
-            outcome.error = _memory_note(outcome.error, memory_gb)
+            outcome.error = _memory_note(outcome.error, settings.memory_gb)
         answer({"outcome": asdict(outcome)})
 
 

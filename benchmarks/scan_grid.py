@@ -117,10 +117,10 @@ def measure(tool: str, pairs: dict[str, str], repeats: int) -> dict:
             b, _, _ = read_mask(pair.path_b)
             shapes.add("x".join(map(str, a.shape)))
             if index == 0:
-                invoke(adapter, *cropped_to_masks(a, b), spacing, metrics=("HD",), timeout=600)
+                invoke(adapter, *cropped_to_masks(a, b), spacing, metrics=("HD",))
             for _ in range(repeats):
                 gc.collect()  # as study.scoring.timing does
-                outcome = invoke(adapter, a, b, spacing, metrics=("HD",), timeout=600)
+                outcome = invoke(adapter, a, b, spacing, metrics=("HD",))
                 errors += outcome.error is not None
                 seconds.append(outcome.seconds)
         result[f"{grid}_s"] = float(pd.Series(seconds).median())

@@ -19,7 +19,8 @@ import json
 import sys
 from pathlib import Path
 
-from adapters import REGISTRY
+from adapters import REGISTRY, CallSettings
+from adapters.calls import DEFAULT_SETTINGS
 from maskio.cli import percentile, positive_mm
 
 
@@ -29,12 +30,10 @@ def _probe(arguments) -> int:
     out = Path(arguments.out)
     out.mkdir(parents=True, exist_ok=True)
     for name in arguments.tools or list(REGISTRY):
-        record = probe(
-            REGISTRY[name],
-            percentile=arguments.percentile,
-            tau=arguments.tau,
-            timeout=arguments.timeout,
+        settings = CallSettings(
+            percentile=arguments.percentile, tau=arguments.tau, timeout=arguments.timeout
         )
+        record = probe(REGISTRY[name], settings)
         (out / f"{name}.json").write_text(json.dumps(record, indent=1) + "\n")
         print(f"{name}: {record['status']}, {len(record['records'])} records")
     return 0
@@ -58,7 +57,7 @@ def _timing(arguments) -> int:
                 table.to_dict("records"),
                 arguments.repeats,
                 base=base,
-                timeout=arguments.timeout,
+                settings=CallSettings(timeout=arguments.timeout),
                 dataset=arguments.dataset,
                 grid=arguments.grid,
             )
@@ -133,15 +132,20 @@ def parser() -> argparse.ArgumentParser:
             help=f"registry keys (default: all): {', '.join(REGISTRY)}",
         )
         command.add_argument(
-            "--timeout", type=positive_mm, default=600.0, help="seconds per tool call"
+            "--timeout",
+            type=positive_mm,
+            default=DEFAULT_SETTINGS.timeout,
+            help="seconds per tool call",
         )
         command.add_argument("--out", required=True, help="output folder")
         command.set_defaults(handler=handler, parser=command)
         return command
 
     probing = add("probe", _probe, "edge-case probe (Table A3)")
-    probing.add_argument("--percentile", type=percentile, default=95.0)
-    probing.add_argument("--tau", type=positive_mm, default=2.0, help="NSD/BIoU tolerance, mm")
+    probing.add_argument("--percentile", type=percentile, default=DEFAULT_SETTINGS.percentile)
+    probing.add_argument(
+        "--tau", type=positive_mm, default=DEFAULT_SETTINGS.tau, help="NSD/BIoU tolerance, mm"
+    )
     timing = add("timing", _timing, "HD timing on pairs.csv files (Fig. A5)")
     timing.add_argument("--pairs", nargs="+", required=True)
     timing.add_argument("--repeats", type=_repeats, default=3)

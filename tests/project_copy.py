@@ -62,7 +62,7 @@ def copy_project(copy: Path, modules: Mapping[str, str], adapters: Mapping[str, 
             shutil.copy2(source, copy / part)
     for name, text in modules.items():
         (copy / "adapters" / f"{name}.py").write_text(text)
-    registry = copy / "adapters" / "__init__.py"
+    registry = copy / "adapters" / "registry.py"
     text = registry.read_text()
     entry, first_import = "_ADAPTERS: tuple[Adapter, ...] = (", "from adapters.anima import"
     assert text.count(entry) == 1 and text.count(first_import) == 1

@@ -13,7 +13,7 @@ import pytest
 from scipy import ndimage
 
 import adapters
-from adapters import REGISTRY, invoke
+from adapters import REGISTRY, CallSettings, invoke
 from study.records import METRICS
 
 # Anima writes six decimals; everything else is compared at float round-off.
@@ -281,11 +281,20 @@ def test_two_dimensional_masks():
 @pytest.mark.parametrize("name", ["medpy", "segmetrics", "plastimatch"])
 def test_fixed_percentile_tools_refuse_other_percentiles(name):
     a, b = uneven_pair()
-    outcome = invoke(require(name), a, b, UNEVEN_SPACING, metrics=("HD95",), percentile=90)
+    outcome = invoke(
+        require(name), a, b, UNEVEN_SPACING, metrics=("HD95",), settings=CallSettings(percentile=90)
+    )
     assert "95th percentile" in outcome.error
     assert (
         "HD95"
-        in invoke(require(name), a, b, UNEVEN_SPACING, metrics=("HD95",), percentile=95).values
+        in invoke(
+            require(name),
+            a,
+            b,
+            UNEVEN_SPACING,
+            metrics=("HD95",),
+            settings=CallSettings(percentile=95),
+        ).values
     )
 
 

@@ -27,7 +27,7 @@ from fake_tools import (
     WhereAmI,
 )
 
-from adapters import REGISTRY, invoke, invoke_files
+from adapters import REGISTRY, CallSettings, invoke, invoke_files
 from adapters.base import configure
 from maskio import write_mask
 
@@ -78,21 +78,23 @@ def test_a_panic_a_base_exception_becomes_error():
 def test_hanging_python_tool_is_killed_at_the_timeout_and_the_next_call_runs():
     """A loop that swallows every Exception cannot outlast the timeout: its worker is killed."""
     started = time.monotonic()
-    outcome = invoke(Hangs(), *masks(), (1, 1, 1), timeout=0.3)
+    outcome = invoke(Hangs(), *masks(), (1, 1, 1), settings=CallSettings(timeout=0.3))
     assert outcome.values == {} and outcome.error.startswith("timed out after")
     assert "worker killed" in outcome.error
     assert time.monotonic() - started < 30
-    quick = invoke(FakePython(), *masks(), (1, 1, 1), timeout=0.3)
+    quick = invoke(FakePython(), *masks(), (1, 1, 1), settings=CallSettings(timeout=0.3))
     assert quick.error is None and quick.values == {"HD": 1.0, "DSC": 1.0}
 
 
 def test_the_memory_limit_stops_a_runaway_tool():
     started = time.monotonic()
-    outcome = invoke(EatsMemory(), *masks(), (1, 1, 1), memory_gb=2)
+    outcome = invoke(EatsMemory(), *masks(), (1, 1, 1), settings=CallSettings(memory_gb=2))
     assert outcome.error.startswith("MemoryError"), outcome.error
     assert "exceeded the worker's memory limit of 2 GB" in outcome.error
     assert time.monotonic() - started < 60
-    assert invoke(FakePython(), *masks(), (1, 1, 1), memory_gb=2).error is None
+    assert (
+        invoke(FakePython(), *masks(), (1, 1, 1), settings=CallSettings(memory_gb=2)).error is None
+    )
 
 
 def test_warnings_logging_and_prints_are_recorded():
@@ -164,7 +166,7 @@ def test_non_binary_and_unknown_names_fail_early():
 
 def test_program_timeout_becomes_error(tmp_path, monkeypatch):
     monkeypatch.setenv("FAKE_METRIC_PROGRAM", script(tmp_path, "sleep 30"))
-    outcome = invoke(FakeProgram(), *masks(), (1, 1, 1), timeout=0.5)
+    outcome = invoke(FakeProgram(), *masks(), (1, 1, 1), settings=CallSettings(timeout=0.5))
     assert "timed out after 0.5 s" in outcome.error
     assert outcome.seconds < 10
 

@@ -18,8 +18,8 @@ import pandas as pd
 import pytest
 from analysis_fixtures import LATER_TOOL, register_later_tool
 
-from adapters import REGISTRY, describe, invoke, invoke_files
-from adapters.environments import ENVIRONMENTS, Environment, environment
+from adapters import REGISTRY, CallSettings, describe, invoke, invoke_files
+from adapters.environments import ENVIRONMENTS, REPO, Environment, environment
 from maskio import write_mask
 from study.analysis.environments import (
     compare,
@@ -33,6 +33,7 @@ from study.scoring.score import scored_name, split_scored_name
 from study.workflow.config import ConfigError, load_config
 
 PAPER = ENVIRONMENTS["paper"]
+PAPER_CALLS = CallSettings(environment="paper")
 
 
 def require_paper():
@@ -56,7 +57,7 @@ def test_an_unknown_or_unbuilt_environment_says_so(monkeypatch, tmp_path):
     assert all("make env-paper" in reason for _, reason in states.values())
     a = np.zeros((8, 8, 8), bool)
     a[2:5, 2:5, 2:5] = True
-    outcome = invoke("deepmind", a, a, (1, 1, 1), environment="paper")
+    outcome = invoke("deepmind", a, a, (1, 1, 1), settings=PAPER_CALLS)
     assert outcome.unavailable is not None and "is not built" in outcome.unavailable
 
 
@@ -161,7 +162,7 @@ def test_the_paper_environment_has_the_papers_versions():
 
 
 def records_of(name: str, environment: str) -> dict:
-    document = probe(REGISTRY[name], environment=environment)
+    document = probe(REGISTRY[name], CallSettings(environment=environment))
     return {(r["metric"], r["case"]): r for r in document["records"]}
 
 
@@ -237,13 +238,13 @@ def test_each_paper_version_equals_a_direct_call_of_that_version(tmp_path):
         [PAPER.python, "-c", DIRECT, *map(str, paths)],
         capture_output=True,
         text=True,
-        env={"PYTHONPATH": str(__import__("adapters").worker.REPO)},
+        env={"PYTHONPATH": str(REPO)},
         timeout=300,
     )
     assert done.returncode == 0, done.stderr[-2000:]
     direct = json.loads(done.stdout)
     for tool, values in direct.items():
-        outcome = invoke_files(tool, *paths, metrics=sorted(values), environment="paper")
+        outcome = invoke_files(tool, *paths, metrics=sorted(values), settings=PAPER_CALLS)
         assert outcome.error is None, (tool, outcome.error)
         assert outcome.values == pytest.approx(values, rel=1e-12, abs=1e-12), tool
 

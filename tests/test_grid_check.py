@@ -9,6 +9,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from adapters import CallSettings
 from maskio import read_mask
 from study.analysis import findings
 from study.dataset.meshes import read_manifest
@@ -73,9 +74,7 @@ def test_the_reference_gives_the_same_scores_on_both_grids(checked_masks):
         "reference",
         checked_masks,
         dataset="t",
-        percentile=95,
-        tau=2.0,
-        timeout=600,
+        settings=CallSettings(percentile=95, tau=2.0, timeout=600),
     )
     assert tuple(rows.columns) == GRID_CHECK_COLUMNS
     differences = grid_differences(rows)

@@ -111,3 +111,77 @@ def test_the_reference_and_the_adapters_run_without_the_study():
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=REPO)
     assert done.returncode == 0, done.stderr
     assert [float(v) for v in done.stdout.split()] == [1.0, 1.0]
+
+
+ADAPTER_LAYERS: tuple[tuple[str, ...], ...] = (
+    ("adapters.environments",),
+    ("adapters.base",),
+    ("adapters.registry",),  # and every tool's module (`adapter_layer`)
+    ("adapters.calls",),
+    ("adapters.worker",),
+    ("adapters.harness",),
+    ("adapters.compare",),
+    ("adapters", "adapters.__main__"),
+)
+"""The adapters' own modules, lowest first: each may import its layer and those below it, at
+any depth, so no import inside a function can hide a circle."""
+
+
+def adapter_layer(module: str) -> int:
+    """Index in ADAPTER_LAYERS of an adapters module; a tool's module sits with the registry."""
+    for index, layer in enumerate(ADAPTER_LAYERS):
+        if module in layer:
+            return index
+    return 2
+
+
+def adapters_imported(path: Path, root: Path) -> set[str]:
+    """The adapters modules a file imports: `from adapters import worker` is the module
+    adapters.worker, `from adapters import REGISTRY` the package itself."""
+    names = set()
+    for node in ast.walk(ast.parse(path.read_text(), str(path))):
+        if isinstance(node, ast.Import):
+            names |= {alias.name for alias in node.names}
+        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+            for alias in node.names:
+                submodule = f"{node.module}.{alias.name}"
+                is_module = (root / Path(*submodule.split("."))).with_suffix(".py").is_file()
+                names.add(submodule if is_module else node.module)
+    return {name for name in names if name.split(".")[0] == "adapters"}
+
+
+def adapter_upward_imports(root: Path = REPO) -> dict[str, list[str]]:
+    """Adapters module -> the adapters modules it imports from a higher layer."""
+    wrong = {}
+    for path in sorted((root / "adapters").glob("*.py")):
+        name = module_name(path, root)
+        above = sorted(
+            imported
+            for imported in adapters_imported(path, root)
+            if adapter_layer(imported) > adapter_layer(name)
+        )
+        if above:
+            wrong[name] = above
+    return wrong
+
+
+def test_the_adapters_layers_have_no_circle():
+    """environments <- base <- the tools and the registry <- calls <- worker <- harness: the
+    modules read top-down, and none imports one above it, not even inside a function."""
+    assert not adapter_upward_imports(), f"against ADAPTER_LAYERS: {adapter_upward_imports()}"
+
+
+@pytest.mark.parametrize(
+    "module, imported",
+    [
+        ("base", "from adapters.harness import describe"),
+        ("calls", "from adapters import worker"),
+        ("harness", "from adapters import REGISTRY"),
+    ],
+)
+def test_the_checker_sees_a_circle_in_the_adapters(tmp_path, module, imported):
+    (tmp_path / "adapters").mkdir()
+    for name in ("environments", "base", "registry", "calls", "worker", "harness", "__init__"):
+        (tmp_path / "adapters" / f"{name}.py").write_text("")
+    (tmp_path / "adapters" / f"{module}.py").write_text(f"def f():\n    {imported}\n")
+    assert list(adapter_upward_imports(tmp_path)) == [f"adapters.{module}"]

@@ -18,7 +18,7 @@ from scipy import ndimage
 from test_adapters import directed_distances, require
 
 import adapters
-from adapters import REGISTRY, invoke
+from adapters import REGISTRY, CallSettings, invoke
 from adapters.environments import ENVIRONMENTS
 from reference import compute_metrics
 from reference.analytic import ball_mask
@@ -110,7 +110,7 @@ def test_the_adapter_equals_a_direct_call_in_the_home_environment(tmp_path):
     )
     assert done.returncode == 0, done.stderr[-2000:]
     direct = json.loads(done.stdout)
-    outcome = invoke("panoptica", a, b, spacing, tau=2.0)
+    outcome = invoke("panoptica", a, b, spacing, settings=CallSettings(tau=2.0))
     assert outcome.error is None and not outcome.failed, (outcome.error, outcome.failed)
     direct["MASD"] = direct.pop("ASSD")
     assert outcome.values == direct  # the same arithmetic on the same arrays: bit for bit
@@ -138,7 +138,7 @@ def test_its_assd_is_the_mean_of_the_directed_means_and_its_nsd_the_mean_of_frac
     tau = 2.0
     for spacing in ((1.0, 1.0, 1.0), (0.5, 0.5, 2.0)):
         a, b = unequal_balls(spacing)
-        values = invoke("panoptica", a, b, spacing, tau=tau).values
+        values = invoke("panoptica", a, b, spacing, settings=CallSettings(tau=tau)).values
         d_ab, d_ba = directed_distances(a, b, spacing), directed_distances(b, a, spacing)
         pooled = np.concatenate([d_ab, d_ba])
         assert d_ab.size > 2 * d_ba.size  # boundaries of very different sizes

@@ -9,6 +9,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from adapters import CallSettings
 from adapters.base import Adapter, ProgramAdapter
 from maskio import write_mask
 from study.records import SCORE_COLUMNS
@@ -115,7 +116,9 @@ def registered(monkeypatch):
 
 
 def score(tool, pairs, timeout=30.0):
-    return scoring.score_pairs(tool, pairs, dataset="unit", percentile=95, tau=2.0, timeout=timeout)
+    return scoring.score_pairs(
+        tool, pairs, dataset="unit", settings=CallSettings(percentile=95, tau=2.0, timeout=timeout)
+    )
 
 
 def test_rows_follow_the_schema_and_carry_values(registered, tmp_path):

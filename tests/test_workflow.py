@@ -11,6 +11,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
+from adapters import CallSettings
 from study.workflow.config import load_config
 from study.workflow.scoring_plan import ScoringPlan
 
@@ -131,6 +132,18 @@ def test_batches_hold_every_case_once_in_order():
     assert list(plan.batches) == ["case_01-case_02", "case_03-case_04", "case_05"]
     assert sum((plan.cases_of(batch) for batch in plan.batches), []) == cases
     assert "results/scores/synthetic/reference/case_05.parquet" in plan.score_files()
+
+
+def test_jobs_are_keyed_on_the_settings_they_call_with():
+    """A job's param `settings` reads back into the settings of its calls, in the job's own
+    environment; the timing's, HD alone, holds no percentile or tau to rerun it."""
+    config = load_config({"metrics": {"percentile": 90}, "timeouts": {"tool_seconds": 30}})
+    plan = ScoringPlan(config, dataset="synthetic", cases=["case_01"])
+    assert CallSettings(**plan.settings("deepmind@paper")) == CallSettings(
+        percentile=90, timeout=30, environment="paper"
+    )
+    timing = plan.settings("simpleitk", "timeout", "memory_gb", "environment")
+    assert timing == {"timeout": 30, "memory_gb": 8, "environment": "study"}
 
 
 TINY = (

@@ -14,9 +14,8 @@ import math
 
 import numpy as np
 
-from adapters import Adapter, Outcome, describe, invoke
-from adapters.environments import STUDY_ENVIRONMENT
-from adapters.harness import DEFAULT_MEMORY_GB
+from adapters import Adapter, CallSettings, Outcome, describe, invoke
+from adapters.calls import DEFAULT_SETTINGS
 from study.records import EDGE_CASES
 
 FLOAT_MAX_STAND_IN = 1e15
@@ -99,16 +98,10 @@ def _swap(metric: str, forward: Outcome, backward: Outcome) -> dict:
     )
 
 
-def probe(
-    adapter: Adapter,
-    *,
-    percentile: float = 95,
-    tau: float = 2.0,
-    timeout: float = 600.0,
-    memory_gb: float | None = DEFAULT_MEMORY_GB,
-    environment: str = STUDY_ENVIRONMENT,
-) -> dict:
-    """The edge-case record of one tool in one environment (format: docs/interfaces.md)."""
+def probe(adapter: Adapter, settings: CallSettings = DEFAULT_SETTINGS) -> dict:
+    """The edge-case record of one tool called with `settings`, in their environment
+    (format: docs/interfaces.md)."""
+    environment = settings.environment
     header = {"tool": adapter.name, "label": adapter.label, "environment": environment}
     version, reason = describe([adapter], environment)[adapter.name]
     if reason is not None:
@@ -118,18 +111,7 @@ def probe(
     inputs = {"O1": (empty, b), "O2": (a, empty), "O3": (empty, empty)}
 
     def run(first, second, metric) -> Outcome:
-        return invoke(
-            adapter,
-            first,
-            second,
-            PROBE_SPACING,
-            metrics=(metric,),
-            percentile=percentile,
-            tau=tau,
-            timeout=timeout,
-            memory_gb=memory_gb,
-            environment=environment,
-        )
+        return invoke(adapter, first, second, PROBE_SPACING, metrics=(metric,), settings=settings)
 
     records = [
         _single(case, metric, run(*inputs[case], metric))

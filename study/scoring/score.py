@@ -17,9 +17,8 @@ from pathlib import Path
 import pandas as pd
 
 import reference
-from adapters import REGISTRY, Adapter, describe, invoke_files
+from adapters import REGISTRY, Adapter, CallSettings, describe, invoke_files
 from adapters.environments import STUDY_ENVIRONMENT
-from adapters.harness import DEFAULT_MEMORY_GB
 from study.records import METRICS, REFERENCE_LABELS, REFERENCE_VARIANTS, SCORE_COLUMNS, status_of
 
 log = logging.getLogger(__name__)
@@ -136,11 +135,7 @@ def score_pairs(
     pairs: pd.DataFrame,
     *,
     dataset: str,
-    percentile: float,
-    tau: float,
-    timeout: float,
-    memory_gb: float | None = DEFAULT_MEMORY_GB,
-    environment: str = STUDY_ENVIRONMENT,
+    settings: CallSettings,
     metrics: Sequence[str] = METRICS,
     progress_every: int = 10,
 ) -> pd.DataFrame:
@@ -148,25 +143,16 @@ def score_pairs(
 
     The tool reads both mask files on the grid they were voxelized on, uncropped, exactly as
     a user's call would. Of `metrics`, the tool is asked for those it supports, all in one
-    call; `environment` names the Python environment it runs in (`adapters.environments`).
+    call, with `settings` (its environment among them).
     """
     impl = implementation(tool)
     metrics = [m for m in METRICS if m in impl.metrics and m in metrics]
+    environment = settings.environment
     version = tool_version(impl, environment)
     rows: list[dict] = []
     started = time.perf_counter()
     for done, pair in enumerate(pairs.itertuples(index=False), start=1):
-        outcome = invoke_files(
-            impl,
-            pair.path_a,
-            pair.path_b,
-            metrics=metrics,
-            percentile=percentile,
-            tau=tau,
-            timeout=timeout,
-            memory_gb=memory_gb,
-            environment=environment,
-        )
+        outcome = invoke_files(impl, pair.path_a, pair.path_b, metrics=metrics, settings=settings)
         context = {
             "dataset": dataset,
             "case": pair.case,

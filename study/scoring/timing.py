@@ -16,9 +16,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from adapters import Adapter, invoke, invoke_files
-from adapters.environments import STUDY_ENVIRONMENT
-from adapters.harness import DEFAULT_MEMORY_GB
+from adapters import Adapter, CallSettings, invoke, invoke_files
+from adapters.calls import DEFAULT_SETTINGS
 from maskio import read_mask
 from study.oars import first_of_each_category
 from study.records import TIMING_COLUMNS, shape_label, spacing_label, status_of
@@ -68,9 +67,7 @@ def time_hd(
     repeats: int,
     *,
     base: Path | None = None,
-    timeout: float = 600.0,
-    memory_gb: float | None = DEFAULT_MEMORY_GB,
-    environment: str = STUDY_ENVIRONMENT,
+    settings: CallSettings = DEFAULT_SETTINGS,
     dataset: str = "",
     grid: str = "",
 ) -> pd.DataFrame:
@@ -78,22 +75,25 @@ def time_hd(
 
     `pairs` holds rows of pairs.csv (case, oar, category, spacing, path_a, path_b); relative
     paths are taken relative to `base`. `grid` names the field of view the masks were
-    voxelized with (recorded as given); each row records the masks' shape as read.
+    voxelized with (recorded as given); each row records the masks' shape as read. Of
+    `settings`, HD needs neither the percentile nor tau.
     """
     if repeats < 1:
         raise ValueError(f"repeats must be at least 1, got {repeats}")
+    environment = settings.environment
     version = tool_version(adapter, environment)
-    limits = {"timeout": timeout, "memory_gb": memory_gb, "environment": environment}
     rows = []
     warmed_up = False
     for pair in pairs:
         row = _checked(pair, base)
         a, spacing, _ = read_mask(row["path_a"])
         if not warmed_up:
-            _warm_up(adapter, a, read_mask(row["path_b"])[0], spacing, limits)
+            _warm_up(adapter, a, read_mask(row["path_b"])[0], spacing, settings)
             warmed_up = True
         for repeat in range(repeats):
-            outcome = invoke_files(adapter, row["path_a"], row["path_b"], metrics=("HD",), **limits)
+            outcome = invoke_files(
+                adapter, row["path_a"], row["path_b"], metrics=("HD",), settings=settings
+            )
             if outcome.unavailable is not None:
                 status, message = "unavailable", outcome.unavailable
             elif outcome.error is not None:
@@ -123,9 +123,9 @@ def time_hd(
     return pd.DataFrame(rows, columns=list(TIMING_COLUMNS))
 
 
-def _warm_up(adapter: Adapter, a, b, spacing, limits: Mapping) -> None:
+def _warm_up(adapter: Adapter, a, b, spacing, settings: CallSettings) -> None:
     """One untimed call on the first pair cut to its masks' box: the worker imports the tool."""
-    invoke(adapter, *cropped_to_masks(a, b), spacing, metrics=("HD",), **limits)
+    invoke(adapter, *cropped_to_masks(a, b), spacing, metrics=("HD",), settings=settings)
 
 
 def timed_pair_count(config: Mapping) -> int:

@@ -11,7 +11,7 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Mapping, Sequence
 
-from adapters import Identity, configure, identify
+from adapters import CallSettings, Identity, configure, identify
 from adapters.environments import STUDY_ENVIRONMENT
 from study.records import REFERENCE, REFERENCE_VARIANTS, spacing_label
 from study.scoring.grid_check import GRIDS
@@ -29,6 +29,12 @@ class ScoringPlan:
         ]
         self.tools = [*config["tools"], *config.get("cross_checks", [])]
         self.dataset, self.cases = dataset, list(cases)
+        self.calls = CallSettings(
+            percentile=config["metrics"]["percentile"],
+            tau=config["metrics"]["tau_mm"],
+            timeout=config["timeouts"]["tool_seconds"],
+            memory_gb=config["timeouts"]["tool_memory_gb"],
+        )
         self.check_per_category = config["grid_check"]["pairs_per_category"]
         self.check_spacings = [spacing_label(size) for size in config["grid_check"]["voxel_sizes"]]
         size = config["scoring"]["cases_per_job"]
@@ -65,6 +71,14 @@ class ScoringPlan:
         tool, environment = split_scored_name(name)
         identity = self.identities[name]
         return {"tool": tool, "environment": environment, **dataclasses.asdict(identity)}
+
+    def settings(self, name: str, *fields: str) -> dict:
+        """How the jobs of `name` (a scored name) call it: the config's `CallSettings` in the
+        name's environment, as plain values (`CallSettings.as_key`, of `fields` only when
+        given). The jobs take it as a param, so a changed setting reruns exactly the jobs that
+        use it, and their scripts read it back with `CallSettings(**settings)`."""
+        _, environment = split_scored_name(name)
+        return dataclasses.replace(self.calls, environment=environment).as_key(*fields)
 
     def priority(self, name: str) -> int:
         """Scheduling priority of a scoring job: the reference meshings first.

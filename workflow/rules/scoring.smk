@@ -12,7 +12,8 @@ from study.workflow.scoring_plan import ScoringPlan
 SCORING = ScoringPlan(config, dataset=DATASET, cases=CASES)
 # Every job of a tool, the reference or a meshing takes SCORING.producer(tool) as a param: the
 # tool's version, environment and build. Snakemake reruns a job whose params changed, so a tool
-# installed, upgraded, rebuilt or gone gets its outputs redone, and nothing else does.
+# installed, upgraded, rebuilt or gone gets its outputs redone, and nothing else does. The jobs
+# that call a tool take SCORING.settings(tool) too: how they call it (adapters.CallSettings).
 
 
 rule score_case:
@@ -44,10 +45,7 @@ rule score_case:
         runtime=120,
     params:
         producer=lambda wildcards: SCORING.producer(wildcards.tool),
-        percentile=config["metrics"]["percentile"],
-        tau=config["metrics"]["tau_mm"],
-        timeout=config["timeouts"]["tool_seconds"],
-        memory_gb=config["timeouts"]["tool_memory_gb"],
+        settings=lambda wildcards: SCORING.settings(wildcards.tool),
         tool_paths=config.get("tool_paths", {}),
         metrics=config["metrics"]["scored"],
     script:
@@ -114,10 +112,7 @@ rule probe_edge_cases:
         runtime=15,
     params:
         producer=lambda wildcards: SCORING.producer(wildcards.tool),
-        percentile=config["metrics"]["percentile"],
-        tau=config["metrics"]["tau_mm"],
-        timeout=config["timeouts"]["tool_seconds"],
-        memory_gb=config["timeouts"]["tool_memory_gb"],
+        settings=lambda wildcards: SCORING.settings(wildcards.tool),
         tool_paths=config.get("tool_paths", {}),
     script:
         "../scripts/probe_edge_cases.py"
@@ -147,8 +142,10 @@ rule time_hd:
         grid=LAYOUT.timed_grid,
         pairs_per_category=config["timing"]["pairs_per_category"],
         repeats=config["timing"]["repeats"],
-        timeout=config["timeouts"]["tool_seconds"],
-        memory_gb=config["timeouts"]["tool_memory_gb"],
+        # HD depends on neither the percentile nor tau: changing them reruns no timing.
+        settings=lambda wildcards: SCORING.settings(
+            wildcards.tool, "timeout", "memory_gb", "environment"
+        ),
         tool_paths=config.get("tool_paths", {}),
     script:
         "../scripts/time_hd.py"
@@ -199,10 +196,7 @@ rule check_grid:
     params:
         producer=lambda wildcards: SCORING.producer(wildcards.tool),
         dataset=DATASET,
-        percentile=config["metrics"]["percentile"],
-        tau=config["metrics"]["tau_mm"],
-        timeout=config["timeouts"]["tool_seconds"],
-        memory_gb=config["timeouts"]["tool_memory_gb"],
+        settings=lambda wildcards: SCORING.settings(wildcards.tool),
         tool_paths=config.get("tool_paths", {}),
         metrics=config["metrics"]["scored"],
     script:

@@ -1,6 +1,6 @@
 """Snakemake entry point of rule check_grid: one tool on the checked pairs, on both grids."""
 
-from adapters.base import configure
+from adapters import CallSettings, configure
 from study.scoring.cores import claim_cores
 from study.scoring.grid_check import GRIDS, score_on_grids
 from study.workflow.logs import log_to
@@ -14,10 +14,7 @@ with log_to(snakemake.log[0]):
         snakemake.wildcards.tool,
         {grid: snakemake.input[grid] for grid in GRIDS},
         dataset=snakemake.params.dataset,
-        percentile=snakemake.params.percentile,
-        tau=snakemake.params.tau,
-        timeout=snakemake.params.timeout,
-        memory_gb=snakemake.params.memory_gb,
+        settings=CallSettings(**snakemake.params.settings),
         metrics=snakemake.params.metrics,
     )
     table.to_parquet(snakemake.output[0], index=False)

@@ -1,6 +1,6 @@
 """Snakemake entry point of rule score_case: one tool on every pair of a batch of cases."""
 
-from adapters.base import configure
+from adapters import CallSettings, configure
 from study.scoring.cores import claim_cores
 from study.scoring.score import read_pairs, score_pairs, split_scored_name
 from study.workflow.logs import log_to
@@ -10,16 +10,12 @@ claim_cores(snakemake.threads)  # its threads stay off the other jobs' cores
 
 with log_to(snakemake.log[0]):
     configure(snakemake.params.tool_paths)
-    tool, environment = split_scored_name(snakemake.wildcards.tool)
+    tool, _ = split_scored_name(snakemake.wildcards.tool)  # the environment is in the settings
     table = score_pairs(
         tool,
         read_pairs(snakemake.input.pairs),
         dataset=snakemake.wildcards.dataset,
-        percentile=snakemake.params.percentile,
-        tau=snakemake.params.tau,
-        timeout=snakemake.params.timeout,
-        memory_gb=snakemake.params.memory_gb,
-        environment=environment,
+        settings=CallSettings(**snakemake.params.settings),
         metrics=snakemake.params.metrics,
     )
     table.to_parquet(snakemake.output[0], index=False)

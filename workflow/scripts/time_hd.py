@@ -1,6 +1,6 @@
 """Snakemake entry point of rule time_hd: HD call time per pair, repeated, for Fig. A5."""
 
-from adapters.base import configure
+from adapters import CallSettings, configure
 from study.scoring.score import implementation, read_pairs
 from study.scoring.timing import time_hd, timed_pairs
 from study.workflow.logs import log_to
@@ -15,8 +15,7 @@ with log_to(snakemake.log[0]):
             "records"
         ),
         snakemake.params.repeats,
-        timeout=snakemake.params.timeout,
-        memory_gb=snakemake.params.memory_gb,
+        settings=CallSettings(**snakemake.params.settings),
         dataset=snakemake.params.dataset,
         grid=snakemake.params.grid,
     )
