@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from reference.api import DEFAULT_SUBDIVISION, _distance_metrics, mesh_surface
+from reference.api import compute_metrics, mesh_surface
 from reference.closest import SurfaceIndex
 from reference.keys import DISTANCE_KEYS
 from reference.metrics import directed_distances, split_elements, tie_threshold, weighted_metrics
@@ -56,13 +56,8 @@ def differences(a: np.ndarray, b: np.ndarray, spacing, *, fine: int = 4) -> dict
     origin = np.zeros(a.ndim)
     surface_a = mesh_surface(a, spacing, origin, "discrete_marching_cubes")
     surface_b = mesh_surface(b, spacing, origin, "discrete_marching_cubes")
-    default = _distance_metrics(
-        surface_a,
-        surface_b,
-        percentile=95,
-        tau=2.0,
-        subdivision=DEFAULT_SUBDIVISION,
-        refine="adaptive",
-    )[0]
+    # The default is what compute_metrics gives (the lattice path); the fine values take the
+    # general path (BVH, no exact zeros), independent of it.
+    default = compute_metrics(a, b, spacing, metrics=DISTANCE_KEYS)
     reference = fine_scores(surface_a, surface_b, fine=fine)
     return {key: float(default[key] - reference[key]) for key in DISTANCE_KEYS}
