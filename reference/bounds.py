@@ -47,7 +47,8 @@ import numpy as np
 from scipy.spatial import cKDTree
 
 from reference.closest import SurfaceIndex
-from reference.hausdorff import Bracket
+from reference.geometry import element_normals
+from reference.hausdorff import Bracket, candidate_distances
 from reference.metrics import (
     PERCENTILE_TOLERANCE,
     Directed,
@@ -105,11 +106,7 @@ class Neighbours:
         centroids = corners.mean(axis=1)
         self.tree = cKDTree(centroids)
         self.reach = float(element_radius(corners, centroids).max())
-        if target.dim == 3:
-            normal = np.cross(corners[:, 1] - corners[:, 0], corners[:, 2] - corners[:, 0])
-        else:
-            edge = corners[:, 1] - corners[:, 0]
-            normal = np.column_stack([edge[:, 1], -edge[:, 0]])
+        normal = element_normals(corners)
         length = np.linalg.norm(normal, axis=1)
         extent = float(np.ptp(target.vertices, axis=0).max()) or 1.0
         usable = length > 1e-12 * extent ** (target.dim - 1)
@@ -219,14 +216,7 @@ def bound_elements(
     at_corners = target.query(points[first], reach)
     corner_distance = at_corners.distance[same].reshape(count, n)
     candidates = np.column_stack([at_centre.cell, at_corners.cell[same].reshape(count, n)])
-    # dist(v_i, f) for every candidate f: (k, candidates, n).
-    to_candidate = np.stack(
-        [
-            target.distance_to_cells(points, np.repeat(candidates[:, j], n))[0].reshape(count, n)
-            for j in range(n + 1)
-        ],
-        axis=1,
-    )
+    to_candidate = candidate_distances(corners, list(candidates.T), target)
     best = to_candidate.max(axis=2).argmin(axis=1)
     rows = np.arange(count)
     spread = np.sqrt(squared_edges / (n * n * (n + 1)))  # bounds the mean of |x - c| over T

@@ -26,6 +26,16 @@ SPLIT_CHILDREN = {
 (ab, bc, ca)."""
 
 
+def element_normals(corners: np.ndarray) -> np.ndarray:
+    """Normals (k, dim), not normalized, of elements (corners (k, dim, dim)): (b - a) x (c - a)
+    for triangles, the edge b - a turned clockwise for segments; both point out of an
+    outward-oriented closed surface."""
+    edge = corners[:, 1] - corners[:, 0]
+    if corners.shape[1] == 2:
+        return np.column_stack([edge[:, 1], -edge[:, 0]])
+    return np.cross(edge, corners[:, 2] - corners[:, 0])
+
+
 SLIVER = 1e-10
 """Triangles with sin^2 of the angle at a below this are measured by their edges (see
 `closest_on_triangles`): the face weights would carry errors of about 1e-16 / sin^2."""

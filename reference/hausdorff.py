@@ -59,17 +59,29 @@ class Bracket:
         return self.lower <= value <= self.upper
 
 
+def candidate_distances(
+    corners: np.ndarray, candidate_cells: list[np.ndarray], target: SurfaceIndex
+) -> np.ndarray:
+    """dist(v_i, f) from the corners v_i of each element (corners (k, n, dim)) to each of its
+    candidate elements f of target (one array of k cells per candidate): (k, candidates, n).
+    d(x) <= dist(x, f), convex, so over an element d is at most the max over its corners, and
+    its mean at most their mean (module `bounds`)."""
+    count, per_cell, dim = corners.shape
+    flat = corners.reshape(-1, dim)
+    return np.stack(
+        [
+            target.distance_to_cells(flat, np.repeat(cell, per_cell))[0].reshape(count, per_cell)
+            for cell in candidate_cells
+        ],
+        axis=1,
+    )
+
+
 def _convexity_bound(
     corners: np.ndarray, candidate_cells: list[np.ndarray], target: SurfaceIndex
 ) -> np.ndarray:
     """min over candidate elements f of max over corners v_i of dist(v_i, f), per element."""
-    count, per_cell, dim = corners.shape
-    flat = corners.reshape(-1, dim)
-    best = np.full(count, np.inf)
-    for cell in candidate_cells:
-        far = target.distance_to_cells(flat, np.repeat(cell, per_cell))[0]
-        best = np.minimum(best, far.reshape(count, per_cell).max(axis=1))
-    return best
+    return candidate_distances(corners, candidate_cells, target).max(axis=2).min(axis=1)
 
 
 @dataclass

@@ -43,18 +43,13 @@ class SignedSurface:
         self.index = SurfaceIndex(vertices, cells)
         v, c = self.index.vertices, self.index.cells
         corners = v[c]
+        self.face_normal = _unit(geometry.element_normals(corners))
         if c.shape[1] == 2:
-            edge = corners[:, 1] - corners[:, 0]
-            # Outward normal of a counter-clockwise segment points to its right.
-            self.face_normal = _unit(np.column_stack([edge[:, 1], -edge[:, 0]]))
             vertex_normal = np.zeros_like(v)
             for k in range(2):
                 np.add.at(vertex_normal, c[:, k], self.face_normal)
             self.edge_normal = None
         else:
-            self.face_normal = _unit(
-                np.cross(corners[:, 1] - corners[:, 0], corners[:, 2] - corners[:, 0])
-            )
             vertex_normal = np.zeros_like(v)
             for k in range(3):
                 # Angle at corner k weights the face normal at that vertex.
