@@ -58,10 +58,17 @@ class SurfaceIndex:
     """Spatial index over one surface (vertices (n, dim), cells (m, dim)) for exact queries."""
 
     def __init__(self, vertices: np.ndarray, cells: np.ndarray, implementation: str = "compiled"):
+        self._keep(vertices, cells, implementation)
+        self._build_bvh()
+
+    def _keep(self, vertices: np.ndarray, cells: np.ndarray, implementation: str) -> None:
+        """The surface in the one layout every query reads, and how to measure on it."""
         self.implementation = check_implementation(implementation)
         self.vertices = np.ascontiguousarray(vertices, dtype=np.float64)
         self.cells = np.ascontiguousarray(cells, dtype=np.int64)
         self.dim = self.vertices.shape[1]
+
+    def _build_bvh(self) -> None:
         # Centre the coordinates before rounding to float32: rounding error scales with |x|.
         self.shift = 0.5 * (self.vertices.min(axis=0) + self.vertices.max(axis=0))
         local = np.asfortranarray(self.vertices - self.shift, dtype=np.float32)

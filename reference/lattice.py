@@ -29,7 +29,7 @@ import numpy as np
 
 from reference import lattice_kernels
 from reference import meshing as meshing_lib
-from reference.closest import ClosestPoints, SurfaceIndex, check_implementation, plain
+from reference.closest import ClosestPoints, SurfaceIndex, plain
 from reference.geometry import FACE
 
 LATTICE_MESHING = "discrete_marching_cubes"
@@ -220,10 +220,7 @@ class LatticeIndex(SurfaceIndex):
         lattice: Lattice,
         implementation: str = "compiled",
     ):
-        self.implementation = check_implementation(implementation)
-        self.vertices = np.ascontiguousarray(vertices, dtype=np.float64)
-        self.cells = np.ascontiguousarray(cells, dtype=np.int64)
-        self.dim = self.vertices.shape[1]
+        self._keep(vertices, cells, implementation)  # no BVH: the cube grid is the index
         doubled = lattice.doubled(self.vertices)
         on_lattice = (doubled / 2.0 - 1.0) * lattice.spacing + lattice.origin
         cube = _cube_of(doubled[self.cells])
