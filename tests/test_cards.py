@@ -272,3 +272,35 @@ def test_the_cards_command_names_a_missing_scores_table(tmp_path, capsys):
         main(["cards", "--scores", str(tmp_path / "nope.parquet"), "--out", str(tmp_path)])
     assert stopped.value.code == 2
     assert "nope.parquet: scores table not found" in capsys.readouterr().err
+
+
+def _grid_rows(tool: str, status: str, value: float) -> list[dict]:
+    return [
+        {
+            "tool": tool,
+            "spacing": "2x2x2",
+            "oar": "Glottis",
+            "category": "midsize",
+            "metric": "HD",
+            "grid": grid,
+            "value": value,
+            "status": status,
+        }
+        for grid in ("cropped", "scan")
+    ]
+
+
+def test_a_tool_that_failed_on_both_grids_is_not_called_the_same():
+    """Errors (or inf) alike on both grids compare nothing: the card and the findings say so
+    instead of 'the same on cropped and scan-sized grids'."""
+    rows = pd.DataFrame(
+        _grid_rows("torchmetrics", "error", np.nan)
+        + _grid_rows("monai", "ok", 3.0)
+        + _grid_rows("deepmind", "ok", np.inf)
+    )
+    assert cards.field_of_view_text(rows, "monai").startswith("the same on cropped")
+    for tool in ("torchmetrics", "deepmind"):
+        assert cards.field_of_view_text(rows, tool).startswith("not compared"), tool
+    text = " ".join(findings.grid_section(rows).lines)
+    assert "every pair and metric: MONAI;" in text
+    assert "Not compared (no score finite on both grids" in text and "torchmetrics" in text

@@ -81,6 +81,18 @@ def test_indistinguishable_pairs_are_listed(sections):
         "Metrics Reloaded = MONAI."
     ) in text
     assert "MedPy and Reference" not in text  # +2 mm on every pair is significant
+    # Untestable comparisons name the tools not installed here, and only those.
+    assert "not finite; not installed here: Anima)." in text
+
+
+def test_untestable_comparisons_name_no_missing_tool_when_all_are_installed():
+    scores, config = make_scores(), make_config()
+    wilcoxon = st.wilcoxon_table(
+        scores, st.implementations(TOOLS), list(SPACINGS), st.bonferroni_factor_from_config(config)
+    )
+    text = " ".join(findings.indistinguishable_section(wilcoxon, list(SPACINGS)).lines)
+    assert "comparisons had no common finite scores" in text
+    assert "not installed" not in text
 
 
 def test_failures_and_timing(sections):

@@ -106,6 +106,11 @@ def field_of_view_text(grid_checked: pd.DataFrame | None, tool: str) -> str:
         return "not in this run's grid check"
     changed = advice.field_of_view_dependence(grid_checked)
     found = [f"{metric}: {text}" for (who, metric), text in changed.items() if who == tool]
+    if not found and tool not in grid_check.compared_tools(differences):
+        return (
+            "not compared: no score was finite on both grids (every call failed or gave inf "
+            f"or nan, alike on both) on the {mine['oar'].nunique()} grid-check pairs"
+        )
     if not found:
         return (
             f"the same on cropped and scan-sized grids (|d| ≤ {grid_check.SAME_TOLERANCE:g}) "

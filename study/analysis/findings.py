@@ -203,7 +203,15 @@ def significance_counts(tested: pd.DataFrame, spacings: Sequence[str]) -> pd.Dat
     return pd.DataFrame(rows).fillna("–")
 
 
-def indistinguishable_section(wilcoxon: pd.DataFrame, spacings: Sequence[str]) -> Section:
+def unavailable_tools(scores: pd.DataFrame) -> list[str]:
+    """The tools every score of which is an `unavailable` record (not installed here)."""
+    unavailable = scores["status"].eq("unavailable").groupby(scores["tool"]).all()
+    return st.ordered_tools(unavailable.index[unavailable])
+
+
+def indistinguishable_section(
+    wilcoxon: pd.DataFrame, spacings: Sequence[str], unavailable: Sequence[str] = ()
+) -> Section:
     """Pairs with identical scores, and pairs the corrected test cannot tell apart.
 
     "Not significant" is only listed when the test could have found a difference: with n
@@ -247,9 +255,10 @@ def indistinguishable_section(wilcoxon: pd.DataFrame, spacings: Sequence[str]) -
             )
             section.tables.append((caption, counts))
     untestable = int((wilcoxon["status"] == "untestable").sum())
+    missing = f"; not installed here: {st.tool_list(unavailable)}" if unavailable else ""
     section.lines.append(
         f"{untestable} of {len(wilcoxon)} comparisons had no common finite "
-        "scores (a tool lacks the metric, failed, or is not installed)."
+        f"scores (a tool lacks the metric, or its scores failed or are not finite{missing})."
     )
     return section
 
@@ -258,10 +267,11 @@ def failures_section(scores: pd.DataFrame) -> Section:
     """Tools that were not installed, and how many scores were errors or non-finite."""
     section = Section("Missing and non-finite scores")
     status_counts = scores.groupby(["tool", "status"]).size().unstack(fill_value=0)
+    unavailable = unavailable_tools(scores)
     for tool in st.ordered_tools(status_counts.index):
         counts = status_counts.loc[tool]
         total = int(counts.sum())
-        if counts.get("unavailable", 0) == total:
+        if tool in unavailable:
             message = str(scores.loc[scores["tool"] == tool, "message"].iloc[0])
             section.lines.append(
                 f"{st.tool_label(tool)}: not available ({message.split(' (')[0]})."
@@ -433,7 +443,11 @@ def grid_section(rows: pd.DataFrame | None) -> Section | None:
     changed = grid_check.changed_scores(differences)
     pairs = differences.drop_duplicates(["spacing", "oar"]).groupby("spacing").size()
     checked = ", ".join(spacing_title(s) for s in pairs.index)
-    same = [t for t in st.ordered_tools(differences["tool"]) if t not in set(changed["tool"])]
+    compared = grid_check.compared_tools(differences)
+    unchanged_tools = [
+        t for t in st.ordered_tools(differences["tool"]) if t not in set(changed["tool"])
+    ]
+    same = [t for t in unchanged_tools if t in compared]
     unchanged = differences.loc[~differences["changed"], "difference"].abs()
     largest = unchanged.max() if unchanged.notna().any() else 0.0
     section.lines.append(
@@ -442,6 +456,12 @@ def grid_section(rows: pd.DataFrame | None) -> Section | None:
         f"(|d| ≤ {grid_check.SAME_TOLERANCE:g}) on every pair and metric: {st.tool_list(same)}; "
         f"the largest |d| among the scores that stayed the same is {largest:.2g}."
     )
+    vacuous = [t for t in unchanged_tools if t not in compared]
+    if vacuous:
+        section.lines.append(
+            f"Not compared (no score finite on both grids: every call failed or gave inf or "
+            f"nan, alike on both): {st.tool_list(vacuous)}."
+        )
     for row in changed.itertuples():
         largest = (
             ""
@@ -603,7 +623,7 @@ def build_findings(inputs: AnalysisInputs) -> list[Section]:
         summary_section(inputs, recommended, compared),
         setup_section(inputs, spacings),
         deviation_section(summary, spacings),
-        indistinguishable_section(inputs.wilcoxon, spacings),
+        indistinguishable_section(inputs.wilcoxon, spacings, unavailable_tools(inputs.scores)),
         failures_section(inputs.scores),
         timing_section(inputs.timing),
         grid_section(inputs.grid_check),

@@ -104,6 +104,18 @@ def grid_differences(rows: pd.DataFrame) -> pd.DataFrame:
     return both.rename(columns={"value_cropped": "cropped", "value_scan": "scan"})
 
 
+def compared_tools(differences: pd.DataFrame) -> set[str]:
+    """The tools with at least one score that was finite on both grids: for the others (every
+    call failed or gave inf / nan) "the same on both grids" would say nothing."""
+    finite = (
+        (differences["status_cropped"] == "ok")
+        & (differences["status_scan"] == "ok")
+        & np.isfinite(differences["cropped"].astype(float))
+        & np.isfinite(differences["scan"].astype(float))
+    )
+    return set(differences.loc[finite, "tool"])
+
+
 def changed_scores(differences: pd.DataFrame) -> pd.DataFrame:
     """Per tool and metric whose score changed on some pair: pairs changed of pairs compared,
     the largest |d| among finite differences, and one example (pair, spacing, both values)."""
