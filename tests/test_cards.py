@@ -106,21 +106,26 @@ def test_a_factor_near_one_over_s_at_one_size_is_not_taken_for_voxels():
     assert "voxel size" not in " ".join(verdicts(one_size)["reasons"].astype(str))
 
 
+def _grid_rows(tool: str, status: str, cropped: float, scan: float | None = None) -> list[dict]:
+    """A tool's HD on one grid-check pair, on the cropped and the scan-sized grid."""
+    values = {"cropped": cropped, "scan": cropped if scan is None else scan}
+    return [
+        {
+            "tool": tool,
+            "spacing": "2x2x2",
+            "oar": "Glottis",
+            "category": "midsize",
+            "metric": "HD",
+            "grid": grid,
+            "value": value,
+            "status": status,
+        }
+        for grid, value in values.items()
+    ]
+
+
 def test_scores_that_depend_on_the_field_of_view_are_a_reason_to_avoid():
-    rows = []
-    for grid, value in (("cropped", 3.0), ("scan", 4.5)):
-        rows.append(
-            {
-                "tool": "monai",
-                "spacing": "2x2x2",
-                "oar": "Glottis",
-                "category": "midsize",
-                "metric": "HD",
-                "grid": grid,
-                "value": value,
-                "status": "ok",
-            }
-        )
+    rows = _grid_rows("monai", "ok", 3.0, 4.5)
     table = verdicts(make_scores(), grid_checked=pd.DataFrame(rows))
     reason = table.loc[("HD", "isotropic", "monai"), "reasons"]
     assert reason.startswith("depends on the field of view: changed on 1 of 1 grid-check pairs")
@@ -272,22 +277,6 @@ def test_the_cards_command_names_a_missing_scores_table(tmp_path, capsys):
         main(["cards", "--scores", str(tmp_path / "nope.parquet"), "--out", str(tmp_path)])
     assert stopped.value.code == 2
     assert "nope.parquet: scores table not found" in capsys.readouterr().err
-
-
-def _grid_rows(tool: str, status: str, value: float) -> list[dict]:
-    return [
-        {
-            "tool": tool,
-            "spacing": "2x2x2",
-            "oar": "Glottis",
-            "category": "midsize",
-            "metric": "HD",
-            "grid": grid,
-            "value": value,
-            "status": status,
-        }
-        for grid in ("cropped", "scan")
-    ]
 
 
 def test_a_tool_that_failed_on_both_grids_is_not_called_the_same():
