@@ -226,11 +226,14 @@ def compute_metrics(
     two image paths, read by `maskio` (spacing and origin from the headers, which must
     describe one grid; binary files only: choose a label with `maskio.load_pair`). Both
     masks are meshed, distances measured between the meshes (module `metrics`), BIoU counted
-    on a grid five times denser than the image grid (module `biou`); DSC from the voxels.
+    on the points of a grid five times denser than the image grid (by case-code tables for
+    the default meshing, module `lattice_bands`; on the grid itself for the others, module
+    `biou`); DSC from the voxels.
 
     bounds: return (scores, brackets) instead of scores: brackets[key] is a `Bracket`
     (lower, upper, width) proven to hold the exact value of that metric between the two
-    meshes (module `bounds`; docs/reference.md, "What the brackets prove").
+    meshes (module `bounds`; docs/reference.md, "What the brackets prove"); a value outside
+    its bracket is then reported at the bracket's nearer end.
     """
     _check_parameters(percentile, tau, subdivision, refine, quadrature)
     check_implementation(implementation)
