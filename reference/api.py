@@ -312,7 +312,8 @@ def _mesh_metrics(a, b, spacing, crop_origin, keys, *, meshing, bounds=False, **
     )
     scores, index_a, index_b, threshold = found[:4]
     brackets = found.brackets(surface_a, surface_b, options["percentile"], keys) if bounds else {}
-    if "BIoU" in keys and meshing == lattice.LATTICE_MESHING:
+    tables = meshing == lattice.LATTICE_MESHING and lattice_bands.fits(spacing, threshold)
+    if "BIoU" in keys and tables:
         # Elements on the lattice: inside and within-tau bits per case code (no dense grid).
         scores["BIoU"] = lattice_bands.count_bands(a, b, spacing, threshold).biou()
     elif "BIoU" in keys:

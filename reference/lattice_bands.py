@@ -41,6 +41,11 @@ from reference.kernels import _JIT, _gap2, _on_element
 WORDS = 2
 """uint64 words per cube: 5^3 = 125 points fit in two."""
 
+MAX_OFFSETS = 4096
+"""Most neighbour offsets the tables take (their within bits: 4 kB per offset and code, 16 MB
+at this many): tau up to about seven voxels along each axis. Beyond it (`fits`), BIoU is
+counted on the dense grid (module `biou`)."""
+
 SLAB_CUBES = 1 << 20
 """Cubes per slab of the scatter (two 16-byte words each per surface: 32 MB)."""
 
@@ -112,6 +117,11 @@ def reach(spacing: np.ndarray, threshold: float) -> np.ndarray:
     lead = (DENSE_FACTOR - 1) / DENSE_FACTOR
     gap = np.maximum(np.maximum(offsets - lead, -offsets - 1.0), 0.0) * spacing
     return offsets[np.sum(gap * gap, axis=1) <= threshold * threshold]
+
+
+def fits(spacing, threshold: float) -> bool:
+    """Do the tables hold the neighbourhood of this spacing and tau (`MAX_OFFSETS`)?"""
+    return len(reach(spacing, threshold)) <= MAX_OFFSETS
 
 
 def table_corners(spacing: np.ndarray):

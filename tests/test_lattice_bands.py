@@ -128,3 +128,18 @@ def test_reach_holds_every_offset_within_tau():
         gap = np.maximum(np.maximum(o * spacing - points, points - (o + 1) * spacing), 0.0)
         near = np.sqrt((gap**2).sum(axis=1)).min() <= threshold
         assert near == (tuple(o) in found), o
+
+
+def test_a_tau_beyond_the_tables_counts_on_the_dense_grid(monkeypatch):
+    """A neighbourhood larger than the tables take goes to the dense grid, with the same
+    BIoU (the two paths count alike)."""
+    from reference import compute_metrics
+
+    a, b, spacing, _ = _pairs()["balls, anisotropic"]
+    with_tables = compute_metrics(a, b, spacing, metrics=["BIoU"])
+    counted = []
+    dense = biou.count_bands
+    monkeypatch.setattr(lattice_bands, "MAX_OFFSETS", 10)
+    monkeypatch.setattr(biou, "count_bands", lambda *a, **k: counted.append(1) or dense(*a, **k))
+    assert compute_metrics(a, b, spacing, metrics=["BIoU"]) == with_tables
+    assert counted
