@@ -104,23 +104,31 @@ def _crossings(points: np.ndarray, corners: np.ndarray, ray: np.ndarray) -> np.n
     return np.count_nonzero(within & (t > 0), axis=1)
 
 
+def _window(spacing: np.ndarray, threshold: float) -> list[range]:
+    """Per axis, the offsets o whose slab [o, o + 1] lies within `threshold` (mm) of [0, 4/5]:
+    the gap is max(o - 4/5, -o - 1, 0) voxels."""
+    lead = (DENSE_FACTOR - 1) / DENSE_FACTOR
+    return [
+        range(-math.floor(threshold / s + 1), math.floor(threshold / s + lead) + 1)
+        for s in np.asarray(spacing, float)
+    ]
+
+
 def reach(spacing: np.ndarray, threshold: float) -> np.ndarray:
     """(r, dim) the cube offsets o whose box [o, o + 1] lies within `threshold` (mm) of the
-    box [0, 4/5] of a cube's points: along an axis the gap is max(o - 4/5, -o - 1, 0) voxels."""
+    box [0, 4/5] of a cube's points (the corners of the window of `_window` cut off)."""
     spacing = np.asarray(spacing, float)
-    ranges = []
-    for s in spacing:
-        high = math.floor(threshold / s + (DENSE_FACTOR - 1) / DENSE_FACTOR)
-        low = -math.floor(threshold / s + 1)
-        ranges.append(range(low, high + 1))
-    offsets = np.array(list(itertools.product(*ranges)), np.int64)
+    offsets = np.array(list(itertools.product(*_window(spacing, threshold))), np.int64)
     lead = (DENSE_FACTOR - 1) / DENSE_FACTOR
     gap = np.maximum(np.maximum(offsets - lead, -offsets - 1.0), 0.0) * spacing
     return offsets[np.sum(gap * gap, axis=1) <= threshold * threshold]
 
 
 def fits(spacing, threshold: float) -> bool:
-    """Do the tables hold the neighbourhood of this spacing and tau (`MAX_OFFSETS`)?"""
+    """Do the tables hold the neighbourhood of this spacing and tau (`MAX_OFFSETS`)? The
+    window is counted first, so a huge tau is refused without listing its offsets."""
+    if math.prod(len(axis) for axis in _window(spacing, threshold)) > 4 * MAX_OFFSETS:
+        return False
     return len(reach(spacing, threshold)) <= MAX_OFFSETS
 
 
