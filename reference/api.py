@@ -310,13 +310,14 @@ def _mesh_metrics(a, b, spacing, crop_origin, keys, *, meshing, bounds=False, **
     found = _distance_metrics(
         surface_a, surface_b, keys=keys, coinciding=coinciding, indexes=indexes, **options
     )
-    scores, index_a, index_b, threshold = found[:4]
+    scores, threshold = found.scores, found.threshold
     brackets = found.brackets(surface_a, surface_b, options["percentile"], keys) if bounds else {}
-    tables = meshing == lattice.LATTICE_MESHING and lattice_bands.fits(spacing, threshold)
-    if "BIoU" in keys and tables:
+    if "BIoU" not in keys:
+        return scores, brackets
+    if meshing == lattice.LATTICE_MESHING and lattice_bands.fits(spacing, threshold):
         # Elements on the lattice: inside and within-tau bits per case code (no dense grid).
         scores["BIoU"] = lattice_bands.count_bands(a, b, spacing, threshold).biou()
-    elif "BIoU" in keys:
+    else:
         # The meshes stay within one voxel of the cropped masks; every band point is inside.
         grid = biou.dense_grid_of_image(
             crop_origin, spacing, -np.ones(a.ndim, int), np.array(a.shape) + 1
@@ -328,8 +329,8 @@ def _mesh_metrics(a, b, spacing, crop_origin, keys, *, meshing, bounds=False, **
             surface_b,
             threshold,
             grid,
-            index_a=index_a,
-            index_b=index_b,
+            index_a=found.index_a,
+            index_b=found.index_b,
         ).biou()
     return scores, brackets
 
@@ -441,7 +442,7 @@ def compute_surface_metrics(
         quadrature=quadrature,
         implementation=implementation,
     )
-    scores, index_a, index_b, threshold = found[:4]
+    scores = found.scores
     step = tau / 10 if grid_step is None else float(grid_step)
     points = np.concatenate([surface_a[0], surface_b[0]])
     low, high = points.min(axis=0) - step, points.max(axis=0) + step
@@ -450,10 +451,10 @@ def compute_surface_metrics(
     counts = biou.count_bands(
         surface_a,
         surface_b,
-        threshold,
+        found.threshold,
         grid,
-        index_a=index_a,
-        index_b=index_b,
+        index_a=found.index_a,
+        index_b=found.index_b,
     )
     scores["BIoU"], scores["DSC"] = counts.biou(), counts.dsc()
     brackets = found.brackets(surface_a, surface_b, percentile, METRIC_KEYS) if bounds else {}

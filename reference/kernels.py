@@ -483,11 +483,15 @@ def _side(a0, a1, b0, b1, p0, p1):
     return (value > 0) - (value < 0), area
 
 
+ON_SURFACE = np.uint8(2)
+"""`lattice_inside`'s mark of a point on the surface, beside the parity changes in bit 0."""
+
+
 @njit(**_JIT)
 def _mark_in_plane(a, b, c, p0, p1, column):
-    """Set column[k] for the points (p0, p1, 2k) on a vertical triangle whose plane holds
-    that line: the triangle meets the line in z from zlow to zhigh, found exactly as
-    fractions from the edges that reach the line (h = the first axis along which the
+    """Mark (ON_SURFACE) column[k] for the points (p0, p1, 2k) on a vertical triangle whose
+    plane holds that line: the triangle meets the line in z from zlow to zhigh, found exactly
+    as fractions from the edges that reach the line (h = the first axis along which the
     triangle's projection varies)."""
     axis = 0 if (a[0] != b[0] or b[0] != c[0]) else 1
     h = p0 if axis == 0 else p1
@@ -516,7 +520,7 @@ def _mark_in_plane(a, b, c, p0, p1, column):
     first = -((-low_num) // (2 * low_den))  # smallest k with 2k >= zlow
     last = high_num // (2 * high_den)  # largest k with 2k <= zhigh
     for k in range(max(first, 0), min(last, len(column) - 1) + 1):
-        column[k] = 1
+        column[k] |= ON_SURFACE
 
 
 @njit(**_JIT)
@@ -530,10 +534,10 @@ def lattice_inside(lattice, cells, n1, n2, start, stop):
     Returns (inside (stop - start, n1, n2) bool, ambiguous (stop - start) bool): a slice is
     ambiguous where a line crosses an odd number of times (the surface is not closed there)."""
     count = stop - start
-    # Parity changes along each line, then their running XOR, in place; the change past the
-    # last point only tells whether the line closes.
+    # Parity changes along each line in bit 0, points on the surface in bit 1, then the
+    # running XOR of bit 0 with bit 1 or-ed in, in place; the change past the last point only
+    # tells whether the line closes.
     inside = np.zeros((count, n1, n2), np.uint8)
-    on_surface = np.zeros((count, n1, n2), np.uint8)
     beyond = np.zeros((count, n1), np.uint8)
     ambiguous = np.zeros(count, np.bool_)
     for cell in cells:
@@ -550,7 +554,7 @@ def lattice_inside(lattice, cells, n1, n2, start, stop):
                 if e_ab == 0 and e_bc == 0 and e_ca == 0:
                     # The line runs in the plane of a (vertical) triangle: no crossing, and
                     # its points on the triangle are in the closed region.
-                    _mark_in_plane(a, b, c, 2 * i, 2 * j, on_surface[i - start, j])
+                    _mark_in_plane(a, b, c, 2 * i, 2 * j, inside[i - start, j])
                     continue
                 # The line meets the closed triangle (no perturbation); it crosses it when
                 # the perturbed signs agree, so a line through a shared edge or vertex
@@ -568,7 +572,7 @@ def lattice_inside(lattice, cells, n1, n2, start, stop):
                 # Points above the crossing: 2k > t, i.e. k > numerator / (2 denominator).
                 first_above = numerator // (2 * denominator) + 1
                 if numerator % (2 * denominator) == 0 and 0 <= first_above - 1 < n2:
-                    on_surface[i - start, j, first_above - 1] = 1  # in the closed region
+                    inside[i - start, j, first_above - 1] |= ON_SURFACE  # in the closed region
                 if s_ab == 0 or s_ab != s_bc or s_bc != s_ca:
                     continue
                 if first_above >= n2:
@@ -579,8 +583,8 @@ def lattice_inside(lattice, cells, n1, n2, start, stop):
         for j in range(n1):
             parity = np.uint8(0)
             for k in range(n2):
-                parity ^= inside[i, j, k]
-                inside[i, j, k] = parity | on_surface[i, j, k]
+                parity ^= inside[i, j, k] & 1
+                inside[i, j, k] = parity | (inside[i, j, k] >> 1)
             if parity ^ beyond[i, j]:
                 ambiguous[i] = True  # an odd number of crossings
     return inside.view(np.bool_), ambiguous
