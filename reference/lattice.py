@@ -223,10 +223,9 @@ class LatticeIndex(SurfaceIndex):
         self._keep(vertices, cells, implementation)  # no BVH: the cube grid is the index
         doubled = lattice.doubled(self.vertices)
         on_lattice = (doubled / 2.0 - 1.0) * lattice.spacing + lattice.origin
-        cube = _cube_of(doubled[self.cells])
-        off_cube = (doubled[self.cells] < 2 * cube[:, None]) | (
-            doubled[self.cells] > 2 * cube[:, None] + 2
-        )
+        corners = doubled[self.cells]
+        cube = _cube_of(corners)
+        off_cube = (corners < 2 * cube[:, None]) | (corners > 2 * cube[:, None] + 2)
         if off_cube.any():
             raise ValueError("the surface is not a mesh of the lattice: an element leaves its cube")
         side = _bucket_side(lattice.cubes, len(self.cells))
