@@ -155,7 +155,13 @@ def field_of_view_dependence(rows: pd.DataFrame | None) -> dict[tuple[str, str],
     same pairs (`scoring.grid_check`), for those that changed."""
     if rows is None or rows.empty:
         return {}
-    changed = grid_check.changed_scores(grid_check.grid_differences(rows))
+    return field_of_view_changes(grid_check.grid_differences(rows))
+
+
+def field_of_view_changes(differences: pd.DataFrame) -> dict[tuple[str, str], str]:
+    """`field_of_view_dependence` of the grid check's differences, already computed
+    (`scoring.grid_check.grid_differences`)."""
+    changed = grid_check.changed_scores(differences)
     return {
         (row.tool, row.metric): f"depends on the field of view: changed on {row.changed} of "
         f"{row.compared} grid-check pairs (e.g. {row.example})"
