@@ -130,6 +130,8 @@ def test_scores_that_depend_on_the_field_of_view_are_a_reason_to_avoid():
     reason = table.loc[("HD", "isotropic", "monai"), "reasons"]
     assert reason.startswith("depends on the field of view: changed on 1 of 1 grid-check pairs")
     assert table.loc[("HD95", "isotropic", "monai"), "verdict"] == "use"
+    # The card says the same, of its own tool only.
+    assert cards.field_of_view_text(pd.DataFrame(rows), "monai") == f"HD: {reason}"
 
 
 def test_errors_on_empty_masks_are_cautions():

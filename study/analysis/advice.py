@@ -155,7 +155,13 @@ def field_of_view_dependence(rows: pd.DataFrame | None) -> dict[tuple[str, str],
     same pairs (`scoring.grid_check`), for those that changed."""
     if rows is None or rows.empty:
         return {}
-    changed = grid_check.changed_scores(grid_check.grid_differences(rows))
+    return field_of_view_changes(grid_check.grid_differences(rows))
+
+
+def field_of_view_changes(differences: pd.DataFrame) -> dict[tuple[str, str], str]:
+    """`field_of_view_dependence` of the grid check's differences, already computed
+    (`scoring.grid_check.grid_differences`)."""
+    changed = grid_check.changed_scores(differences)
     return {
         (row.tool, row.metric): f"depends on the field of view: changed on {row.changed} of "
         f"{row.compared} grid-check pairs (e.g. {row.example})"
@@ -164,8 +170,9 @@ def field_of_view_dependence(rows: pd.DataFrame | None) -> dict[tuple[str, str],
 
 
 def empty_mask_errors(edge_cases: pd.DataFrame | None) -> dict[tuple[str, str], str]:
-    """(tool, metric) -> "raises an error when A or B is empty (O1, O2)" from the edge-case
-    records (Table A3's numeric rows), for the tools that raise on an empty mask."""
+    """(tool, metric) -> "raises an error on empty masks (O1, O3)" from the edge-case records
+    (Table A3's numeric rows), naming the cases O1, O2, O3 (A, B or both empty) on which the
+    tool raised, for the tools that raise on an empty mask."""
     if edge_cases is None or edge_cases.empty:
         return {}
     raised = edge_cases.loc[(edge_cases["output"] == "error") & (edge_cases["case"] != "S")]

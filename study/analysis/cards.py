@@ -104,9 +104,9 @@ def field_of_view_text(grid_checked: pd.DataFrame | None, tool: str) -> str:
     mine = differences.loc[differences["tool"] == tool]
     if mine.empty:
         return "not in this run's grid check"
-    changed = advice.field_of_view_dependence(grid_checked)
-    found = [f"{metric}: {text}" for (who, metric), text in changed.items() if who == tool]
-    if not found and tool not in grid_check.compared_tools(differences):
+    changed = advice.field_of_view_changes(mine)
+    found = [f"{metric}: {text}" for (_, metric), text in changed.items()]
+    if not found and tool not in grid_check.compared_tools(mine):
         return (
             "not compared: no score was finite on both grids (every call failed or gave inf "
             f"or nan, alike on both) on the {mine['oar'].nunique()} grid-check pairs"

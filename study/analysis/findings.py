@@ -203,12 +203,6 @@ def significance_counts(tested: pd.DataFrame, spacings: Sequence[str]) -> pd.Dat
     return pd.DataFrame(rows).fillna("–")
 
 
-def unavailable_tools(scores: pd.DataFrame) -> list[str]:
-    """The tools every score of which is an `unavailable` record (not installed here)."""
-    unavailable = scores["status"].eq("unavailable").groupby(scores["tool"]).all()
-    return st.ordered_tools(unavailable.index[unavailable])
-
-
 def indistinguishable_section(
     wilcoxon: pd.DataFrame, spacings: Sequence[str], unavailable: Sequence[str] = ()
 ) -> Section:
@@ -267,15 +261,13 @@ def failures_section(scores: pd.DataFrame) -> Section:
     """Tools that were not installed, and how many scores were errors or non-finite."""
     section = Section("Missing and non-finite scores")
     status_counts = scores.groupby(["tool", "status"]).size().unstack(fill_value=0)
-    unavailable = unavailable_tools(scores)
+    unavailable = st.unavailable_tools(scores)
     for tool in st.ordered_tools(status_counts.index):
         counts = status_counts.loc[tool]
         total = int(counts.sum())
         if tool in unavailable:
-            message = str(scores.loc[scores["tool"] == tool, "message"].iloc[0])
-            section.lines.append(
-                f"{st.tool_label(tool)}: not available ({message.split(' (')[0]})."
-            )
+            message = unavailable[tool].split(" (")[0]
+            section.lines.append(f"{st.tool_label(tool)}: not available ({message}).")
             continue
         issues = {k: int(counts.get(k, 0)) for k in ("error", "nan", "inf", "unavailable")}
         if any(issues.values()):
@@ -623,7 +615,9 @@ def build_findings(inputs: AnalysisInputs) -> list[Section]:
         summary_section(inputs, recommended, compared),
         setup_section(inputs, spacings),
         deviation_section(summary, spacings),
-        indistinguishable_section(inputs.wilcoxon, spacings, unavailable_tools(inputs.scores)),
+        indistinguishable_section(
+            inputs.wilcoxon, spacings, list(st.unavailable_tools(inputs.scores))
+        ),
         failures_section(inputs.scores),
         timing_section(inputs.timing),
         grid_section(inputs.grid_check),
