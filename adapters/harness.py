@@ -146,8 +146,8 @@ class Identity:
 
     @classmethod
     def of(cls, state: dict) -> Identity:
-        """From a worker's `state_of(..., build=True)` answer (or a failed start's, which
-        has no build)."""
+        """From a worker's `state_of` answer; one without a "build" (not asked for, or a
+        failed start's) leaves it ""."""
         return cls(state["version"] or "", state["unavailable"], state.get("build", ""))
 
 
