@@ -216,7 +216,7 @@ class PythonAdapter(Adapter):
 
     def _home_state(self) -> dict:
         """{"version", "unavailable"} as the tool's home environment's Python says."""
-        return environment(self.home_environment).describe([self], TOOL_PATHS)[0]
+        return environment(self.home_environment).describe([self], TOOL_PATHS, build=False)[0]
 
     def unavailable(self) -> str | None:
         if self._asked_from_the_study():

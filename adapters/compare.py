@@ -63,8 +63,9 @@ def compare(
         pair.a, pair.b, pair.spacing, percentile=settings.percentile, tau=settings.tau
     )
     result = Comparison(settings, tuple(float(s) for s in pair.spacing), values, note)
+    states = describe(adapters, settings.environment)  # one process per other Python
     for adapter in adapters:
-        version, reason = describe([adapter], settings.environment)[adapter.name]
+        version, reason = states[adapter.name]
         if reason is not None:
             result.unavailable[adapter.name] = reason
             continue

@@ -83,15 +83,18 @@ class Environment:
             f"environment {self.name!r} is not built ({self.python} missing; make env-{self.name})"
         )
 
-    def describe(self, adapters: Sequence[object], tool_paths: Mapping) -> list[dict]:
-        """{"version", "unavailable", "build"} of each adapter as this environment sees it
-        (`adapters.worker.state_of`), asked of one short-lived process of its Python
-        (`python -m adapters.worker --describe`), not of a worker per tool."""
+    def describe(
+        self, adapters: Sequence[object], tool_paths: Mapping, *, build: bool = True
+    ) -> list[dict]:
+        """{"version", "unavailable"}, and with `build` its "build", of each adapter as this
+        environment sees it (`adapters.worker.state_of`), asked of one short-lived process of
+        its Python (`python -m adapters.worker --describe`), not of a worker per tool."""
         reason = self.unavailable()
         if reason is None:
             request = {
                 "adapters": [adapter_path(a) for a in adapters],
                 "tool_paths": dict(tool_paths),
+                "build": build,
             }
             done = subprocess.run(
                 [self.python, "-m", "adapters.worker", "--describe"],

@@ -146,18 +146,21 @@ class Identity:
 
     @classmethod
     def of(cls, state: dict) -> Identity:
-        """From a worker's `state_of(..., build=True)` answer (or a failed start's, which
-        has no build)."""
+        """From a worker's `state_of` answer; one without a "build" (not asked for, or a
+        failed start's) leaves it ""."""
         return cls(state["version"] or "", state["unavailable"], state.get("build", ""))
 
 
 def identify(
-    adapters: Sequence[Adapter | str], environment: str = STUDY_ENVIRONMENT
+    adapters: Sequence[Adapter | str],
+    environment: str = STUDY_ENVIRONMENT,
+    *,
+    build: bool = True,
 ) -> dict[str, Identity]:
-    """Name -> the tool's `Identity` in `environment`. A tool whose Python is this process's
-    (the study's environment) is asked here; the others in one process of each Python they
-    run in (`Adapter.runs_in`). Neither imports a tool: versions come from package metadata
-    or the program itself."""
+    """Name -> the tool's `Identity` in `environment` (without `build`, its build left ""
+    and no file hashed). A tool whose Python is this process's (the study's environment) is
+    asked here; the others in one process of each Python they run in (`Adapter.runs_in`).
+    Neither imports a tool: versions come from package metadata or the program itself."""
     tools = [resolve(adapter) for adapter in adapters]
     states: dict[str, Identity] = {}
     elsewhere: dict[Environment, list[Adapter]] = {}
@@ -167,11 +170,11 @@ def identify(
         if reason is not None:
             states[tool.name] = Identity("", reason)
         elif tool.in_process or where.python == sys.executable:
-            states[tool.name] = Identity.of(worker.state_of(tool, build=True))
+            states[tool.name] = Identity.of(worker.state_of(tool, build=build))
         else:
             elsewhere.setdefault(where, []).append(tool)
     for where, group in elsewhere.items():
-        for tool, state in zip(group, where.describe(group, TOOL_PATHS), strict=True):
+        for tool, state in zip(group, where.describe(group, TOOL_PATHS, build=build), strict=True):
             states[tool.name] = Identity.of(state)
     return {tool.name: states[tool.name] for tool in tools}
 
@@ -180,8 +183,9 @@ def describe(
     adapters: Sequence[Adapter | str], environment: str = STUDY_ENVIRONMENT
 ) -> dict[str, tuple[str, str | None]]:
     """Name -> (version, None) for each tool usable in `environment`, (version or "", why
-    not) for the others (`identify` without the builds)."""
+    not) for the others (`identify` without the builds, which it does not compute: every
+    scoring, probing and timing job asks for its tool's version)."""
     return {
         name: (identity.version, identity.unavailable)
-        for name, identity in identify(adapters, environment).items()
+        for name, identity in identify(adapters, environment, build=False).items()
     }

@@ -245,11 +245,12 @@ def state_of(adapter: Adapter, *, build: bool = False) -> dict:
 
 
 def describe_here() -> None:
-    """--describe: the state of each adapter named on stdin, build included, as JSON on
-    stdout."""
+    """--describe: the state of each adapter named on stdin, its build too when the request
+    asks for it, as JSON on stdout."""
     request = json.load(sys.stdin)
     configure(request["tool_paths"])
-    json.dump([state_of(_load(path), build=True) for path in request["adapters"]], sys.stdout)
+    build = request["build"]
+    json.dump([state_of(_load(path), build=build) for path in request["adapters"]], sys.stdout)
 
 
 def serve() -> None:

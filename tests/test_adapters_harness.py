@@ -268,3 +268,17 @@ def test_a_tools_build_key_follows_its_adapters_code(tmp_path, monkeypatch):
         spec.loader.exec_module(module)
         builds.append(module.Edited().build())
     assert builds[0] == builds[1] != builds[2]
+
+
+def test_describe_hashes_no_build_identify_does(monkeypatch):
+    """A tool's version is asked by every scoring, probing and timing job (`describe`); only
+    the workflow's plan keys outputs on the build (`identify`), so only it hashes files."""
+    from adapters import describe, identify
+
+    builds = []
+    monkeypatch.setattr(InProcess, "build", lambda self: builds.append(self.name) or "b1")
+    tool = InProcess()
+    assert describe([tool])[tool.name][1] is None
+    assert builds == []
+    assert identify([tool])[tool.name].build == "b1"
+    assert builds == [tool.name]
