@@ -88,16 +88,47 @@ def _dot(x: np.ndarray, y: np.ndarray) -> float:
     return float(np.multiply(x, y).sum())
 
 
+def _ascending(values: np.ndarray, sizes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The values in ascending order, with their sizes. Equal values are interchangeable in
+    every use here (only their summed size matters), so the sort need not be stable."""
+    order = np.argsort(values)
+    return values[order], sizes[order]
+
+
+def _merged(*runs: tuple[np.ndarray, np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
+    """Ascending runs (values, sizes) merged into one ascending run. A stable sort of sorted
+    runs laid end to end is a merge (timsort finds the runs): linear, not n log n."""
+    values = np.concatenate([values for values, _ in runs])
+    order = np.argsort(values, kind="stable")
+    return values[order], np.concatenate([sizes for _, sizes in runs])[order]
+
+
+def _step_percentile(values: np.ndarray, sizes: np.ndarray, target: float) -> float:
+    """Smallest of the ascending values at which their cumulative size reaches target."""
+    cumulative = np.cumsum(sizes)
+    position = min(int(np.searchsorted(cumulative, target, side="left")), len(values) - 1)
+    return float(values[position])
+
+
 def _weighted_step_percentile(values: np.ndarray, sizes: np.ndarray, target: float) -> float:
     """Smallest value at which the cumulative size of the sorted values reaches target."""
-    order = np.argsort(values, kind="stable")
-    cumulative = np.cumsum(sizes[order])
-    position = min(int(np.searchsorted(cumulative, target, side="left")), len(order) - 1)
-    return float(values[order[position]])
+    return _step_percentile(*_ascending(values, sizes), target)
+
+
+def _rising_root(f0: float, f_mid: float, f1: float, target: float) -> float:
+    """s in [0, 1] where the quadratic through (0, f0), (1/2, f_mid), (1, f1), rising over
+    [0, 1] from f0 < target to f1 >= target, reaches target.
+
+    q(s) = f0 + b s + c s^2 with b = 4 f_mid - 3 f0 - f1, c = 2 (f0 + f1) - 4 f_mid; the root
+    is taken as 2 g / (b + sqrt(b^2 + 4 c g)), g = target - f0, which does not cancel."""
+    b, c, gap = 4.0 * f_mid - 3.0 * f0 - f1, 2.0 * (f0 + f1) - 4.0 * f_mid, target - f0
+    denominator = b + np.sqrt(max(b * b + 4.0 * c * gap, 0.0))
+    return 1.0 if denominator <= 0.0 else min(max(2.0 * gap / denominator, 0.0), 1.0)
 
 
 PERCENTILE_TOLERANCE = 1e-9
-"""mm. Width at which the bisection of an interpolated percentile stops."""
+"""mm. Allowance for rounding in an interpolated percentile (its quadratic is solved in
+floating point), which the brackets of module `bounds` take off their lower end."""
 
 
 @dataclass
@@ -142,55 +173,59 @@ class Directed:
         return self._percentiles[percentile]
 
     def _interpolated_percentile(self, percentile: float) -> float:
-        """Bisection on t of the cumulative size: steps of the closed elements plus the
-        continuous shares of the open ones (`linear_share_within`).
+        """The smallest t at which the cumulative size reaches the target: steps of the closed
+        elements plus the continuous shares of the open ones (`linear_share_within`).
 
         Counting every open element wholly at its lowest corner value overestimates the
         cumulative size, wholly at its highest underestimates it: the percentiles of those
         two step functions bracket the answer. Inside the bracket an open element whose
         corner values all lie on one side of it acts as a step too, so only the few that
-        reach into the bracket are interpolated.
+        reach into the bracket are interpolated. Their shares are quadratic in t between
+        consecutive corner values: the bisection runs over those breakpoints (and the steps
+        between them), and the last interval's quadratic is solved for the target.
         """
         closed = self._closed()
         corners = np.sort(self.corner_distance, axis=1)
+        open_size = self.size[self.open]
         target = percentile / 100.0 * self.size.sum()
-        sizes = np.concatenate([self.size[closed], self.size[self.open]])
-
-        def step_percentile(open_values):
-            return _weighted_step_percentile(
-                np.concatenate([self.distance[closed], open_values]), sizes, target
-            )
-
-        low, high = step_percentile(corners[:, 0]), step_percentile(corners[:, -1])
-        reaching = (corners[:, 0] <= high) & (corners[:, -1] > low)
-        steps = np.concatenate([self.distance[closed], corners[~reaching, -1]])
-        order = np.argsort(steps, kind="stable")
-        steps = steps[order]
-        cumulative = np.concatenate(
-            [
-                [0.0],
-                np.cumsum(
-                    np.concatenate([self.size[closed], self.size[self.open][~reaching]])[order]
-                ),
-            ]
+        closed_run = _ascending(self.distance[closed], self.size[closed])
+        low, high = (
+            _step_percentile(*_merged(closed_run, _ascending(corners[:, i], open_size)), target)
+            for i in (0, -1)
         )
-        partial, partial_size = corners[reaching], self.size[self.open][reaching]
+        reaching = (corners[:, 0] <= high) & (corners[:, -1] > low)
+        steps, step_sizes = _merged(
+            closed_run, _ascending(corners[~reaching, -1], open_size[~reaching])
+        )
+        cumulative = np.concatenate([[0.0], np.cumsum(step_sizes)])
+        partial, partial_size = corners[reaching], open_size[reaching]
 
-        def size_within(t: float) -> float:
-            return cumulative[np.searchsorted(steps, t, side="right")] + _dot(
-                partial_size, linear_share_within(partial, t, presorted=True)
-            )
+        def steps_within(t: float) -> float:
+            return cumulative[np.searchsorted(steps, t, side="right")]
 
-        if size_within(low) >= target:
+        def shares_within(t: float) -> float:
+            return _dot(partial_size, linear_share_within(partial, t, presorted=True))
+
+        if steps_within(low) + shares_within(low) >= target:
             return low
-        while high - low > PERCENTILE_TOLERANCE:
-            middle = 0.5 * (low + high)
-            if middle in (low, high):
-                break
-            low, high = (low, middle) if size_within(middle) >= target else (middle, high)
-        # Where a step in (low, high] makes the jump, it is the exact answer.
-        jump = steps[(steps > low) & (steps <= high)]
-        return float(jump[0]) if len(jump) else high
+        inner = np.concatenate([partial.ravel(), steps[np.searchsorted(steps, low, "right") :]])
+        breakpoints = np.unique(np.concatenate([[low, high], inner[(inner > low) & (inner < high)]]))
+        below, above = 0, len(breakpoints) - 1  # size within: < target, >= target
+        while above - below > 1:
+            middle = (below + above) // 2
+            t = breakpoints[middle]
+            if steps_within(t) + shares_within(t) >= target:
+                above = middle
+            else:
+                below = middle
+        low, high = breakpoints[below], breakpoints[above]
+        # On (low, high) no step and no corner value: the size within is the steps up to low
+        # plus a quadratic, continuous up to high, where a step may still jump.
+        base = steps_within(low)
+        rising = [base + shares_within(t) for t in (low, 0.5 * (low + high), high)]
+        if rising[-1] < target:
+            return float(high)  # the jump of a step at high reaches the target
+        return float(low + _rising_root(*rising, target) * (high - low))
 
     def weighted_sum(self) -> float:
         return _dot(self.distance, self.size)
