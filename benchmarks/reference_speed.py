@@ -74,12 +74,18 @@ LARGE_SPACING = (0.5, 0.5, 0.5)
 NO_BIOU = ("HD", "HD95", "MASD", "ASSD", "NSD", "DSC")
 CENTRES_ONLY = ("HD95", "MASD", "ASSD", "NSD", "DSC")  # HD would start the bracket
 TARGET_SPEEDUP_OVER_PYMESHMETRICS = 2.0
-"""Issue #19: all seven metrics, median of per-pair ratios pymeshmetrics / reference."""
-TARGET_GROUP_SPEEDUP = 1.0
-"""... and this median within every organ category and every voxel size."""
-TARGET_RATIO_TO_DEEPMIND = 4.0
+"""Issue #37: all seven metrics, median of per-pair ratios pymeshmetrics / reference, at
+every voxel size."""
+TARGET_CATEGORY_SPEEDUP = 1.0
+"""... and this median within every organ category."""
+TARGET_RATIO_TO_DEEPMIND = 2.0
 """Reference without BIoU / DeepMind, ratio of the median per-pair times."""
-TARGET_PEAK_MEMORY_GB = 2.0
+TARGET_PEAK_MEMORY_GB = 1.09
+"""Peak memory on the large pair, at most what it was before the lattice reference."""
+TARGET_MASK_FILE_SPEEDUP = 3.0
+"""On the mask files (`--masks`): median of the per-pair ratios, all seven metrics ..."""
+TARGET_MASK_FILE_EACH = 2.0
+"""... and every pair at least this."""
 # "Equal" accuracy: the reference's error may exceed pymeshmetrics' by this much (10 % of the
 # cross-check's flag thresholds) and still count as equal.
 ACCURACY_SLACK = {"distance": 0.005, "ratio": 0.0005}
@@ -103,6 +109,15 @@ def reference_classic(a, b, spacing):
     return reference.compute_metrics(
         a, b, spacing, percentile=PERCENTILE, tau=TAU_MM, implementation="classic"
     )
+
+
+def reference_cold(a, b, spacing):
+    """All seven metrics as the first pair of its spacing and tau in a process: without the
+    BIoU tables earlier pairs measured (`lattice_bands`)."""
+    from reference import lattice_bands
+
+    lattice_bands.forget_tables()
+    return reference_all(a, b, spacing)
 
 
 def reference_without_biou(a, b, spacing):
@@ -143,6 +158,7 @@ def tools() -> dict[str, Call]:
     """Tool label -> call."""
     return {
         "reference": reference_all,
+        "ref_cold": reference_cold,
         "ref_classic": reference_classic,
         "reference_noBIoU": reference_without_biou,
         "ref_centres": reference_at_centres,
@@ -499,27 +515,35 @@ def targets(
     memory_note: str,
     jit: dict | None,
 ) -> list[str]:
-    """One line per target of issue #19 (met or not met, with the numbers behind it), and the
+    """One line per target of issue #37 (met or not met, with the numbers behind it), and the
     figures it asks to be printed."""
 
     def verdict(ok: bool) -> str:
         return "MET" if ok else "NOT MET"
 
     speedup = float(timings["pmm/ref"].median())
-    groups = {
-        f"{by} {key}": float(value)
-        for by in ("category", "spacing")
-        for key, value in timings.groupby(by)["pmm/ref"].median().items()
-    }
-    worst = min(groups, key=groups.get)
+    spacings = timings.groupby("spacing")["pmm/ref"].median()
+    categories = timings.groupby("category")["pmm/ref"].median()
     worse = accuracy[accuracy.verdict == "worse"]
-    met = speedup >= TARGET_SPEEDUP_OVER_PYMESHMETRICS and groups[worst] >= TARGET_GROUP_SPEEDUP
+    met = (
+        spacings.min() >= TARGET_SPEEDUP_OVER_PYMESHMETRICS
+        and categories.min() >= TARGET_CATEGORY_SPEEDUP
+    )
     lines = [
-        f"[{verdict(met)}] all seven metrics >= {TARGET_SPEEDUP_OVER_PYMESHMETRICS:g}x faster "
-        f"than pymeshmetrics (median of per-pair ratios) and >= {TARGET_GROUP_SPEEDUP:g}x "
-        f"in every organ category and voxel size: {speedup:.2f}x; "
-        + ", ".join(f"{key} {value:.2f}x" for key, value in groups.items())
+        f"[{verdict(met)}] all seven metrics: median pair >= "
+        f"{TARGET_SPEEDUP_OVER_PYMESHMETRICS:g}x pymeshmetrics' speed at every voxel size and "
+        f">= {TARGET_CATEGORY_SPEEDUP:g}x in every organ category: {speedup:.2f}x overall; "
+        + ", ".join(f"{key} {value:.2f}x" for key, value in spacings.items())
+        + "; "
+        + ", ".join(f"{key} {value:.2f}x" for key, value in categories.items())
     ]
+    cold = timings["pymeshmetrics"] / timings["ref_cold"]
+    lines.append(
+        f"[figure] first pair of a spacing and tau in a process (BIoU tables not yet measured): "
+        f"pymeshmetrics / reference median per pair {float(cold.median()):.2f}x, worst "
+        f"{float(cold.min()):.2f}x; BIoU's tables cost (cold minus warm, median per pair) "
+        f"{float((timings['ref_cold'] - timings['reference']).median()):.3f} s"
+    )
     medians = timings[["reference_noBIoU", "deepmind"]].median()
     ratio = medians["reference_noBIoU"] / medians["deepmind"]
     lines.append(
@@ -531,10 +555,10 @@ def targets(
     )
     lines += biou_split(timings)
     if peak_gb is None:
-        lines.append(f"[NOT MET] peak memory < {TARGET_PEAK_MEMORY_GB:g} GB: {memory_note}")
+        lines.append(f"[NOT MET] peak memory <= {TARGET_PEAK_MEMORY_GB:g} GB: {memory_note}")
     else:
         lines.append(
-            f"[{verdict(peak_gb < TARGET_PEAK_MEMORY_GB)}] peak memory < "
+            f"[{verdict(peak_gb <= TARGET_PEAK_MEMORY_GB)}] peak memory <= "
             f"{TARGET_PEAK_MEMORY_GB:g} GB on the large pair: {peak_gb:.2f} GB "
             f"({memory_note})"
         )
@@ -591,15 +615,20 @@ def biou_split(timings: pd.DataFrame, pairs: str = "") -> list[str]:
 
 
 def mask_file_targets(files: pd.DataFrame) -> list[str]:
-    """The all-seven target on the `--masks` pairs (the issue: "also on real clinical
-    masks"), and the same split as on the synthetic pairs."""
+    """The all-seven target on the `--masks` pairs (issue #37: real scans), and the same
+    split as on the synthetic pairs."""
     speedup = files["pmm/ref"]
-    met = float(speedup.median()) >= TARGET_SPEEDUP_OVER_PYMESHMETRICS
+    first_pair = files["pymeshmetrics"] / files["ref_cold"]
+    met = (
+        float(speedup.median()) >= TARGET_MASK_FILE_SPEEDUP
+        and float(speedup.min()) >= TARGET_MASK_FILE_EACH
+    )
     return [
-        f"[{'MET' if met else 'NOT MET'}] also on the mask files (--masks): all seven metrics "
-        f">= {TARGET_SPEEDUP_OVER_PYMESHMETRICS:g}x faster than pymeshmetrics (median of "
-        f"per-pair ratios): {float(speedup.median()):.2f}x (range {float(speedup.min()):.2f}-"
-        f"{float(speedup.max()):.2f}x over {len(files)} pairs); without BIoU "
+        f"[{'MET' if met else 'NOT MET'}] on the mask files (--masks): all seven metrics, "
+        f"median pair >= {TARGET_MASK_FILE_SPEEDUP:g}x pymeshmetrics' speed and every pair >= "
+        f"{TARGET_MASK_FILE_EACH:g}x: median {float(speedup.median()):.2f}x (range "
+        f"{float(speedup.min()):.2f}-{float(speedup.max()):.2f}x over {len(files)} pairs; "
+        f"first pair of its spacing {float(first_pair.min()):.2f}x at worst); without BIoU "
         f"{float(files['refnoB/dm'].median()):.2f}x DeepMind's time (median per pair)",
         *biou_split(files, pairs="mask files: "),
     ]
@@ -775,7 +804,7 @@ def measure_and_print(args: argparse.Namespace, mask_files: dict) -> None:
         "reference (fresh process)": measured["seconds"],
     }
     for label, call in calls.items():
-        if label != "reference":
+        if label not in ("reference", "ref_cold"):  # the fresh process's call is the cold one
             large[label] = time_call(call, a, b, LARGE_SPACING, repeats=1, budget_s=0)
     spacings = ((2.0, 2.0, 2.0),) if args.quick else crosscheck.SPACINGS
     accuracy = accuracy_verdicts(spacings, args.limit_levels, 40 if args.quick else 150)

@@ -161,7 +161,7 @@ def _distance_metrics(
     if set(keys) & {"HD95", "MASD", "ASSD", "NSD"}:
         directed = [
             directed_distances(
-                src[0][src[1]],
+                src,
                 target,
                 percentile=percentile,
                 threshold=threshold,
@@ -316,7 +316,9 @@ def _mesh_metrics(a, b, spacing, crop_origin, keys, *, meshing, bounds=False, **
         return scores, brackets
     if meshing == lattice.LATTICE_MESHING and lattice_bands.fits(spacing, threshold):
         # Elements on the lattice: inside and within-tau bits per case code (no dense grid).
-        scores["BIoU"] = lattice_bands.count_bands(a, b, spacing, threshold).biou()
+        scores["BIoU"] = lattice_bands.count_bands(
+            a, b, spacing, threshold, tau=options["tau"]
+        ).biou()
     else:
         # The meshes stay within one voxel of the cropped masks; every band point is inside.
         grid = biou.dense_grid_of_image(

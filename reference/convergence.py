@@ -27,7 +27,7 @@ def fine_scores(
     directions = ((surface_a, index_b), (surface_b, index_a))
     directed = [
         directed_distances(
-            src[0][src[1]],
+            src,
             target,
             percentile=percentile,
             threshold=threshold,

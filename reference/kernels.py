@@ -406,11 +406,13 @@ _TRIANGLE_EDGES, _SEGMENT_EDGES = SPLIT_EDGES[3], SPLIT_EDGES[2]
 
 
 @njit(**_JIT)
-def split(corners, closest):
-    """Midpoint subdivision of elements (k, n, dim) (metrics.split_elements), with each child's
-    centre and its distance to its parent's closest point `closest` (k, dim): the children
-    (c k, n, dim) in split_elements' order, their centres (c k, dim) and those distances."""
-    count, per_cell, dim = corners.shape
+def split(corners, closest, rows):
+    """Midpoint subdivision of the elements `rows` of corners (m, n, dim)
+    (metrics.split_elements), with each child's centre and its distance to its parent's
+    closest point (closest (m, dim)): the children (c k, n, dim) of the k rows in
+    split_elements' order, their centres (c k, dim) and those distances. The rows are read
+    in place: no copy of the parents."""
+    count, per_cell, dim = len(rows), corners.shape[1], corners.shape[2]
     table = _TRIANGLE_CHILDREN if per_cell == 3 else _SEGMENT_CHILDREN
     edges = _TRIANGLE_EDGES if per_cell == 3 else _SEGMENT_EDGES
     per_parent = len(table)
@@ -419,13 +421,14 @@ def split(corners, closest):
     radius = np.empty(count * per_parent)
     points = np.empty((per_cell + len(edges), dim))  # corners, then edge midpoints
     for i in range(count):
+        parent = rows[i]
         for j in range(per_cell):
             for k in range(dim):
-                points[j, k] = corners[i, j, k]
+                points[j, k] = corners[parent, j, k]
         for e in range(len(edges)):
             for k in range(dim):
                 points[per_cell + e, k] = 0.5 * (
-                    corners[i, edges[e, 0], k] + corners[i, edges[e, 1], k]
+                    corners[parent, edges[e, 0], k] + corners[parent, edges[e, 1], k]
                 )
         for c in range(per_parent):
             row = i * per_parent + c
@@ -433,7 +436,7 @@ def split(corners, closest):
                 for k in range(dim):
                     children[row, j, k] = points[table[c, j], k]
             _centre(children, row, centre, row)
-            radius[row] = _length(centre[row], closest[i])
+            radius[row] = _length(centre[row], closest[parent])
     return children, centre, radius
 
 

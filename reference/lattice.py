@@ -231,9 +231,12 @@ class LatticeIndex(SurfaceIndex):
         side = _bucket_side(lattice.cubes, len(self.cells))
         buckets = np.array([-(-n // side) for n in lattice.cubes] + [1] * (3 - self.dim))
         bucket = np.ravel_multi_index(tuple((cube // side).T), tuple(buckets[: self.dim]))
-        self._member = np.argsort(bucket, kind="stable")
+        # int32 (the kernel reads either): at one bucket per cube or two the bucket table
+        # is as large as the mask, and it lives through the distance pass.
+        self._member = np.argsort(bucket, kind="stable").astype(np.int32)
         self._corners = plain(self.vertices[self.cells[self._member]])
-        self._start = np.searchsorted(bucket[self._member], np.arange(buckets.prod() + 1))
+        self._start = np.zeros(buckets.prod() + 1, np.int32)
+        np.cumsum(np.bincount(bucket, minlength=buckets.prod()), out=self._start[1:])
         self._buckets = buckets
         self._low = np.zeros(3)
         self._low[: self.dim] = lattice.origin - lattice.spacing  # u = 0

@@ -26,9 +26,12 @@ The dense-grid count of module `biou` is an independent path to the same numbers
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import itertools
 import math
+import threading
+from dataclasses import dataclass
 
 import numpy as np
 from numba import njit
@@ -143,12 +146,14 @@ def table_corners(spacing: np.ndarray):
 
 
 @njit(**_JIT)
-def _within_entry(q, code, points, corners, start, offsets, spacing, threshold, within):
+def _within_entry(q, code, points, corners, start, offsets, spacing, cut, within, gap):
     """Set bit p of within[q, code] when point p of a cube (points (P, dim), mm from its
-    first corner) is within `threshold` of an element that `code` puts in the cube at
-    offsets[q]. A point farther than that from the elements' bounding box is skipped."""
+    first corner) is within `cut` of an element that `code` puts in the cube at offsets[q],
+    and set gap[q, code] to a lower bound of the distances of the other points (inf if none).
+    A point farther than `cut` from the elements' bounding box is not measured: its box
+    distance is that lower bound."""
     dim = points.shape[1]
-    limit = threshold * threshold
+    limit = cut * cut
     low = np.full(3, np.inf)
     high = np.full(3, -np.inf)
     for slot in range(start[code], start[code + 1]):
@@ -158,6 +163,7 @@ def _within_entry(q, code, points, corners, start, offsets, spacing, threshold, 
                 high[axis] = max(high[axis], corners[slot, j, axis])
     for axis in range(dim, 3):
         low[axis] = high[axis] = 0.0
+    beyond = np.inf
     for p in range(len(points)):
         # The point seen from the neighbour cube's first corner.
         px = points[p, 0] - offsets[q, 0] * spacing[0]
@@ -166,14 +172,21 @@ def _within_entry(q, code, points, corners, start, offsets, spacing, threshold, 
         gx = max(low[0] - px, px - high[0], 0.0)
         gy = max(low[1] - py, py - high[1], 0.0)
         gz = max(low[2] - pz, pz - high[2], 0.0)
-        if gx * gx + gy * gy + gz * gz > limit:
+        box2 = gx * gx + gy * gy + gz * gz
+        if box2 > limit:
+            beyond = min(beyond, math.sqrt(box2))
             continue
+        nearest2, found = np.inf, False
         for slot in range(start[code], start[code + 1]):
             _, x, y, z = _on_element(px, py, pz, corners, slot)
-            gap2 = _gap2(px, py, pz, x, y, z)
-            if gap2 <= limit and math.sqrt(gap2) <= threshold:
+            nearest2 = min(nearest2, _gap2(px, py, pz, x, y, z))
+            if nearest2 <= limit and math.sqrt(nearest2) <= cut:
                 within[q, code, p // 64] |= np.uint64(1) << np.uint64(p % 64)
+                found = True
                 break
+        if not found:
+            beyond = min(beyond, math.sqrt(nearest2))
+    gap[q, code] = beyond
 
 
 @njit(inline="always", **_JIT)
@@ -185,11 +198,33 @@ def _popcount(x):
 
 
 @njit(**_JIT)
+def _own_row(q, code, measure) -> bool:
+    """Measure row (q, code) of the kept tables if not yet measured; True when this call needs
+    its own row instead (a point beyond the kept cut lies within the threshold), measured
+    at the threshold itself."""
+    points, corners, start, offsets, spacing, kept, threshold, own = measure
+    cut, within, gap, measured = kept
+    if not measured[q, code]:
+        _within_entry(q, code, points, corners, start, offsets, spacing, cut, within, gap)
+        measured[q, code] = True
+    if gap[q, code] > threshold:
+        return False
+    own_within, own_gap, own_measured = own
+    if not own_measured[q, code]:
+        _within_entry(
+            q, code, points, corners, start, offsets, spacing, threshold, own_within, own_gap
+        )
+        own_measured[q, code] = True
+    return True
+
+
+@njit(**_JIT)
 def _scatter(codes, surface, shifts, first, words, measure):
-    """OR within[q, code(s)] into cube s - shifts[q] of the slab [first, first + len(words))
-    for every surface cube s (flat C-order indices, sorted) that can reach the slab; only
-    cubes with inside points (code != 0) get it. Entries are measured on first use."""
-    points, corners, start, offsets, spacing, threshold, within, measured = measure
+    """OR the within bits of (q, code(s)) into cube s - shifts[q] of the slab [first, first +
+    len(words)) for every surface cube s (flat C-order indices, sorted) that can reach the
+    slab; only cubes with inside points (code != 0) get them (rows measured by `_own_row`)."""
+    _, within, gap, measured = measure[5]
+    threshold, own_within = measure[6], measure[7][0]
     n0, n1, n2 = codes.shape
     count = words.shape[0]
     low = first + shifts[:, 0].min()
@@ -204,13 +239,15 @@ def _scatter(codes, surface, shifts, first, words, measure):
             t0, t1, t2 = s0 - shifts[q, 0], s1 - shifts[q, 1], s2 - shifts[q, 2]
             if first <= t0 < first + count and 0 <= t1 < n1 and 0 <= t2 < n2:
                 if codes[t0, t1, t2] != 0:
-                    if not measured[q, code]:
-                        _within_entry(
-                            q, code, points, corners, start, offsets, spacing, threshold, within
-                        )
-                        measured[q, code] = True
-                    words[t0 - first, t1, t2, 0] |= within[q, code, 0]
-                    words[t0 - first, t1, t2, 1] |= within[q, code, 1]
+                    own = False
+                    if not measured[q, code] or gap[q, code] <= threshold:
+                        own = _own_row(q, code, measure)
+                    if own:
+                        words[t0 - first, t1, t2, 0] |= own_within[q, code, 0]
+                        words[t0 - first, t1, t2, 1] |= own_within[q, code, 1]
+                    else:
+                        words[t0 - first, t1, t2, 0] |= within[q, code, 0]
+                        words[t0 - first, t1, t2, 1] |= within[q, code, 1]
         i += 1
 
 
@@ -252,20 +289,83 @@ def _count_slabs(codes_a, codes_b, surface_a, surface_b, inside, shifts, slab, m
     return counts
 
 
-def count_bands(a: np.ndarray, b: np.ndarray, spacing, threshold: float) -> BandCounts:
+TIE = 1e-9
+"""Relative margin of the kept tables' cut, tau (1 + TIE): distances measured in a cube's own
+frame are exact up to float64 rounding (about 1e-15 of a voxel), so a point at exactly tau
+(common on voxel grids) is within the cut whatever the pair. Any call's threshold
+(`metrics.tie_threshold`: tau plus 1e-6 of the surfaces' extent) lies above the cut."""
+
+KEPT_TABLES = 4
+"""(dim, spacing, tau) whose measured tables a process keeps (at most 26 MB each, at
+MAX_OFFSETS; about 1 MB at tau = 2 mm and 1 mm voxels)."""
+
+
+@dataclass
+class _Kept:
+    """Within bits measured at one cut, for every (offset, code) measured so far: `gap`
+    bounds from below the distances of the points left out."""
+
+    cut: float
+    within: np.ndarray
+    gap: np.ndarray
+    measured: np.ndarray
+
+    def as_tuple(self):
+        return self.cut, self.within, self.gap, self.measured
+
+
+def _blank(cut: float, offsets: int, codes: int) -> _Kept:
+    return _Kept(
+        cut,
+        np.zeros((offsets, codes, WORDS), np.uint64),
+        np.zeros((offsets, codes)),
+        np.zeros((offsets, codes), np.bool_),
+    )
+
+
+@functools.lru_cache(maxsize=KEPT_TABLES)
+def _kept(dim: int, spacing: tuple[float, ...], tau: float) -> tuple[_Kept, threading.Lock]:
+    """The tables kept for this (dim, spacing, tau), filled as calls measure them, and the lock
+    that gives one call at a time the right to fill them."""
+    codes = 2 ** (2**dim)
+    return _blank(tau * (1.0 + TIE), len(reach(np.array(spacing), tau * (1.0 + TIE))), codes), (
+        threading.Lock()
+    )
+
+
+def forget_tables() -> None:
+    """Drop every kept table (the next call of each spacing and tau measures its own again)."""
+    _kept.cache_clear()
+
+
+def count_bands(
+    a: np.ndarray, b: np.ndarray, spacing, threshold: float, *, tau: float | None = None
+) -> BandCounts:
     """Dense points in A_b, B_b and both, and in A, B and both, of two masks (2D or 3D, one
     grid, `spacing` mm per axis), their surfaces the discrete-marching-cubes meshes;
-    d <= threshold counts as within tau (`metrics.tie_threshold`)."""
+    d <= threshold counts as within tau (`metrics.tie_threshold`).
+
+    tau: the tolerance the threshold was made from. The within bits measured at tau's cut are
+    kept for later calls with the same spacing and tau (a study's pairs share them); an
+    entry with a point between the cut and this call's threshold is measured again at the
+    threshold, so every count is exactly that of d <= threshold. Without tau (or when the
+    threshold reaches cubes the cut does not), the call measures tables of its own."""
     spacing = np.asarray(spacing, float)
     dim = a.ndim
-    codes = [lattice.case_codes(mask) for mask in (a, b)]
+    offsets = reach(spacing, threshold)
+    codes = 2 ** (2**dim)
+    kept, lock = (None, None) if tau is None else _kept(dim, tuple(spacing.tolist()), float(tau))
+    if kept is None or len(kept.measured) != len(offsets):
+        kept, lock = _blank(threshold, len(offsets), codes), contextlib.nullcontext()
+    if kept.cut > threshold:
+        raise ValueError(f"threshold {threshold!r} lies below tau's cut {kept.cut!r}")
+    masks = [lattice.case_codes(mask) for mask in (a, b)]
     corners, start = table_corners(spacing)
     has_elements = np.diff(start) > 0
-    surfaces = [np.flatnonzero(has_elements[code.ravel()]) for code in codes]
-    offsets = reach(spacing, threshold)
+    surfaces = [np.flatnonzero(has_elements[code.ravel()]) for code in masks]
     shifts = offsets
     if dim == 2:  # one layer of squares: the 3D loops with a first axis of one
-        codes = [code[None] for code in codes]
+        masks = [code[None] for code in masks]
         shifts = np.column_stack([np.zeros(len(offsets), np.int64), offsets])
     measure = (
         np.ascontiguousarray(cube_points(dim) * spacing),
@@ -273,17 +373,18 @@ def count_bands(a: np.ndarray, b: np.ndarray, spacing, threshold: float) -> Band
         start,
         offsets,
         spacing,
+        kept.as_tuple(),
         float(threshold),
-        np.zeros((len(offsets), len(start) - 1, WORDS), np.uint64),
-        np.zeros((len(offsets), len(start) - 1), np.bool_),
+        _blank(threshold, len(offsets), codes).as_tuple()[1:],
     )
-    plane = int(np.prod(codes[0].shape[1:]))
-    counts = _count_slabs(
-        *codes,
-        *surfaces,
-        inside_table(dim),
-        np.ascontiguousarray(shifts),
-        min(codes[0].shape[0], max(1, SLAB_CUBES // plane)),
-        measure,
-    )
+    plane = int(np.prod(masks[0].shape[1:]))
+    with lock:  # the kept tables are filled by one call at a time
+        counts = _count_slabs(
+            *masks,
+            *surfaces,
+            inside_table(dim),
+            np.ascontiguousarray(shifts),
+            min(masks[0].shape[0], max(1, SLAB_CUBES // plane)),
+            measure,
+        )
     return BandCounts(*(int(count) for count in counts))

@@ -88,40 +88,69 @@ def _dot(x: np.ndarray, y: np.ndarray) -> float:
     return float(np.multiply(x, y).sum())
 
 
-def _ascending(values: np.ndarray, sizes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """The values in ascending order, with their sizes. Equal values are interchangeable in
-    every use here (only their summed size matters), so the sort need not be stable."""
-    order = np.argsort(values)
-    return values[order], sizes[order]
+class _Steps:
+    """The step function size_within(t) = summed size of the values <= t, kept as the values
+    in ascending order and the cumulative size up to each. Equal values are interchangeable
+    (only their summed size matters), so the sort need not be stable."""
+
+    def __init__(self, values: np.ndarray, sizes: np.ndarray):
+        order = np.argsort(values)
+        self.values = values[order]
+        self.cumulative = np.concatenate([[0.0], np.cumsum(sizes[order])])
+
+    def within(self, t: float) -> float:
+        return float(self.cumulative[np.searchsorted(self.values, t, side="right")])
+
+    def between(self, low: float, high: float) -> np.ndarray:
+        """The values in the open interval (low, high)."""
+        values = self.values
+        return values[np.searchsorted(values, low, "right") : np.searchsorted(values, high)]
 
 
-def _merged(*runs: tuple[np.ndarray, np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
-    """Ascending runs (values, sizes) merged into one ascending run. A stable sort of sorted
-    runs laid end to end is a merge (timsort finds the runs): linear, not n log n."""
-    values = np.concatenate([values for values, _ in runs])
-    order = np.argsort(values, kind="stable")
-    return values[order], np.concatenate([sizes for _, sizes in runs])[order]
+PROBES = 64
+"""Values tried at once per round of `_smallest_reaching`'s search (numpy calls, not Python
+steps, are its cost: rounds of 64 need log_64 n of them, not log_2 n)."""
 
 
-def _step_percentile(values: np.ndarray, sizes: np.ndarray, target: float) -> float:
-    """Smallest of the ascending values at which their cumulative size reaches target."""
-    cumulative = np.cumsum(sizes)
-    position = min(int(np.searchsorted(cumulative, target, side="left")), len(values) - 1)
-    return float(values[position])
+def _smallest_reaching(runs: list[_Steps], target: float) -> float:
+    """Smallest value of any run at which the runs' summed size within reaches target (the
+    largest value if rounding leaves the total just short of it). Each run is searched on its
+    own, the others read by binary search: no merged copy of the runs."""
+
+    def total(t: np.ndarray) -> np.ndarray:
+        return sum(run.cumulative[np.searchsorted(run.values, t, side="right")] for run in runs)
+
+    best = max(run.values[-1] for run in runs if len(run.values))
+    for run in runs:
+        values = run.values
+        if not len(values) or total(values[-1:])[0] < target:
+            continue
+        below, above = -1, len(values) - 1  # total < target at below (or none), >= at above
+        while above - below > 1:
+            probe = np.unique(np.linspace(below + 1, above, min(PROBES, above - below)).astype(int))
+            first = int(np.argmax(total(values[probe]) >= target))  # the last probe reaches
+            below, above = (probe[first - 1] if first else below), probe[first]
+        best = min(best, values[above])
+    return float(best)
 
 
 def _weighted_step_percentile(values: np.ndarray, sizes: np.ndarray, target: float) -> float:
     """Smallest value at which the cumulative size of the sorted values reaches target."""
-    return _step_percentile(*_ascending(values, sizes), target)
+    steps = _Steps(values, sizes)
+    position = int(np.searchsorted(steps.cumulative[1:], target, side="left"))
+    return float(steps.values[min(position, len(values) - 1)])
 
 
-def _rising_root(f0: float, f_mid: float, f1: float, target: float) -> float:
-    """s in [0, 1] where the quadratic through (0, f0), (1/2, f_mid), (1, f1), rising over
-    [0, 1] from f0 < target to f1 >= target, reaches target.
+def _quadratic_through_thirds(f0: float, f1: float, f2: float) -> tuple[float, float, float]:
+    """(f0, b, c) of q(s) = f0 + b s + c s^2 through (0, f0), (1/3, f1), (2/3, f2)."""
+    return f0, 6.0 * f1 - 4.5 * f0 - 1.5 * f2, 4.5 * (f0 + f2) - 9.0 * f1
 
-    q(s) = f0 + b s + c s^2 with b = 4 f_mid - 3 f0 - f1, c = 2 (f0 + f1) - 4 f_mid; the root
-    is taken as 2 g / (b + sqrt(b^2 + 4 c g)), g = target - f0, which does not cancel."""
-    b, c, gap = 4.0 * f_mid - 3.0 * f0 - f1, 2.0 * (f0 + f1) - 4.0 * f_mid, target - f0
+
+def _rising_root(f0: float, b: float, c: float, target: float) -> float:
+    """s in [0, 1] where q(s) = f0 + b s + c s^2, rising over [0, 1] from f0 < target to
+    q(1) >= target, reaches target: 2 g / (b + sqrt(b^2 + 4 c g)), g = target - f0, the
+    form of the root that does not cancel."""
+    gap = target - f0
     denominator = b + np.sqrt(max(b * b + 4.0 * c * gap, 0.0))
     return 1.0 if denominator <= 0.0 else min(max(2.0 * gap / denominator, 0.0), 1.0)
 
@@ -188,28 +217,33 @@ class Directed:
         corners = np.sort(self.corner_distance, axis=1)
         open_size = self.size[self.open]
         target = percentile / 100.0 * self.size.sum()
-        closed_run = _ascending(self.distance[closed], self.size[closed])
+        closed_steps = _Steps(self.distance[closed], self.size[closed])
         low, high = (
-            _step_percentile(*_merged(closed_run, _ascending(corners[:, i], open_size)), target)
+            _smallest_reaching([closed_steps, _Steps(corners[:, i], open_size)], target)
             for i in (0, -1)
         )
         reaching = (corners[:, 0] <= high) & (corners[:, -1] > low)
-        steps, step_sizes = _merged(
-            closed_run, _ascending(corners[~reaching, -1], open_size[~reaching])
-        )
-        cumulative = np.concatenate([[0.0], np.cumsum(step_sizes)])
+        steps = [closed_steps, _Steps(corners[~reaching, -1], open_size[~reaching])]
         partial, partial_size = corners[reaching], open_size[reaching]
 
         def steps_within(t: float) -> float:
-            return cumulative[np.searchsorted(steps, t, side="right")]
+            return sum(run.within(t) for run in steps)
 
         def shares_within(t: float) -> float:
             return _dot(partial_size, linear_share_within(partial, t, presorted=True))
 
         if steps_within(low) + shares_within(low) >= target:
             return low
-        inner = np.concatenate([partial.ravel(), steps[np.searchsorted(steps, low, "right") :]])
-        breakpoints = np.unique(np.concatenate([[low, high], inner[(inner > low) & (inner < high)]]))
+        corner_values = partial.ravel()
+        breakpoints = np.unique(
+            np.concatenate(
+                [
+                    [low, high],
+                    corner_values[(corner_values > low) & (corner_values < high)],
+                    *(run.between(low, high) for run in steps),
+                ]
+            )
+        )
         below, above = 0, len(breakpoints) - 1  # size within: < target, >= target
         while above - below > 1:
             middle = (below + above) // 2
@@ -219,13 +253,15 @@ class Directed:
             else:
                 below = middle
         low, high = breakpoints[below], breakpoints[above]
-        # On (low, high) no step and no corner value: the size within is the steps up to low
-        # plus a quadratic, continuous up to high, where a step may still jump.
-        base = steps_within(low)
-        rising = [base + shares_within(t) for t in (low, 0.5 * (low + high), high)]
-        if rising[-1] < target:
-            return float(high)  # the jump of a step at high reaches the target
-        return float(low + _rising_root(*rising, target) * (high - low))
+        # On [low, high) no step and no corner value: the size within is one quadratic there
+        # (every share is right-continuous), and may jump at high: a step, or an open element
+        # whose corners are all at high.
+        f0, b, c = _quadratic_through_thirds(
+            *(steps_within(t) + shares_within(t) for t in low + (high - low) * np.arange(3) / 3)
+        )
+        if f0 + b + c < target:
+            return float(high)  # the jump at high reaches the target
+        return float(low + _rising_root(f0, b, c, target) * (high - low))
 
     def weighted_sum(self) -> float:
         return _dot(self.distance, self.size)
@@ -329,7 +365,7 @@ into the range of an element that was closed; each round opens those, usually on
 
 
 def directed_distances(
-    corners: np.ndarray,
+    surface: tuple[np.ndarray, np.ndarray],
     target: SurfaceIndex,
     *,
     percentile: float,
@@ -339,11 +375,16 @@ def directed_distances(
     quadrature: str = "linear",
     coinciding: lattice.Coinciding | None = None,
 ) -> Directed:
-    """Distances from the element centres of one surface (corners (k, dim, dim)) to `target`.
+    """Distances from the element centres of one surface (vertices (n, dim), cells (k, dim))
+    to `target`.
 
     coinciding: elements known to coincide with one of target's (module `lattice`): d = 0 all
     over them, so they are neither searched nor split nor opened."""
     compiled = target.compiled
+    vertices, cells = surface
+    # The elements' corners (k, dim, dim) are made here, so nothing else holds them and the
+    # first level's copy is freed once the subdivision has moved on to the next.
+    corners = vertices[cells]
     if compiled:  # the kernels' one layout; corners are copied once here, not per level
         corners = plain(corners)
     centres = kernels.centres(corners) if compiled else corners.mean(axis=1)
@@ -372,22 +413,22 @@ def directed_distances(
             break
         if level:
             corners = np.concatenate([corners[source], children])
-        # A child's distance is at most its centre's distance to the parent's closest point.
-        children, child_centres, reach = _split_with_reach(corners[split], closest[split], compiled)
-        per_child = len(children) // np.count_nonzero(split)
-        hit = target.query(child_centres, reach)
-        flat = _flat_families(distance[split], hit.distance.reshape(-1, per_child))
-        child_low, child_high = _bounds(children, hit.distance, hit.point, compiled)
+            children = None  # now in corners; the next children are the peak of memory
+        found = _children(corners, closest, distance, split, target, compiled)
+        children = found.corners
         # The last level keeps the parents' corners and an index, not a concatenated copy:
         # the leaves are the peak of memory on large pairs.
         source = np.flatnonzero(~split)
-        distance = np.concatenate([distance[~split], hit.distance])
-        size = np.concatenate([size[~split], _sizes(children, compiled)])
-        if level < subdivision - 1:  # only the next level's search radius needs it
-            closest = np.concatenate([closest[~split], hit.point])
-        low = np.concatenate([low[~split], child_low])
-        high = np.concatenate([high[~split], child_high])
-        settled = np.concatenate([settled[~split], np.repeat(flat, per_child)])
+        distance = np.concatenate([distance[~split], found.distance])
+        size = np.concatenate([size[~split], found.size])
+        # Only the next level's search radius needs the closest points.
+        closest = (
+            np.concatenate([closest[~split], found.closest]) if level < subdivision - 1 else None
+        )
+        low = np.concatenate([low[~split], found.low])
+        high = np.concatenate([high[~split], found.high])
+        settled = np.concatenate([settled[~split], found.settled])
+        del found  # copied into the leaves: not held through the next level
     directed = Directed(distance, size, at_centres)
     if quadrature == "midpoint":
         return directed
@@ -411,14 +452,49 @@ def directed_distances(
     )
 
 
-def _split_with_reach(corners, closest, compiled: bool):
-    """Children of the elements (split_elements), their centres, and each centre's distance
-    to its parent's closest point."""
+@dataclass
+class _Children:
+    """The children of split elements: corners, exact distance and closest point at their
+    centres, sizes, bounds of d over each, and whether their family is settled (flat)."""
+
+    corners: np.ndarray
+    distance: np.ndarray
+    closest: np.ndarray
+    size: np.ndarray
+    low: np.ndarray
+    high: np.ndarray
+    settled: np.ndarray
+
+
+def _children(corners, closest, distance, split, target: SurfaceIndex, compiled: bool):
+    """Split the elements marked in `split` and measure their children (`_Children`); the
+    queries' other results and the children's centres die here, before the next level."""
+    # A child's distance is at most its centre's distance to the parent's closest point.
+    children, centres, reach = _split_with_reach(corners, closest, split, compiled)
+    per_child = len(children) // np.count_nonzero(split)
+    hit = target.query(centres, reach)
+    flat = _flat_families(distance[split], hit.distance.reshape(-1, per_child))
+    low, high = _bounds(children, hit.distance, hit.point, compiled)
+    return _Children(
+        children,
+        hit.distance,
+        hit.point,
+        _sizes(children, compiled),
+        low,
+        high,
+        np.repeat(flat, per_child),
+    )
+
+
+def _split_with_reach(corners, closest, split: np.ndarray, compiled: bool):
+    """Children of the elements marked in `split` (split_elements), their centres, and each
+    centre's distance to its parent's closest point."""
+    rows = np.flatnonzero(split)
     if compiled:
-        return kernels.split(plain(corners), plain(closest))
-    children = split_elements(corners)
+        return kernels.split(plain(corners), plain(closest), rows)
+    children = split_elements(corners[rows])
     centres = children.mean(axis=1)
-    parent_closest = np.repeat(closest, len(children) // len(corners), axis=0)
+    parent_closest = np.repeat(closest[rows], len(children) // len(rows), axis=0)
     return children, centres, np.linalg.norm(centres - parent_closest, axis=1)
 
 
@@ -429,14 +505,13 @@ def _corner_distance(corners: np.ndarray, radius: np.ndarray, target: SurfaceInd
     Open elements share corners: a triangle's four children have six distinct corners (its
     own and its edge midpoints), not twelve, and neighbouring elements share the corners and
     midpoints of their common edges. Each distinct point is queried once, with the largest
-    radius among the elements that hold it (any radius at least its distance names the same
-    element).
+    radius of all (any radius at least a point's distance names the same element: the
+    search visits its buckets in one order and stops at the best distance, not the radius).
     """
     count, per_cell, dim = corners.shape
     points = corners.reshape(-1, dim)
     first, same = _distinct_points(points)
-    reach = np.zeros(len(first))
-    np.maximum.at(reach, same, np.repeat(radius, per_cell))
+    reach = float(radius.max(initial=0.0))
     return target.query(points[first], reach).distance[same].reshape(count, per_cell)
 
 
@@ -448,12 +523,19 @@ def _distinct_points(points: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """(first, same): rows `first` of points (k, dim) are distinct, and points[first][same]
     equals points. Rows are the same when all their coordinates are: a midpoint that two
     elements compute from the same two corners is the same float (0.5 * (a + b), addition
-    commutes). Sorted by one weighted sum of the coordinates; two different rows with the
-    same sum only cost a duplicate query, never a wrong distance."""
-    order = np.argsort((points * _KEY[: points.shape[1]]).sum(axis=1))  # no BLAS (see _dot)
-    ordered = points[order]
+    commutes). Sorted by one weighted sum of the coordinates, summed column by column (no
+    (k, dim) temporary, no BLAS: see _dot); only rows next to each other with the same sum are
+    compared. Two different rows with the same sum only cost a duplicate query, never a
+    wrong distance."""
+    key = points[:, 0] * _KEY[0]
+    for axis in range(1, points.shape[1]):
+        key += points[:, axis] * _KEY[axis]
+    order = np.argsort(key)
+    key = key[order]
     starts = np.ones(len(points), bool)
-    starts[1:] = np.any(ordered[1:] != ordered[:-1], axis=1)
+    tied = np.flatnonzero(key[1:] == key[:-1])
+    starts[1:][tied] = False
+    starts[1 + tied] = np.any(points[order[tied + 1]] != points[order[tied]], axis=1)
     same = np.empty(len(points), np.int64)
     same[order] = np.cumsum(starts) - 1
     return order[starts], same

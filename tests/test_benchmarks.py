@@ -145,6 +145,7 @@ def test_reference_speed_quick_run_prints_targets():
     assert "like for like" in targets and "refnoB/dm" in printed
     assert "[for scale]" in targets and "centres/dm" in printed
     assert "[figure] without BIoU, like for like" in targets and "pmm/ref noB" in printed
+    assert "[figure] first pair of a spacing and tau" in targets and "ref_cold" in printed
     assert "mask files" not in printed  # only with --masks
     timed = printed.split("== Median seconds per pair")[1].split("==")[0]
     assert "Cochlea_L" in timed and "0.5x0.5x2" in timed and "1x1x1" in timed
@@ -185,7 +186,8 @@ def test_reference_speed_times_the_users_mask_files(tmp_path):
     table = printed.split("== Mask files (--masks)")[1].split("==")[0]
     assert "label 1" in table and "label 2" in table and "0.8x0.8x2" in table
     targets = printed.split("== Targets")[1]
-    assert "also on the mask files (--masks)" in targets and "over 2 pairs" in targets
+    assert "on the mask files (--masks)" in targets and "over 2 pairs" in targets
+    assert "first pair of its spacing" in targets
     assert "[figure] mask files: without BIoU, like for like" in targets
     synthetic = printed.split("== Median seconds per pair")[1].split("==")[0]
     assert "label 1" not in synthetic  # the files stay out of the synthetic medians

@@ -46,7 +46,7 @@ def test_paper_triangle_example_weighted_vs_point_based():
     scores = compute_surface_metrics(a, b, subdivision=0, quadrature="midpoint")
     assert scores["HD95"] == pytest.approx(np.sqrt(2), abs=1e-9)
     a_to_b = directed_distances(
-        a[0][a[1]],
+        a,
         SurfaceIndex(*b),
         percentile=95,
         threshold=2,
@@ -54,7 +54,7 @@ def test_paper_triangle_example_weighted_vs_point_based():
         quadrature="midpoint",
     )
     b_to_a = directed_distances(
-        b[0][b[1]],
+        b,
         SurfaceIndex(*a),
         percentile=95,
         threshold=2,
@@ -144,6 +144,45 @@ def test_interpolated_percentile_equals_the_sampled_distribution():
             assert closed.percentile(p) == np.sort(steps)[n_p]
 
 
+@pytest.mark.parametrize("corners_per_element", [2, 3])
+def test_interpolated_percentile_is_the_smallest_t_reaching_the_target(corners_per_element):
+    """The percentile with open elements is the smallest t at which the size within t reaches
+    p %, the size within counted straight from the definition (closed steps plus
+    `linear_share_within`) and its smallest t found by bisection to 1e-13. On lattice-like
+    values: ties between steps and corners, and open elements flat at one value, which make
+    the size within jump where no step is."""
+    rng = np.random.default_rng(5)
+    grid = np.array([0.5, 1.0, 1.5, 2.0, 2.5])  # shared values: ties everywhere
+    for trial in range(40):
+        count = rng.integers(1, 12)
+        corner_values = np.where(
+            rng.random((count, corners_per_element)) < 0.5,
+            rng.choice(grid, (count, corners_per_element)),
+            rng.uniform(0.4, 2.6, (count, corners_per_element)),
+        )
+        corner_values[rng.random(count) < 0.3] = rng.choice(grid)  # flat open elements
+        steps = rng.choice(grid, 10) if trial % 2 else rng.uniform(0.4, 2.6, 10)
+        sizes = rng.uniform(0.1, 1.0, 10 + count)
+        directed = Directed(
+            np.concatenate([steps, corner_values.mean(axis=1)]),
+            sizes,
+            open=np.arange(10, 10 + count),
+            corner_distance=corner_values,
+        )
+
+        def size_within(t, steps=steps, sizes=sizes, corner_values=corner_values):
+            open_share = linear_share_within(corner_values, t)
+            return sizes[:10][steps <= t].sum() + sizes[10:] @ open_share
+
+        for p in (5, 50, 95):
+            target = p / 100 * sizes.sum()
+            low, high = 0.0, 3.0
+            while high - low > 1e-13:
+                middle = 0.5 * (low + high)
+                low, high = (low, middle) if size_within(middle) >= target else (middle, high)
+            assert directed.percentile(p) == pytest.approx(high, abs=1e-9), (trial, p)
+
+
 @pytest.mark.parametrize("segments, offset, tau", [(90, 2.1, 1.5), (60, 1.3, 1.0)])
 def test_linear_quadrature_converges_faster_than_midpoint(segments, offset, tau):
     """Offset polygons: at equal subdivision, interpolating the open elements lands closer to
@@ -156,7 +195,7 @@ def test_linear_quadrature_converges_faster_than_midpoint(segments, offset, tau)
     def scores(level, refine, quadrature):
         directed = [
             directed_distances(
-                src[0][src[1]],
+                src,
                 target,
                 percentile=95,
                 threshold=tau,
@@ -652,7 +691,7 @@ def test_subdivision_error_falls_and_hd_bracket_holds_the_exact_value():
     errors = [
         abs(
             directed_distances(
-                a[0][a[1]],
+                a,
                 index_b,
                 percentile=95,
                 threshold=2.0,
@@ -681,9 +720,7 @@ def test_subdivision_error_falls_and_hd_bracket_holds_the_exact_value():
     assert floored.lower - 1e-9 <= brute <= floored.upper + 1e-9
     assert floored.upper <= 1.5 + 1e-3 and floored.upper - floored.lower > 1e-3
     # The distance pass's centre queries, handed over, give the bracket its own query gives.
-    passed = directed_distances(
-        a[0][a[1]], index_b, percentile=95, threshold=2.0, subdivision=2
-    ).centres
+    passed = directed_distances(a, index_b, percentile=95, threshold=2.0, subdivision=2).centres
     assert directed_hausdorff(*a, index_b, at_centres=passed) == bracket
 
 
@@ -852,9 +889,10 @@ def test_compiled_element_geometry_is_numpys_to_the_last_bit(dim):
         strict=True,
     ):
         np.testing.assert_array_equal(mine, theirs)
+    some = rng.random(count) < 0.5  # the rows split are read in place, not copied
     for mine, theirs in zip(
-        metrics._split_with_reach(corners, closest, compiled=True),
-        metrics._split_with_reach(corners, closest, compiled=False),
+        metrics._split_with_reach(corners, closest, some, compiled=True),
+        metrics._split_with_reach(corners, closest, some, compiled=False),
         strict=True,
     ):
         np.testing.assert_array_equal(mine, theirs)
