@@ -20,7 +20,7 @@ def __getattr__(name: str):
     raise AttributeError(f"module 'reference' has no attribute {name!r}")
 
 
-__version__ = "1.3.0"
+__version__ = "1.4.0"
 """Recorded with every score (tool_version). 1.3: BIoU of masks meshed by discrete marching
 cubes is counted by case-code tables (module `lattice_bands`), with the dense points on the
 surface counted in X (X is closed; VTK's raster had left them to its rounding), also in the

@@ -134,7 +134,7 @@ class SurfaceIndex:
         closest, feature = geometry.closest_on_cells(points, self.vertices, self.cells, cell)
         return np.linalg.norm(points - closest, axis=1), closest, feature
 
-    def query(self, points: np.ndarray, max_distance=np.inf) -> ClosestPoints:
+    def query(self, points: np.ndarray, max_distance=np.inf, hint=None) -> ClosestPoints:
         """Exact float64 closest points of `points` (k, dim) on the surface.
 
         Points farther than max_distance (a scalar or one per point) from every cell get
@@ -145,9 +145,13 @@ class SurfaceIndex:
         points = np.asarray(points, dtype=np.float64)
         radius = np.broadcast_to(np.asarray(max_distance, dtype=np.float64), (len(points),))
         if len(points) <= QUERY_CHUNK:
-            return self._query(points, radius)
+            return self._query(points, radius, hint)
         parts = [
-            self._query(points[start : start + QUERY_CHUNK], radius[start : start + QUERY_CHUNK])
+            self._query(
+                points[start : start + QUERY_CHUNK],
+                radius[start : start + QUERY_CHUNK],
+                None if hint is None else hint[start : start + QUERY_CHUNK],
+            )
             for start in range(0, len(points), QUERY_CHUNK)
         ]
         return ClosestPoints(
@@ -157,8 +161,8 @@ class SurfaceIndex:
             )
         )
 
-    def _query(self, points: np.ndarray, radius: np.ndarray) -> ClosestPoints:
-        cell = self.closest_cells(points, radius)
+    def _query(self, points: np.ndarray, radius: np.ndarray, hint=None) -> ClosestPoints:
+        cell = self.closest_cells(points, radius)  # the BVH takes no hint
         if self.compiled:  # the kernel takes cell -1 (nothing in range) itself
             distance, closest, feature = kernels.to_cells(
                 plain(points), self.vertices, self.cells, cell

@@ -234,6 +234,8 @@ class LatticeIndex(SurfaceIndex):
         # int32 (the kernel reads either): at one bucket per cube or two the bucket table
         # is as large as the mask, and it lives through the distance pass.
         self._member = np.argsort(bucket, kind="stable").astype(np.int32)
+        self._slot = np.empty_like(self._member)
+        self._slot[self._member] = np.arange(len(self._member), dtype=np.int32)
         self._corners = plain(self.vertices[self.cells[self._member]])
         self._start = np.zeros(buckets.prod() + 1, np.int32)
         np.cumsum(np.bincount(bucket, minlength=buckets.prod()), out=self._start[1:])
@@ -247,11 +249,13 @@ class LatticeIndex(SurfaceIndex):
         extent = float(np.abs(self.vertices).max(initial=1.0))
         self._slack = float(np.abs(self.vertices - on_lattice).max(initial=0.0)) + 1e-12 * extent
 
-    def _search(self, points: np.ndarray, radius) -> ClosestPoints:
+    def _search(self, points: np.ndarray, radius, hint=None) -> ClosestPoints:
         radius = np.broadcast_to(np.asarray(radius, dtype=np.float64), (len(points),))
+        hint = np.full(len(points), -1, np.int32) if hint is None else self._slot[hint]
         found = lattice_kernels.search(
             plain(points),
             plain(radius),
+            hint,
             self._corners,
             self._start,
             self._member,
@@ -262,9 +266,9 @@ class LatticeIndex(SurfaceIndex):
         )
         return ClosestPoints(*found)
 
-    def _query(self, points: np.ndarray, radius: np.ndarray) -> ClosestPoints:
+    def _query(self, points: np.ndarray, radius: np.ndarray, hint=None) -> ClosestPoints:
         if self.compiled:
-            return self._search(points, radius)
+            return self._search(points, radius, hint)
         return super()._query(points, radius)  # classic: numpy re-measures closest_cells
 
     def closest_cells(self, points: np.ndarray, radius) -> np.ndarray:

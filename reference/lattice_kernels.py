@@ -48,8 +48,24 @@ def _home(value, low, step, count):
     return min(max(math.floor((value - low) / step), 0), count - 1)
 
 
+@njit(inline="always", **_JIT)
+def _box_gap2(px, py, pz, corners, slot):
+    """Squared distance from p to the bounding box of element `slot`: a lower bound of its
+    distance that costs a few comparisons, where the exact one costs a closest-point solve."""
+    gap2 = 0.0
+    for axis in range(corners.shape[2]):
+        value = px if axis == 0 else (py if axis == 1 else pz)
+        low = high = corners[slot, 0, axis]
+        for j in range(1, corners.shape[1]):
+            low = min(low, corners[slot, j, axis])
+            high = max(high, corners[slot, j, axis])
+        gap = max(low - value, value - high, 0.0)
+        gap2 += gap * gap
+    return gap2
+
+
 @njit(**_JIT)
-def search(points, radius, corners, start, member, low, step, buckets, slack):
+def search(points, radius, hint, corners, start, member, low, step, buckets, slack):
     """Exact closest element of each point within its radius: (distance, cell, point, feature);
     inf, -1, NaN, -1 where no element lies within radius[i] (padded like `closest`'s BVH
     search, so an element at exactly the radius is found).
@@ -75,6 +91,10 @@ def search(points, radius, corners, start, member, low, step, buckets, slack):
         hz = _home(pz, low[2], step[2], nz)
         best2, best, best_feature = np.inf, -1, -1
         qx = qy = qz = np.nan
+        if hint[i] >= 0:  # a likely closest element first: the rings then prune at once
+            code, x, y, z = _on_element(px, py, pz, corners, hint[i])
+            best2, best, best_feature = _gap2(px, py, pz, x, y, z), member[hint[i]], code
+            qx, qy, qz = x, y, z
         k = 0
         while True:
             for ix in range(max(hx - k, 0), min(hx + k, nx - 1) + 1):
@@ -100,6 +120,8 @@ def search(points, radius, corners, start, member, low, step, buckets, slack):
                         if gap_xy2 + gap_z * gap_z > min(best2, reach2):
                             continue
                         for slot in range(first, last):
+                            if _box_gap2(px, py, pz, corners, slot) >= best2:
+                                continue  # no nearer than the best: not named (first wins)
                             code, x, y, z = _on_element(px, py, pz, corners, slot)
                             gap2 = _gap2(px, py, pz, x, y, z)
                             if gap2 < best2:

@@ -394,7 +394,7 @@ def directed_distances(
         else lattice.query_centres(target, centres, coinciding)
     )
     at_centres = hit.distance, hit.cell
-    distance, closest = hit.distance, hit.point
+    distance, closest, cell = hit.distance, hit.point, hit.cell
     size = _sizes(corners, compiled)
     low, high = _bounds(corners, distance, closest, compiled)
     settled = np.zeros(len(distance), bool)
@@ -414,7 +414,7 @@ def directed_distances(
         if level:
             corners = np.concatenate([corners[source], children])
             children = None  # now in corners; the next children are the peak of memory
-        found = _children(corners, closest, distance, split, target, compiled)
+        found = _children(corners, closest, cell, distance, split, target, compiled)
         children = found.corners
         # The last level keeps the parents' corners and an index, not a concatenated copy:
         # the leaves are the peak of memory on large pairs.
@@ -422,9 +422,9 @@ def directed_distances(
         distance = np.concatenate([distance[~split], found.distance])
         size = np.concatenate([size[~split], found.size])
         # Only the next level's search radius needs the closest points.
-        closest = (
-            np.concatenate([closest[~split], found.closest]) if level < subdivision - 1 else None
-        )
+        if level < subdivision - 1:
+            closest = np.concatenate([closest[~split], found.closest])
+            cell = np.concatenate([cell[~split], found.cell])
         low = np.concatenate([low[~split], found.low])
         high = np.concatenate([high[~split], found.high])
         settled = np.concatenate([settled[~split], found.settled])
@@ -460,25 +460,28 @@ class _Children:
     corners: np.ndarray
     distance: np.ndarray
     closest: np.ndarray
+    cell: np.ndarray
     size: np.ndarray
     low: np.ndarray
     high: np.ndarray
     settled: np.ndarray
 
 
-def _children(corners, closest, distance, split, target: SurfaceIndex, compiled: bool):
+def _children(corners, closest, cell, distance, split, target: SurfaceIndex, compiled: bool):
     """Split the elements marked in `split` and measure their children (`_Children`); the
     queries' other results and the children's centres die here, before the next level."""
     # A child's distance is at most its centre's distance to the parent's closest point.
     children, centres, reach = _split_with_reach(corners, closest, split, compiled)
     per_child = len(children) // np.count_nonzero(split)
-    hit = target.query(centres, reach)
+    # The parent's closest element is the likeliest closest element of its children.
+    hit = target.query(centres, reach, hint=np.repeat(cell[split], per_child))
     flat = _flat_families(distance[split], hit.distance.reshape(-1, per_child))
     low, high = _bounds(children, hit.distance, hit.point, compiled)
     return _Children(
         children,
         hit.distance,
         hit.point,
+        hit.cell,
         _sizes(children, compiled),
         low,
         high,
