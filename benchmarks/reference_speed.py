@@ -326,9 +326,9 @@ def query_profile(a, b, spacing, *, repeats: int) -> dict:
     originals = {index: index.__dict__["_search"] for index in (SurfaceIndex, LatticeIndex)}
 
     def counting(original):
-        def search(self, points, radius):
+        def search(self, points, *arguments):
             searched[0] += len(points)
-            return original(self, points, radius)
+            return original(self, points, *arguments)
 
         return search
 
