@@ -138,9 +138,12 @@ class SurfaceIndex:
         """Exact float64 closest points of `points` (k, dim) on the surface.
 
         Points farther than max_distance (a scalar or one per point) from every cell get
-        distance inf, cell -1. Large queries run in chunks of QUERY_CHUNK points: the BVH's
-        per-point result objects and the float64 temporaries of the exact distance would
-        otherwise take about 1 kB per point at once.
+        distance inf, cell -1. hint: (cells, per), cells[i // per] a cell likely to be the
+        closest to point i (or None; per divides QUERY_CHUNK, a power of two: a split
+        element's 2 or 4 children share their parent's); an index may try it first to prune
+        its search, the distances found are the same. Large queries run in chunks of
+        QUERY_CHUNK points: the BVH's per-point result objects and the float64 temporaries of
+        the exact distance would otherwise take about 1 kB per point at once.
         """
         points = np.asarray(points, dtype=np.float64)
         radius = np.broadcast_to(np.asarray(max_distance, dtype=np.float64), (len(points),))
@@ -150,7 +153,7 @@ class SurfaceIndex:
             self._query(
                 points[start : start + QUERY_CHUNK],
                 radius[start : start + QUERY_CHUNK],
-                None if hint is None else hint[start : start + QUERY_CHUNK],
+                None if hint is None else (hint[0][start // hint[1] :], hint[1]),
             )
             for start in range(0, len(points), QUERY_CHUNK)
         ]

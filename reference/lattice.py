@@ -251,11 +251,13 @@ class LatticeIndex(SurfaceIndex):
 
     def _search(self, points: np.ndarray, radius, hint=None) -> ClosestPoints:
         radius = np.broadcast_to(np.asarray(radius, dtype=np.float64), (len(points),))
-        hint = np.full(len(points), -1, np.int32) if hint is None else self._slot[hint]
+        cells, per = (np.empty(0, np.int64), 1) if hint is None else hint
         found = lattice_kernels.search(
             plain(points),
             plain(radius),
-            hint,
+            np.ascontiguousarray(cells, np.int64),
+            per,
+            self._slot,
             self._corners,
             self._start,
             self._member,

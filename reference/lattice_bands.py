@@ -19,6 +19,8 @@ popcounts: `count_bands`. The OR is scattered from the cubes that hold elements 
 onto their neighbours, a slab of cubes at a time, so memory stays bounded. Distances are
 measured on the exact lattice elements (VTK's float32 vertices rounded back), with the tie
 threshold of the distance pass (`metrics.tie_threshold`), so points at exactly tau are in.
+They depend on the spacing and tau alone, and a process keeps them for later pairs
+(`count_bands`).
 
 The dense-grid count of module `biou` is an independent path to the same numbers:
 `tests/test_lattice.py` checks that the two agree point for point.
@@ -327,10 +329,9 @@ def _blank(cut: float, offsets: int, codes: int) -> _Kept:
 def _kept(dim: int, spacing: tuple[float, ...], tau: float) -> tuple[_Kept, threading.Lock]:
     """The tables kept for this (dim, spacing, tau), filled as calls measure them, and the lock
     that gives one call at a time the right to fill them."""
-    codes = 2 ** (2**dim)
-    return _blank(tau * (1.0 + TIE), len(reach(np.array(spacing), tau * (1.0 + TIE))), codes), (
-        threading.Lock()
-    )
+    cut = tau * (1.0 + TIE)
+    offsets = len(reach(np.array(spacing), cut))
+    return _blank(cut, offsets, 2 ** (2**dim)), threading.Lock()
 
 
 def forget_tables() -> None:
@@ -353,19 +354,19 @@ def count_bands(
     spacing = np.asarray(spacing, float)
     dim = a.ndim
     offsets = reach(spacing, threshold)
-    codes = 2 ** (2**dim)
+    code_count = 2 ** (2**dim)
     kept, lock = (None, None) if tau is None else _kept(dim, tuple(spacing.tolist()), float(tau))
     if kept is None or len(kept.measured) != len(offsets):
-        kept, lock = _blank(threshold, len(offsets), codes), contextlib.nullcontext()
+        kept, lock = _blank(threshold, len(offsets), code_count), contextlib.nullcontext()
     if kept.cut > threshold:
         raise ValueError(f"threshold {threshold!r} lies below tau's cut {kept.cut!r}")
-    masks = [lattice.case_codes(mask) for mask in (a, b)]
+    codes = [lattice.case_codes(mask) for mask in (a, b)]
     corners, start = table_corners(spacing)
     has_elements = np.diff(start) > 0
-    surfaces = [np.flatnonzero(has_elements[code.ravel()]) for code in masks]
+    surfaces = [np.flatnonzero(has_elements[code.ravel()]) for code in codes]
     shifts = offsets
     if dim == 2:  # one layer of squares: the 3D loops with a first axis of one
-        masks = [code[None] for code in masks]
+        codes = [code[None] for code in codes]
         shifts = np.column_stack([np.zeros(len(offsets), np.int64), offsets])
     measure = (
         np.ascontiguousarray(cube_points(dim) * spacing),
@@ -375,16 +376,16 @@ def count_bands(
         spacing,
         kept.as_tuple(),
         float(threshold),
-        _blank(threshold, len(offsets), codes).as_tuple()[1:],
+        _blank(threshold, len(offsets), code_count).as_tuple()[1:],
     )
-    plane = int(np.prod(masks[0].shape[1:]))
+    plane = int(np.prod(codes[0].shape[1:]))
     with lock:  # the kept tables are filled by one call at a time
         counts = _count_slabs(
-            *masks,
+            *codes,
             *surfaces,
             inside_table(dim),
             np.ascontiguousarray(shifts),
-            min(masks[0].shape[0], max(1, SLAB_CUBES // plane)),
+            min(codes[0].shape[0], max(1, SLAB_CUBES // plane)),
             measure,
         )
     return BandCounts(*(int(count) for count in counts))

@@ -65,7 +65,7 @@ def _box_gap2(px, py, pz, corners, slot):
 
 
 @njit(**_JIT)
-def search(points, radius, hint, corners, start, member, low, step, buckets, slack):
+def search(points, radius, hint, per, slot_of, corners, start, member, low, step, buckets, slack):
     """Exact closest element of each point within its radius: (distance, cell, point, feature);
     inf, -1, NaN, -1 where no element lies within radius[i] (padded like `closest`'s BVH
     search, so an element at exactly the radius is found).
@@ -73,6 +73,8 @@ def search(points, radius, hint, corners, start, member, low, step, buckets, sla
     corners (m, n, dim): elements in bucket order, member[slot] = their cell index; start
     (buckets + 1): first slot of each bucket in C order over `buckets` (3 ints; 1 for the third
     axis in 2D); low, step: the bucket grid's first corner and bucket sides in mm (3 each).
+    hint (cells, may be empty), per: cell hint[i // per] is tried first for point i;
+    slot_of[cell] is its position in bucket order.
     """
     count, dim = points.shape
     distance = np.empty(count)
@@ -91,9 +93,10 @@ def search(points, radius, hint, corners, start, member, low, step, buckets, sla
         hz = _home(pz, low[2], step[2], nz)
         best2, best, best_feature = np.inf, -1, -1
         qx = qy = qz = np.nan
-        if hint[i] >= 0:  # a likely closest element first: the rings then prune at once
-            code, x, y, z = _on_element(px, py, pz, corners, hint[i])
-            best2, best, best_feature = _gap2(px, py, pz, x, y, z), member[hint[i]], code
+        if len(hint) and hint[i // per] >= 0:  # a likely closest element first: the rings
+            tried = slot_of[hint[i // per]]  # then prune at once
+            code, x, y, z = _on_element(px, py, pz, corners, tried)
+            best2, best, best_feature = _gap2(px, py, pz, x, y, z), member[tried], code
             qx, qy, qz = x, y, z
         k = 0
         while True:

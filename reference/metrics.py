@@ -421,10 +421,12 @@ def directed_distances(
         source = np.flatnonzero(~split)
         distance = np.concatenate([distance[~split], found.distance])
         size = np.concatenate([size[~split], found.size])
-        # Only the next level's search radius needs the closest points.
+        # Only the next level's search needs the closest points and elements.
         if level < subdivision - 1:
             closest = np.concatenate([closest[~split], found.closest])
             cell = np.concatenate([cell[~split], found.cell])
+        else:
+            closest = cell = None
         low = np.concatenate([low[~split], found.low])
         high = np.concatenate([high[~split], found.high])
         settled = np.concatenate([settled[~split], found.settled])
@@ -474,7 +476,7 @@ def _children(corners, closest, cell, distance, split, target: SurfaceIndex, com
     children, centres, reach = _split_with_reach(corners, closest, split, compiled)
     per_child = len(children) // np.count_nonzero(split)
     # The parent's closest element is the likeliest closest element of its children.
-    hit = target.query(centres, reach, hint=np.repeat(cell[split], per_child))
+    hit = target.query(centres, reach, hint=(cell[split], per_child))
     flat = _flat_families(distance[split], hit.distance.reshape(-1, per_child))
     low, high = _bounds(children, hit.distance, hit.point, compiled)
     return _Children(
