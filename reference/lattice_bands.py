@@ -339,6 +339,17 @@ def forget_tables() -> None:
     _kept.cache_clear()
 
 
+def _tables(dim: int, spacing: np.ndarray, tau, threshold: float, offsets: int):
+    """(tables, lock) for a call at `threshold`: the kept tables of (dim, spacing, tau) when
+    they serve it (cut at or below the threshold, the same offsets in reach), else blank ones
+    of the call's own, cut at the threshold."""
+    if tau is not None:
+        kept, lock = _kept(dim, tuple(spacing.tolist()), float(tau))
+        if kept.cut <= threshold and len(kept.measured) == offsets:
+            return kept, lock
+    return _blank(threshold, offsets, 2 ** (2**dim)), contextlib.nullcontext()
+
+
 def count_bands(
     a: np.ndarray, b: np.ndarray, spacing, threshold: float, *, tau: float | None = None
 ) -> BandCounts:
@@ -349,17 +360,12 @@ def count_bands(
     tau: the tolerance the threshold was made from. The within bits measured at tau's cut are
     kept for later calls with the same spacing and tau (a study's pairs share them); an
     entry with a point between the cut and this call's threshold is measured again at the
-    threshold, so every count is exactly that of d <= threshold. Without tau (or when the
-    threshold reaches cubes the cut does not), the call measures tables of its own."""
+    threshold, so every count is exactly that of d <= threshold. Without tau, the call
+    measures tables of its own (`_tables`)."""
     spacing = np.asarray(spacing, float)
     dim = a.ndim
     offsets = reach(spacing, threshold)
-    code_count = 2 ** (2**dim)
-    kept, lock = (None, None) if tau is None else _kept(dim, tuple(spacing.tolist()), float(tau))
-    if kept is None or len(kept.measured) != len(offsets):
-        kept, lock = _blank(threshold, len(offsets), code_count), contextlib.nullcontext()
-    if kept.cut > threshold:
-        raise ValueError(f"threshold {threshold!r} lies below tau's cut {kept.cut!r}")
+    kept, lock = _tables(dim, spacing, tau, threshold, len(offsets))
     codes = [lattice.case_codes(mask) for mask in (a, b)]
     corners, start = table_corners(spacing)
     has_elements = np.diff(start) > 0
@@ -376,7 +382,7 @@ def count_bands(
         spacing,
         kept.as_tuple(),
         float(threshold),
-        _blank(threshold, len(offsets), code_count).as_tuple()[1:],
+        _blank(threshold, len(offsets), kept.measured.shape[1]).as_tuple()[1:],
     )
     plane = int(np.prod(codes[0].shape[1:]))
     with lock:  # the kept tables are filled by one call at a time

@@ -6,11 +6,14 @@ by `slack`. A query visits the buckets in growing Chebyshev rings around the buc
 point: after ring k, every element not yet seen lies outside the box of rings 0..k, so at least
 the gap from the point to that box's nearest face (sides at the grid's end excepted) away. The
 search stops when that gap reaches the best squared distance found, or exceeds the search
-radius. Within a ring, a bucket whose box is farther than the best distance is skipped.
+radius. Within a ring, a bucket whose box is farther than the best distance is skipped, and an
+element whose bounding box is no nearer than it. A hinted element (a split element's closest,
+for its children) is measured before the rings.
 
 Distances are the exact float64 ones of `kernels._on_element` (the arithmetic of `to_cells`),
 so the distance, point and feature reported for the element found are `to_cells`'s for it to
-the last bit; of elements at exactly the same distance, the first one visited is named.
+the last bit; of elements at exactly the same distance, the first one visited (the hinted one
+first) is named.
 """
 
 from __future__ import annotations
@@ -93,6 +96,7 @@ def search(points, radius, hint, per, slot_of, corners, start, member, low, step
         hz = _home(pz, low[2], step[2], nz)
         best2, best, best_feature = np.inf, -1, -1
         qx = qy = qz = np.nan
+        tried = -1
         if len(hint) and hint[i // per] >= 0:  # a likely closest element first: the rings
             tried = slot_of[hint[i // per]]  # then prune at once
             code, x, y, z = _on_element(px, py, pz, corners, tried)
@@ -123,8 +127,8 @@ def search(points, radius, hint, per, slot_of, corners, start, member, low, step
                         if gap_xy2 + gap_z * gap_z > min(best2, reach2):
                             continue
                         for slot in range(first, last):
-                            if _box_gap2(px, py, pz, corners, slot) >= best2:
-                                continue  # no nearer than the best: not named (first wins)
+                            if slot == tried or _box_gap2(px, py, pz, corners, slot) >= best2:
+                                continue  # measured, or no nearer than the best (first wins)
                             code, x, y, z = _on_element(px, py, pz, corners, slot)
                             gap2 = _gap2(px, py, pz, x, y, z)
                             if gap2 < best2:

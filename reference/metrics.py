@@ -441,7 +441,7 @@ def directed_distances(
         leaf_corners = np.empty((len(leaves), *corners.shape[1:]))
         leaf_corners[old] = corners[source[leaves[old]]]
         leaf_corners[~old] = children[leaves[~old] - len(source)]
-        return _corner_distance(leaf_corners, high[leaves], target)
+        return _corner_distance(leaf_corners, float(high[leaves].max(initial=0.0)), target)
 
     return _open_straddling(
         directed,
@@ -503,20 +503,21 @@ def _split_with_reach(corners, closest, split: np.ndarray, compiled: bool):
     return children, centres, np.linalg.norm(centres - parent_closest, axis=1)
 
 
-def _corner_distance(corners: np.ndarray, radius: np.ndarray, target: SurfaceIndex) -> np.ndarray:
-    """Exact distances (k, n) at the corners (k, n, dim) of k elements, each within `radius`
-    of target.
+def _corner_distance(corners: np.ndarray, reach: float, target: SurfaceIndex) -> np.ndarray:
+    """Exact distances (k, n) at the corners (k, n, dim) of k elements, all within `reach` of
+    target.
 
     Open elements share corners: a triangle's four children have six distinct corners (its
     own and its edge midpoints), not twelve, and neighbouring elements share the corners and
-    midpoints of their common edges. Each distinct point is queried once, with the largest
-    radius of all (any radius at least a point's distance names the same element: the
-    search visits its buckets in one order and stops at the best distance, not the radius).
+    midpoints of their common edges. Each distinct point is queried once, all with one
+    radius: the cube index names the same element under any radius at least the point's
+    distance (it visits its buckets in one order and stops at the best distance); fcpw's
+    float32 tree may name another of two elements within its rounding of each other, as it
+    may anywhere (module `closest`).
     """
     count, per_cell, dim = corners.shape
     points = corners.reshape(-1, dim)
     first, same = _distinct_points(points)
-    reach = float(radius.max(initial=0.0))
     return target.query(points[first], reach).distance[same].reshape(count, per_cell)
 
 
@@ -539,7 +540,6 @@ def _distinct_points(points: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     key = key[order]
     starts = np.ones(len(points), bool)
     tied = np.flatnonzero(key[1:] == key[:-1])
-    starts[1:][tied] = False
     starts[1 + tied] = np.any(points[order[tied + 1]] != points[order[tied]], axis=1)
     same = np.empty(len(points), np.int64)
     same[order] = np.cumsum(starts) - 1
