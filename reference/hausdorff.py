@@ -6,7 +6,9 @@ Lower bound: every vertex, centre and subdivision point of X is a point of X, so
 exact distance found at any of them is <= h. Upper bound per element T of X, from two facts:
 
 * Lipschitz: d_Y(x) <= d_Y(s) + |x - s| for any sample s, so max_T d_Y <= d_Y(c) + r
-  (c = centre, r = largest |c - corner|).
+  (c = centre, r = largest |c - corner|). At the centres the closest point p of c bounds it
+  too: d_Y(x) <= |x - p|, so max_T d_Y <= max_i |v_i - p| (the distance pass's upper bound,
+  `metrics._bounds`, handed over with its queries).
 * Convexity: for any single element f of Y, d_Y(x) <= dist(x, f), and dist(., f) is convex,
   so its maximum over T is reached at a corner: max_T d_Y <= max_i dist(v_i, f). Taking for f
   the closest element of Y to the centre or to any corner gives the exact maximum wherever
@@ -32,8 +34,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from reference.closest import SurfaceIndex
-from reference.metrics import edge_midpoints, element_radius, split_values
+from reference.closest import SurfaceIndex, plain
+from reference.metrics import edge_midpoints, element_bounds, element_radius, split_values
 
 HD_TOLERANCE = 1e-3
 """Default gap (mm) allowed between the lower and upper bound of a directed HD."""
@@ -126,26 +128,25 @@ def directed_hausdorff(
     tolerance: float = HD_TOLERANCE,
     max_levels: int = MAX_LEVELS,
     floor: float = 0.0,
-    at_centres: tuple[np.ndarray, np.ndarray] | None = None,
+    at_centres: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None,
 ) -> Bracket:
     """Bracket of h = max_{x in X} d_Y(x): X = (vertices (n, dim), cells (m, dim)), Y = target.
 
     lower <= h <= upper always; upper <= max(lower, floor) + tolerance (see module docstring).
-    at_centres: (distance, closest cell) of Y at the centres of X's cells, if the caller
-    already has them.
+    at_centres: (distance, closest cell, upper bound of d_Y over the cell) at the centres of
+    X's cells, if the caller already has them (`metrics.Directed.centres`).
     """
     if not tolerance > 0:
         raise ValueError(f"tolerance must be positive; got {tolerance!r}")
-    corners = vertices[cells]
-    centres = corners.mean(axis=1)
     if at_centres is None:
-        hit = target.query(centres)
-        at_centres = hit.distance, hit.cell
-    centre_distance, centre_cell = at_centres
+        corners = plain(vertices[cells]) if target.compiled else vertices[cells]
+        hit = target.query(corners.mean(axis=1))
+        upper = element_bounds(corners, hit.distance, hit.point, target.compiled)[1]
+        at_centres = hit.distance, hit.cell, upper
+    centre_distance, centre_cell, upper = at_centres
     lower = float(centre_distance.max())
-    # The Lipschitz bound from the centres alone settles most elements at once; only the
-    # others need their corners queried (and the convexity bound) in the loop below.
-    upper = centre_distance + element_radius(corners, centres)
+    # The bound from the centres alone settles most elements at once; only the others need
+    # their corners queried (and the convexity bound) in the loop below.
     open_ = upper > max(lower, floor) + tolerance
     settled_upper = float(upper[~open_].max(initial=0.0))
     if not open_.any():

@@ -136,47 +136,24 @@ def coinciding_elements(surface_a, surface_b, lattice: Lattice) -> tuple[Coincid
     surface all over. Where both masks share a case code, every element of the cube is matched.
     """
     (vertices_a, cells_a), (vertices_b, cells_b) = surface_a, surface_b
-    doubled_a = lattice.doubled(vertices_a)[cells_a]
-    doubled_b = lattice.doubled(vertices_b)[cells_b]
-    key_a, key_b = _keys(doubled_a, lattice), _keys(doubled_b, lattice)
-    order = np.argsort(key_b, kind="stable")
-    position = np.minimum(np.searchsorted(key_b[order], key_a), len(order) - 1)
-    partner = order[position]
-    candidate = np.flatnonzero(key_b[partner] == key_a)
-    partner = partner[candidate]
-    points = tuple(2 * n + 3 for n in lattice.shape)  # 2u of the padded lattice: 0 .. 2 (n + 1)
-    same = _same_points(
-        doubled_a[candidate],
-        vertices_a[cells_a[candidate]],
-        doubled_b[partner],
-        vertices_b[cells_b[partner]],
-        points,
+    keys = [_keys(vertices, cells, lattice) for vertices, cells in (surface_a, surface_b)]
+    candidate, partner = lattice_kernels.equal_keys(
+        keys[0], np.argsort(keys[0]), keys[1], np.argsort(keys[1])
+    )
+    same = lattice_kernels.same_corners(
+        vertices_a, cells_a, vertices_b, cells_b, candidate, partner
     )
     element, partner = candidate[same], partner[same]
     return Coinciding(element, partner), Coinciding(partner, element)
 
 
-def _keys(doubled: np.ndarray, lattice: Lattice) -> np.ndarray:
+def _keys(vertices: np.ndarray, cells: np.ndarray, lattice: Lattice) -> np.ndarray:
     """One integer per element: the flat index of the sum of its corners' 2u."""
-    n = doubled.shape[1]
-    bound = tuple(2 * n * (c + 1) for c in lattice.cubes)
-    return np.ravel_multi_index(tuple(doubled.sum(axis=1).T), bound)
-
-
-def _same_points(doubled_a, corners_a, doubled_b, corners_b, points) -> np.ndarray:
-    """Do the two elements of each row have the same corners (in any order), bit for bit?
-    points: the shape of the 2u grid, which orders the corners the same way on both sides."""
-
-    def canonical(doubled, corners):
-        flat = np.ravel_multi_index(tuple(np.moveaxis(doubled, 2, 0)), points)
-        order = np.argsort(flat, axis=1)[:, :, None]
-        return np.take_along_axis(doubled, order, axis=1), np.take_along_axis(
-            corners, order, axis=1
-        )
-
-    doubled_a, corners_a = canonical(doubled_a, corners_a)
-    doubled_b, corners_b = canonical(doubled_b, corners_b)
-    return np.all(doubled_a == doubled_b, axis=(1, 2)) & np.all(corners_a == corners_b, axis=(1, 2))
+    n = cells.shape[1]
+    bound = np.array([2 * n * (c + 1) for c in lattice.cubes])
+    return lattice_kernels.element_keys(
+        lattice.doubled(vertices), np.ascontiguousarray(cells), bound
+    )
 
 
 def query_centres(target, centres: np.ndarray, coinciding: Coinciding) -> ClosestPoints:

@@ -151,3 +151,67 @@ def search(points, radius, hint, per, slot_of, corners, start, member, low, step
             distance[i], cell[i], feature[i] = np.inf, -1, -1
             closest[i, :] = np.nan
     return distance, cell, closest, feature
+
+
+@njit(inline="always", **_JIT)
+def _has_corner(vertices, cells, element, other_vertices, other_cells, other):
+    """Is every corner of `element` one of the corners of `other`, coordinate for coordinate?"""
+    for i in range(cells.shape[1]):
+        found = False
+        for j in range(other_cells.shape[1]):
+            same = True
+            for axis in range(vertices.shape[1]):
+                if vertices[cells[element, i], axis] != other_vertices[other_cells[other, j], axis]:
+                    same = False
+            found = found or same
+        if not found:
+            return False
+    return True
+
+
+@njit(**_JIT)
+def same_corners(vertices_a, cells_a, vertices_b, cells_b, element, partner):
+    """Per row: do elements cells_a[element[i]] and cells_b[partner[i]] have the same corners
+    (as sets, in any order), bit for bit?"""
+    same = np.empty(len(element), np.bool_)
+    for i in range(len(element)):
+        a, b = element[i], partner[i]
+        same[i] = _has_corner(vertices_a, cells_a, a, vertices_b, cells_b, b) and _has_corner(
+            vertices_b, cells_b, b, vertices_a, cells_a, a
+        )
+    return same
+
+
+@njit(**_JIT)
+def element_keys(doubled, cells, bound):
+    """One integer per element: the C-order flat index, in a grid of shape `bound`, of the sum
+    of its corners' 2u (doubled (n, dim): the 2u of every vertex)."""
+    keys = np.empty(len(cells), np.int64)
+    for i in range(len(cells)):
+        key = 0
+        for axis in range(doubled.shape[1]):
+            total = 0
+            for j in range(cells.shape[1]):
+                total += doubled[cells[i, j], axis]
+            key = key * bound[axis] + total
+        keys[i] = key
+    return keys
+
+
+@njit(**_JIT)
+def equal_keys(keys_a, order_a, keys_b, order_b):
+    """(element, partner): the rows of A and B with equal keys (keys distinct within each),
+    found by one walk over both in ascending order."""
+    element = np.empty(min(len(keys_a), len(keys_b)), np.int64)
+    partner = np.empty_like(element)
+    found = i = j = 0
+    while i < len(order_a) and j < len(order_b):
+        a, b = keys_a[order_a[i]], keys_b[order_b[j]]
+        if a == b:
+            element[found], partner[found] = order_a[i], order_b[j]
+            found += 1
+        if a <= b:
+            i += 1
+        if b <= a:
+            j += 1
+    return element[:found], partner[:found]

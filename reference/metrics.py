@@ -88,71 +88,13 @@ def _dot(x: np.ndarray, y: np.ndarray) -> float:
     return float(np.multiply(x, y).sum())
 
 
-class _Steps:
-    """The step function size_within(t) = summed size of the values <= t, kept as the values
-    in ascending order and the cumulative size up to each. Equal values are interchangeable
-    (only their summed size matters), so the sort need not be stable."""
-
-    def __init__(self, values: np.ndarray, sizes: np.ndarray):
-        order = np.argsort(values)
-        self.values = values[order]
-        self.cumulative = np.concatenate([[0.0], np.cumsum(sizes[order])])
-
-    def within(self, t: float) -> float:
-        return float(self.cumulative[np.searchsorted(self.values, t, side="right")])
-
-    def between(self, low: float, high: float) -> np.ndarray:
-        """The values in the open interval (low, high)."""
-        values = self.values
-        return values[np.searchsorted(values, low, "right") : np.searchsorted(values, high)]
-
-
-PROBES = 64
-"""Values tried at once per round of `_smallest_reaching`'s search (numpy calls, not Python
-steps, are its cost: rounds of 64 need log_64 n of them, not log_2 n)."""
-
-
-def _smallest_reaching(runs: list[_Steps], target: float) -> float:
-    """Smallest value of any run at which the runs' summed size within reaches target (the
-    largest value if rounding leaves the total just short of it). Each run is searched on its
-    own, the others read by binary search: no merged copy of the runs."""
-
-    def total(t: np.ndarray) -> np.ndarray:
-        return sum(run.cumulative[np.searchsorted(run.values, t, side="right")] for run in runs)
-
-    best = max(run.values[-1] for run in runs if len(run.values))
-    for run in runs:
-        values = run.values
-        if not len(values) or total(values[-1:])[0] < target:
-            continue
-        below, above = -1, len(values) - 1  # total < target at below (or none), >= at above
-        while above - below > 1:
-            probe = np.unique(np.linspace(below + 1, above, min(PROBES, above - below)).astype(int))
-            first = int(np.argmax(total(values[probe]) >= target))  # the last probe reaches
-            below, above = (probe[first - 1] if first else below), probe[first]
-        best = min(best, values[above])
-    return float(best)
-
-
-def _weighted_step_percentile(values: np.ndarray, sizes: np.ndarray, target: float) -> float:
-    """Smallest value at which the cumulative size of the sorted values reaches target."""
-    steps = _Steps(values, sizes)
-    position = int(np.searchsorted(steps.cumulative[1:], target, side="left"))
-    return float(steps.values[min(position, len(values) - 1)])
-
-
-def _quadratic_through_thirds(f0: float, f1: float, f2: float) -> tuple[float, float, float]:
-    """(f0, b, c) of q(s) = f0 + b s + c s^2 through (0, f0), (1/3, f1), (2/3, f2)."""
-    return f0, 6.0 * f1 - 4.5 * f0 - 1.5 * f2, 4.5 * (f0 + f2) - 9.0 * f1
-
-
-def _rising_root(f0: float, b: float, c: float, target: float) -> float:
-    """s in [0, 1] where q(s) = f0 + b s + c s^2, rising over [0, 1] from f0 < target to
-    q(1) >= target, reaches target: 2 g / (b + sqrt(b^2 + 4 c g)), g = target - f0, the
-    form of the root that does not cancel."""
-    gap = target - f0
-    denominator = b + np.sqrt(max(b * b + 4.0 * c * gap, 0.0))
-    return 1.0 if denominator <= 0.0 else min(max(2.0 * gap / denominator, 0.0), 1.0)
+def _weighted_step_percentile(
+    values: np.ndarray, sizes: np.ndarray, target: float, order: np.ndarray
+) -> float:
+    """Smallest value at which the cumulative size of the values, in ascending `order`,
+    reaches target."""
+    position = int(np.searchsorted(np.cumsum(sizes[order]), target, side="left"))
+    return float(values[order[min(position, len(values) - 1)]])
 
 
 PERCENTILE_TOLERANCE = 1e-9
@@ -171,16 +113,25 @@ class Directed:
     exact distances at their corners (`corner_distance`, one row per open element), which
     sees where inside the element the level set runs. MASD and ASSD use the centres only.
 
-    centres: (distance, closest cell) at the centres of the unsplit elements, kept for the HD
-    bracket (module `hausdorff`), which starts from the same points.
+    centres: (distance, closest cell, upper bound of d over the element) at the centres of the
+    unsplit elements, kept for the HD bracket (module `hausdorff`), which starts from them.
     """
 
     distance: np.ndarray
     size: np.ndarray
-    centres: tuple[np.ndarray, np.ndarray] | None = None
+    centres: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None
     open: np.ndarray | None = None
     corner_distance: np.ndarray | None = None
+    order: np.ndarray | None = field(default=None, repr=False, compare=False)
     _percentiles: dict = field(default_factory=dict, repr=False, compare=False)
+
+    def ascending(self) -> np.ndarray:
+        """The ascending order of distance, sorted when first asked. Equal distances are
+        interchangeable (only their summed size matters): no need for a stable sort. The
+        rounds of opening elements share their distances, and pass the order on."""
+        if self.order is None:
+            self.order = np.argsort(self.distance)
+        return self.order
 
     def _closed(self) -> np.ndarray:
         closed = np.ones(len(self.distance), bool)
@@ -194,7 +145,7 @@ class Directed:
         if percentile not in self._percentiles:
             if self.open is None or len(self.open) == 0:
                 value = _weighted_step_percentile(
-                    self.distance, self.size, percentile / 100.0 * self.size.sum()
+                    self.distance, self.size, percentile / 100.0 * self.size.sum(), self.ascending()
                 )
             else:
                 value = self._interpolated_percentile(percentile)
@@ -211,57 +162,26 @@ class Directed:
         corner values all lie on one side of it acts as a step too, so only the few that
         reach into the bracket are interpolated. Their shares are quadratic in t between
         consecutive corner values: the bisection runs over those breakpoints (and the steps
-        between them), and the last interval's quadratic is solved for the target.
+        between them), and the last interval's quadratic is solved for the target. One
+        compiled pass (`kernels.interpolated_percentile`) after numpy's sorts.
         """
-        closed = self._closed()
-        corners = np.sort(self.corner_distance, axis=1)
-        open_size = self.size[self.open]
-        target = percentile / 100.0 * self.size.sum()
-        closed_steps = _Steps(self.distance[closed], self.size[closed])
-        low, high = (
-            _smallest_reaching([closed_steps, _Steps(corners[:, i], open_size)], target)
-            for i in (0, -1)
+        order = self.ascending()
+        corners = plain(np.sort(self.corner_distance, axis=1))
+        orders = (
+            order[self._closed()[order]],  # the closed elements, still ascending
+            np.argsort(corners[:, 0]),
+            np.argsort(corners[:, -1]),
         )
-        reaching = (corners[:, 0] <= high) & (corners[:, -1] > low)
-        steps = [closed_steps, _Steps(corners[~reaching, -1], open_size[~reaching])]
-        partial, partial_size = corners[reaching], open_size[reaching]
-
-        def steps_within(t: float) -> float:
-            return sum(run.within(t) for run in steps)
-
-        def shares_within(t: float) -> float:
-            return _dot(partial_size, linear_share_within(partial, t, presorted=True))
-
-        if steps_within(low) + shares_within(low) >= target:
-            return low
-        corner_values = partial.ravel()
-        breakpoints = np.unique(
-            np.concatenate(
-                [
-                    [low, high],
-                    corner_values[(corner_values > low) & (corner_values < high)],
-                    *(run.between(low, high) for run in steps),
-                ]
+        return float(
+            kernels.interpolated_percentile(
+                plain(self.distance),
+                plain(self.size),
+                corners,
+                plain(self.size[self.open]),
+                orders,
+                percentile / 100.0 * self.size.sum(),
             )
         )
-        below, above = 0, len(breakpoints) - 1  # size within: < target, >= target
-        while above - below > 1:
-            middle = (below + above) // 2
-            t = breakpoints[middle]
-            if steps_within(t) + shares_within(t) >= target:
-                above = middle
-            else:
-                below = middle
-        low, high = breakpoints[below], breakpoints[above]
-        # On [low, high) no step and no corner value: the size within is one quadratic there
-        # (every share is right-continuous), and may jump at high: a step, or an open element
-        # whose corners are all at high.
-        f0, b, c = _quadratic_through_thirds(
-            *(steps_within(t) + shares_within(t) for t in low + (high - low) * np.arange(3) / 3)
-        )
-        if f0 + b + c < target:
-            return float(high)  # the jump at high reaches the target
-        return float(low + _rising_root(f0, b, c, target) * (high - low))
 
     def weighted_sum(self) -> float:
         return _dot(self.distance, self.size)
@@ -318,7 +238,7 @@ def element_radius(corners: np.ndarray, centres: np.ndarray) -> np.ndarray:
     return np.linalg.norm(corners - centres[:, None], axis=2).max(axis=1)
 
 
-def _bounds(corners, distance, closest, compiled: bool = False):
+def element_bounds(corners, distance, closest, compiled: bool = False):
     """Lower and upper bound of d over each element, from the query at its centre.
 
     d is 1-Lipschitz: d(x) >= d(c) - |x - c|. The closest point p of c bounds d from above
@@ -393,14 +313,14 @@ def directed_distances(
         if coinciding is None
         else lattice.query_centres(target, centres, coinciding)
     )
-    at_centres = hit.distance, hit.cell
     distance, closest, cell = hit.distance, hit.point, hit.cell
     size = _sizes(corners, compiled)
-    low, high = _bounds(corners, distance, closest, compiled)
+    low, high = element_bounds(corners, distance, closest, compiled)
     settled = np.zeros(len(distance), bool)
     if coinciding is not None:  # exact: d = 0 over the whole element
         low[coinciding.element] = high[coinciding.element] = 0.0
         settled[coinciding.element] = True
+    at_centres = hit.distance, hit.cell, high  # for the HD bracket (`Directed.centres`)
     # Leaf i is corners[source[i]] for i < len(source), else children[i - len(source)].
     source, children = np.arange(len(distance)), corners[:0]
     for level in range(subdivision):
@@ -478,7 +398,7 @@ def _children(corners, closest, cell, distance, split, target: SurfaceIndex, com
     # The parent's closest element is the likeliest closest element of its children.
     hit = target.query(centres, reach, hint=(cell[split], per_child))
     flat = _flat_families(distance[split], hit.distance.reshape(-1, per_child))
-    low, high = _bounds(children, hit.distance, hit.point, compiled)
+    low, high = element_bounds(children, hit.distance, hit.point, compiled)
     return _Children(
         children,
         hit.distance,
@@ -574,6 +494,7 @@ def _open_straddling(
             directed.centres,
             np.concatenate(opened),
             np.concatenate(corner_distance),
+            directed.ascending(),
         )
     return directed
 

@@ -883,7 +883,7 @@ def test_compiled_element_geometry_is_numpys_to_the_last_bit(dim):
     assert np.array_equal(kernels.sizes(corners), metrics._sizes(corners))
     for mine, theirs in zip(
         kernels.bounds(corners, distance, closest),
-        metrics._bounds(corners, distance, closest),
+        metrics.element_bounds(corners, distance, closest),
         strict=True,
     ):
         np.testing.assert_array_equal(mine, theirs)
