@@ -181,12 +181,10 @@ def _distance_metrics(
         # vertices and adaptively refined points to HD_TOLERANCE (module `hausdorff`). Each
         # direction is bracketed only down to the largest exact distance found so far.
         found, hd_upper = scores.get("HD", 0.0), 0.0
-        for (vertices, cells), target, at_centres in zip(
+        for (vertices, cells), target, start in zip(
             (surface_a, surface_b), (index_b, index_a), centres, strict=True
         ):
-            bracket = directed_hausdorff(
-                vertices, cells, target, floor=found, at_centres=at_centres
-            )
+            bracket = directed_hausdorff(vertices, cells, target, floor=found, centres=start)
             found, hd_upper = max(found, bracket.lower), max(hd_upper, bracket.upper)
         scores["HD"] = found
     else:

@@ -35,7 +35,13 @@ from dataclasses import dataclass
 import numpy as np
 
 from reference.closest import SurfaceIndex, plain
-from reference.metrics import edge_midpoints, element_bounds, element_radius, split_values
+from reference.metrics import (
+    Centres,
+    edge_midpoints,
+    element_bounds,
+    element_radius,
+    split_values,
+)
 
 HD_TOLERANCE = 1e-3
 """Default gap (mm) allowed between the lower and upper bound of a directed HD."""
@@ -128,31 +134,30 @@ def directed_hausdorff(
     tolerance: float = HD_TOLERANCE,
     max_levels: int = MAX_LEVELS,
     floor: float = 0.0,
-    at_centres: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None,
+    centres: Centres | None = None,
 ) -> Bracket:
     """Bracket of h = max_{x in X} d_Y(x): X = (vertices (n, dim), cells (m, dim)), Y = target.
 
     lower <= h <= upper always; upper <= max(lower, floor) + tolerance (see module docstring).
-    at_centres: (distance, closest cell, upper bound of d_Y over the cell) at the centres of
-    X's cells, if the caller already has them (`metrics.Directed.centres`).
+    centres: the queries at the centres of X's cells (`metrics.Centres`), if the caller
+    already has them.
     """
     if not tolerance > 0:
         raise ValueError(f"tolerance must be positive; got {tolerance!r}")
-    if at_centres is None:
+    if centres is None:
         corners = plain(vertices[cells]) if target.compiled else vertices[cells]
         hit = target.query(corners.mean(axis=1))
         upper = element_bounds(corners, hit.distance, hit.point, target.compiled)[1]
-        at_centres = hit.distance, hit.cell, upper
-    centre_distance, centre_cell, upper = at_centres
-    lower = float(centre_distance.max())
+        centres = Centres.of(hit.distance, hit.cell, upper)
+    lower = centres.largest
     # The bound from the centres alone settles most elements at once; only the others need
     # their corners queried (and the convexity bound) in the loop below.
-    open_ = upper > max(lower, floor) + tolerance
-    settled_upper = float(upper[~open_].max(initial=0.0))
+    open_ = centres.upper > max(lower, floor) + tolerance
+    settled_upper = max(centres.others_upper, float(centres.upper[~open_].max(initial=0.0)))
     if not open_.any():
         return Bracket(lower, max(settled_upper, lower))
-    elements = _Corners.of_cells(vertices, cells[open_], target)
-    centre_distance, centre_cell = centre_distance[open_], centre_cell[open_]
+    elements = _Corners.of_cells(vertices, cells[centres.element[open_]], target)
+    centre_distance, centre_cell = centres.distance[open_], centres.cell[open_]
     for level in range(max_levels + 1):
         corners = elements.points
         centres = corners.mean(axis=1)

@@ -713,3 +713,25 @@ def interpolated_percentile(distance, size, corners, sizes, orders, target):
     denominator = b + math.sqrt(max(b * b + 4.0 * c * gap, 0.0))
     share = 1.0 if denominator <= 0.0 else min(max(2.0 * gap / denominator, 0.0), 1.0)
     return low + share * (high - low)
+
+
+@njit(**_JIT)
+def distinct_in_order(points, key, order):
+    """(first, same) of `metrics._distinct_points`, from the order of the points' sort key:
+    a point starts a new distinct row unless it equals the previous one in that order (same
+    key, then every coordinate)."""
+    count, dim = points.shape
+    same = np.empty(count, np.int64)
+    first = np.empty(count, np.int64)
+    distinct = 0
+    for i in range(count):
+        row = order[i]
+        new = i == 0 or key[row] != key[order[i - 1]]
+        if not new:
+            for axis in range(dim):
+                new = new or points[row, axis] != points[order[i - 1], axis]
+        if new:
+            first[distinct] = row
+            distinct += 1
+        same[row] = distinct - 1
+    return first[:distinct], same

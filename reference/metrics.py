@@ -103,6 +103,31 @@ floating point), which the brackets of module `bounds` take off their lower end.
 
 
 @dataclass
+class Centres:
+    """The queries at a surface's element centres, as the HD bracket (module `hausdorff`)
+    starts from them: the largest centre distance, and the elements whose upper bound of d over
+    the whole element exceeds it (only they can hold a point farther than every centre), each
+    with its centre distance, closest cell and upper bound; of the others, the largest upper
+    bound. A few rows, not one per element: they live through the other direction's pass."""
+
+    largest: float
+    element: np.ndarray
+    distance: np.ndarray
+    cell: np.ndarray
+    upper: np.ndarray
+    others_upper: float
+
+    @classmethod
+    def of(cls, distance: np.ndarray, cell: np.ndarray, upper: np.ndarray) -> Centres:
+        """From every element's centre distance, closest cell, and upper bound of d over it."""
+        largest = float(distance.max(initial=0.0))
+        beyond = upper > largest
+        element = np.flatnonzero(beyond)
+        others = float(upper[~beyond].max(initial=0.0))
+        return cls(largest, element, distance[element], cell[element], upper[element], others)
+
+
+@dataclass
 class Directed:
     """Distances and element sizes of one direction (query surface -> other surface).
 
@@ -113,13 +138,13 @@ class Directed:
     exact distances at their corners (`corner_distance`, one row per open element), which
     sees where inside the element the level set runs. MASD and ASSD use the centres only.
 
-    centres: (distance, closest cell, upper bound of d over the element) at the centres of the
-    unsplit elements, kept for the HD bracket (module `hausdorff`), which starts from them.
+    centres: what the HD bracket (module `hausdorff`) keeps of the queries at the centres of
+    the unsplit elements (`Centres`).
     """
 
     distance: np.ndarray
     size: np.ndarray
-    centres: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None
+    centres: Centres | None = None
     open: np.ndarray | None = None
     corner_distance: np.ndarray | None = None
     order: np.ndarray | None = field(default=None, repr=False, compare=False)
@@ -320,7 +345,7 @@ def directed_distances(
     if coinciding is not None:  # exact: d = 0 over the whole element
         low[coinciding.element] = high[coinciding.element] = 0.0
         settled[coinciding.element] = True
-    at_centres = hit.distance, hit.cell, high  # for the HD bracket (`Directed.centres`)
+    centres = Centres.of(hit.distance, hit.cell, high)  # for the HD bracket
     # Leaf i is corners[source[i]] for i < len(source), else children[i - len(source)].
     source, children = np.arange(len(distance)), corners[:0]
     for level in range(subdivision):
@@ -351,7 +376,7 @@ def directed_distances(
         high = np.concatenate([high[~split], found.high])
         settled = np.concatenate([settled[~split], found.settled])
         del found  # copied into the leaves: not held through the next level
-    directed = Directed(distance, size, at_centres)
+    directed = Directed(distance, size, centres)
     if quadrature == "midpoint":
         return directed
 
@@ -456,14 +481,7 @@ def _distinct_points(points: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     key = points[:, 0] * _KEY[0]
     for axis in range(1, points.shape[1]):
         key += points[:, axis] * _KEY[axis]
-    order = np.argsort(key)
-    key = key[order]
-    starts = np.ones(len(points), bool)
-    tied = np.flatnonzero(key[1:] == key[:-1])
-    starts[1 + tied] = np.any(points[order[tied + 1]] != points[order[tied]], axis=1)
-    same = np.empty(len(points), np.int64)
-    same[order] = np.cumsum(starts) - 1
-    return order[starts], same
+    return kernels.distinct_in_order(plain(points), key, np.argsort(key))
 
 
 def _open_straddling(
@@ -496,6 +514,7 @@ def _open_straddling(
             np.concatenate(corner_distance),
             directed.ascending(),
         )
+    directed.order = None  # its percentile is kept: the order is not held through the other pass
     return directed
 
 

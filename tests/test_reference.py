@@ -721,7 +721,7 @@ def test_subdivision_error_falls_and_hd_bracket_holds_the_exact_value():
     assert floored.upper <= 1.5 + 1e-3 and floored.upper - floored.lower > 1e-3
     # The distance pass's centre queries, handed over, give the bracket its own query gives.
     passed = directed_distances(a, index_b, percentile=95, threshold=2.0, subdivision=2).centres
-    assert directed_hausdorff(*a, index_b, at_centres=passed) == bracket
+    assert directed_hausdorff(*a, index_b, centres=passed) == bracket
 
 
 @pytest.fixture(scope="module")
