@@ -200,14 +200,11 @@ class LatticeIndex(SurfaceIndex):
         self._keep(vertices, cells, implementation)  # no BVH: the cube grid is the index
         doubled = lattice.doubled(self.vertices)
         on_lattice = (doubled / 2.0 - 1.0) * lattice.spacing + lattice.origin
-        corners = doubled[self.cells]
-        cube = _cube_of(corners)
-        off_cube = (corners < 2 * cube[:, None]) | (corners > 2 * cube[:, None] + 2)
-        if off_cube.any():
-            raise ValueError("the surface is not a mesh of the lattice: an element leaves its cube")
         side = _bucket_sides(lattice, len(self.cells))
         buckets = np.array([*(-(-np.array(lattice.cubes) // side)), *[1] * (3 - self.dim)])
-        bucket = np.ravel_multi_index(tuple((cube // side).T), tuple(buckets[: self.dim]))
+        bucket, in_cube = lattice_kernels.element_buckets(doubled, self.cells, side, buckets)
+        if not in_cube:
+            raise ValueError("the surface is not a mesh of the lattice: an element leaves its cube")
         # int32 (the kernel reads either): at one bucket per cube or two the bucket table
         # is as large as the mask, and it lives through the distance pass.
         self._member = np.argsort(bucket, kind="stable").astype(np.int32)

@@ -215,3 +215,28 @@ def equal_keys(keys_a, order_a, keys_b, order_b):
         if b <= a:
             j += 1
     return element[:found], partner[:found]
+
+
+@njit(**_JIT)
+def element_buckets(doubled, cells, side, buckets):
+    """Per element: the C-order flat index, over a grid of `buckets`, of the bucket of its cube
+    (floor of its centroid's u, as `lattice._cube_of`, divided by the bucket sides `side`);
+    and whether every element lies in its cube's closed box, and every cube in the grid.
+    doubled (n, dim): the 2u of every vertex."""
+    count, per_cell = cells.shape
+    bucket = np.empty(count, np.int64)
+    in_cube = True
+    for i in range(count):
+        flat = 0
+        for axis in range(doubled.shape[1]):
+            total = 0
+            for j in range(per_cell):
+                total += doubled[cells[i, j], axis]
+            cube = total // (2 * per_cell)
+            for j in range(per_cell):
+                value = doubled[cells[i, j], axis]
+                in_cube = in_cube and 2 * cube <= value <= 2 * cube + 2
+            in_cube = in_cube and 0 <= cube // side[axis] < buckets[axis]
+            flat = flat * buckets[axis] + cube // side[axis]
+        bucket[i] = flat
+    return bucket, in_cube

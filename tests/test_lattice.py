@@ -202,3 +202,18 @@ def test_cube_index_finds_the_brute_force_distance(dim):
     classic = lattice.LatticeIndex(vertices, cells, grid, "classic").query(points)
     np.testing.assert_array_equal(classic.cell, hit.cell)
     np.testing.assert_array_equal(classic.distance, hit.distance)
+
+
+@pytest.mark.parametrize("move", ["across cubes", "off the grid"])
+def test_cube_index_refuses_a_mesh_off_its_lattice(move):
+    """The index holds only elements that lie in their cube of the lattice it is given: a mesh
+    moved by half a voxel (its elements straddle cubes), or one whose
+    cubes fall outside the lattice, is refused with the reason."""
+    spacing, origin = np.array([1.0, 1.5, 2.0]), np.array([3.0, -4.0, 5.0])
+    mask = analytic.ball_mask((12, 12, 12), spacing, 4.0, origin + 6 * spacing)
+    vertices, cells = mesh_surface(mask, spacing, origin, lattice.LATTICE_MESHING)
+    grid = lattice.Lattice(origin, spacing, mask.shape)
+    lattice.LatticeIndex(vertices, cells, grid)  # its own lattice: accepted
+    shift = 0.5 * spacing if move == "across cubes" else -20 * spacing
+    with pytest.raises(ValueError, match="not a mesh of the lattice"):
+        lattice.LatticeIndex(vertices + shift, cells, grid)
