@@ -735,3 +735,49 @@ def distinct_in_order(points, key, order):
             distinct += 1
         same[row] = distinct - 1
     return first[:distinct], same
+
+
+@njit(**_JIT)
+def flat_families(parent_distance, child_distance, tolerance):
+    """Per parent: do all its children (child_distance (k, c), one row each) keep the parent's
+    distance within tolerance? (metrics._flat_families)"""
+    flat = np.empty(len(parent_distance), np.bool_)
+    for i in range(len(parent_distance)):
+        spread = 0.0
+        for j in range(child_distance.shape[1]):
+            spread = max(spread, abs(child_distance[i, j] - parent_distance[i]))
+        flat[i] = spread <= tolerance
+    return flat
+
+
+@njit(**_JIT)
+def sorted_rows(values):
+    """Each row of values (k, 2 or 3) in ascending order (np.sort(values, axis=1))."""
+    out = values.copy()
+    for i in range(len(out)):
+        for j in range(1, out.shape[1]):  # insertion sort: two or three values
+            value, k = out[i, j], j
+            while k > 0 and out[i, k - 1] > value:
+                out[i, k] = out[i, k - 1]
+                k -= 1
+            out[i, k] = value
+    return out
+
+
+@njit(**_JIT)
+def signed_measure(vertices, cells):
+    """Enclosed signed area (segments) or volume (triangles) of a surface, times 2 or 6:
+    sum of v0 x v1, or of det(v0, v1, v2) (signed.orient_outward)."""
+    total = 0.0
+    for i in range(len(cells)):
+        a, b = vertices[cells[i, 0]], vertices[cells[i, 1]]
+        if cells.shape[1] == 2:
+            total += a[0] * b[1] - b[0] * a[1]
+        else:
+            c = vertices[cells[i, 2]]
+            total += (
+                a[0] * (b[1] * c[2] - b[2] * c[1])
+                + a[1] * (b[2] * c[0] - b[0] * c[2])
+                + a[2] * (b[0] * c[1] - b[1] * c[0])
+            )
+    return total

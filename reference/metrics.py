@@ -191,7 +191,7 @@ class Directed:
         compiled pass (`kernels.interpolated_percentile`) after numpy's sorts.
         """
         order = self.ascending()
-        corners = plain(np.sort(self.corner_distance, axis=1))
+        corners = kernels.sorted_rows(plain(self.corner_distance))
         orders = (
             order[self._closed()[order]],  # the closed elements, still ascending
             np.argsort(corners[:, 0]),
@@ -286,7 +286,9 @@ FLAT_TOLERANCE = 1e-9
 """mm. Children whose distances all equal their parent's to this tolerance are settled."""
 
 
-def _flat_families(parent_distance: np.ndarray, child_distance: np.ndarray) -> np.ndarray:
+def _flat_families(
+    parent_distance: np.ndarray, child_distance: np.ndarray, compiled: bool = False
+) -> np.ndarray:
     """Per parent: do all its children (one row each) keep the parent's distance?
 
     On voxel meshes whole patches lie parallel to the other surface at one distance, often
@@ -295,6 +297,8 @@ def _flat_families(parent_distance: np.ndarray, child_distance: np.ndarray) -> n
     split again. (Rounding in the closest-element choice only ever breaks flatness, so it
     errs towards splitting.)
     """
+    if compiled:
+        return kernels.flat_families(parent_distance, child_distance, FLAT_TOLERANCE)
     spread = np.abs(child_distance - parent_distance[:, None]).max(axis=1)
     return spread <= FLAT_TOLERANCE
 
@@ -422,7 +426,7 @@ def _children(corners, closest, cell, distance, split, target: SurfaceIndex, com
     per_child = len(children) // np.count_nonzero(split)
     # The parent's closest element is the likeliest closest element of its children.
     hit = target.query(centres, reach, hint=(cell[split], per_child))
-    flat = _flat_families(distance[split], hit.distance.reshape(-1, per_child))
+    flat = _flat_families(distance[split], hit.distance.reshape(-1, per_child), compiled)
     low, high = element_bounds(children, hit.distance, hit.point, compiled)
     return _Children(
         children,

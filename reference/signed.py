@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from reference import geometry
+from reference import geometry, kernels
 from reference.closest import SurfaceIndex
 
 
@@ -20,13 +20,9 @@ def orient_outward(vertices: np.ndarray, cells: np.ndarray) -> np.ndarray:
     Signed area = 1/2 sum v0 x v1 over segments; signed volume = 1/6 sum det(v0, v1, v2).
     Both are positive for an outward-oriented closed surface.
     """
-    corners = vertices[cells]
-    if cells.shape[1] == 2:
-        signed = np.sum(corners[:, 0, 0] * corners[:, 1, 1] - corners[:, 1, 0] * corners[:, 0, 1])
-    else:
-        signed = np.sum(
-            np.einsum("ij,ij->i", corners[:, 0], np.cross(corners[:, 1], corners[:, 2]))
-        )
+    signed = kernels.signed_measure(
+        np.ascontiguousarray(vertices, np.float64), np.ascontiguousarray(cells, np.int64)
+    )
     return cells[:, ::-1].copy() if signed < 0 else cells
 
 
