@@ -337,10 +337,11 @@ def _mesh_metrics(a, b, spacing, crop_origin, keys, *, meshing, bounds=False, **
 
 def _union_box(a: np.ndarray, b: np.ndarray):
     """First and one-past-last index of the foreground of a | b along every axis."""
+    union = a | b
     lower, upper = [], []
     for axis in range(a.ndim):
         others = tuple(j for j in range(a.ndim) if j != axis)
-        occupied = np.flatnonzero(a.any(axis=others) | b.any(axis=others))
+        occupied = np.flatnonzero(union.any(axis=others))
         lower.append(occupied[0])
         upper.append(occupied[-1] + 1)
     return np.array(lower), np.array(upper)

@@ -60,6 +60,8 @@ class Lattice:
 def case_codes(mask: np.ndarray) -> np.ndarray:
     """Case code of every cube of the mask padded by one voxel: shape mask.shape + 1, uint8."""
     padded = np.pad(np.asarray(mask, bool), 1)
+    if padded.ndim == 3:  # one compiled pass; numpy's eight passes cost 0.4 ms on a 3 mm CT label
+        return lattice_kernels.case_codes_3d(padded)
     codes = np.zeros(tuple(n - 1 for n in padded.shape), np.uint8)
     for bit, offset in enumerate(np.ndindex(*(2,) * mask.ndim)):
         corner = tuple(slice(o, o + n) for o, n in zip(offset, codes.shape, strict=True))

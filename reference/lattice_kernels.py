@@ -250,3 +250,24 @@ def element_buckets(doubled, cells, side, buckets):
             flat = flat * buckets[axis] + cube // side[axis]
         bucket[i] = flat
     return bucket, in_cube
+
+
+@njit(**_JIT)
+def case_codes_3d(padded):
+    """`lattice.case_codes` of a mask already padded by one voxel (3D, bool): one pass, where
+    numpy makes eight."""
+    n0, n1, n2 = padded.shape[0] - 1, padded.shape[1] - 1, padded.shape[2] - 1
+    codes = np.zeros((n0, n1, n2), np.uint8)
+    for i in range(n0):
+        for j in range(n1):
+            for k in range(n2):
+                code = 0
+                bit = 0
+                for di in range(2):
+                    for dj in range(2):
+                        for dk in range(2):
+                            if padded[i + di, j + dj, k + dk]:
+                                code |= 1 << bit
+                            bit += 1
+                codes[i, j, k] = code
+    return codes
