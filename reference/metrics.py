@@ -54,9 +54,7 @@ def tie_threshold(tau: float, *vertices: np.ndarray) -> float:
     return tau + TIE_TOLERANCE * max(extent, tau)
 
 
-def linear_share_within(
-    corner_distance: np.ndarray, t: float, *, presorted: bool = False
-) -> np.ndarray:
+def linear_share_within(corner_distance: np.ndarray, t: float) -> np.ndarray:
     """Share of each element's size on which the linear interpolant of its corner distances
     is <= t: corner_distance (k, 2) for segments, (k, 3) for triangles.
 
@@ -64,21 +62,10 @@ def linear_share_within(
     values d0 <= d1 <= d2: a sublevel set of an affine function cuts the triangle along a
     line, leaving (t - d0)^2 / ((d1 - d0)(d2 - d0)) of its area for d0 <= t < d1 and
     1 - (d2 - t)^2 / ((d2 - d0)(d2 - d1)) for d1 <= t < d2. Below d0 none, from d2 on all.
-    presorted: the rows are already in ascending order.
+    Computed by `kernels.linear_shares`, the one code of this formula (the interpolated
+    percentile's compiled search uses it too).
     """
-    d = corner_distance if presorted else np.sort(corner_distance, axis=1)
-    low, high = d[:, 0], d[:, -1]
-    with np.errstate(divide="ignore", invalid="ignore"):
-        if d.shape[1] == 2:
-            share = (t - low) / (high - low)
-        else:
-            mid = d[:, 1]
-            share = np.where(
-                t < mid,
-                (t - low) ** 2 / ((mid - low) * (high - low)),
-                1 - (high - t) ** 2 / ((high - low) * (high - mid)),
-            )
-    return np.where(t < low, 0.0, np.where(t >= high, 1.0, share))
+    return kernels.linear_shares(kernels.sorted_rows(plain(corner_distance)), float(t))
 
 
 def _dot(x: np.ndarray, y: np.ndarray) -> float:
