@@ -203,17 +203,13 @@ class LatticeIndex(SurfaceIndex):
         on_lattice = (doubled / 2.0 - 1.0) * lattice.spacing + lattice.origin
         side = _bucket_sides(lattice, len(self.cells))
         buckets = np.array([*(-(-np.array(lattice.cubes) // side)), *[1] * (3 - self.dim)])
-        bucket, in_cube = lattice_kernels.element_buckets(doubled, self.cells, side, buckets)
-        if not in_cube:
-            raise ValueError("the surface is not a mesh of the lattice: an element leaves its cube")
         # int32 (the kernel reads either): at one bucket per cube or two the bucket table
         # is as large as the mask, and it lives through the distance pass.
-        self._member = np.argsort(bucket, kind="stable").astype(np.int32)
-        self._slot = np.empty_like(self._member)
-        self._slot[self._member] = np.arange(len(self._member), dtype=np.int32)
-        self._corners = plain(self.vertices[self.cells[self._member]])
-        self._start = np.zeros(buckets.prod() + 1, np.int32)
-        np.cumsum(np.bincount(bucket, minlength=buckets.prod()), out=self._start[1:])
+        self._member, self._slot, self._corners, self._start, in_cube = (
+            lattice_kernels.bucket_elements(doubled, self.vertices, self.cells, side, buckets)
+        )
+        if not in_cube:
+            raise ValueError("the surface is not a mesh of the lattice: an element leaves its cube")
         self._buckets = buckets
         self._low = np.zeros(3)
         self._low[: self.dim] = lattice.origin - lattice.spacing  # u = 0

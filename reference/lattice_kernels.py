@@ -228,17 +228,23 @@ def equal_keys(keys_a, order_a, keys_b, order_b):
 
 
 @njit(**_JIT)
-def element_buckets(doubled, cells, side, buckets):
-    """Per element: the C-order flat index, over a grid of `buckets`, of the bucket of its cube
-    (floor of its centroid's u, as `lattice._cube_of`, divided by the bucket sides `side`);
-    and whether every element lies in its cube's closed box, and every cube in the grid.
-    doubled (n, dim): the 2u of every vertex."""
+def bucket_elements(doubled, vertices, cells, side, buckets):
+    """The cube index of a lattice mesh in one pass and a counting sort: each element's bucket
+    is the C-order flat index, over a grid of `buckets`, of its cube (floor of its centroid's
+    u, as `lattice._cube_of`) divided by the bucket sides `side`. Returns (member, slot,
+    corners, start, in_cube): member[s] the element in bucket-order slot s (elements of one
+    bucket in their own order), slot its inverse, corners (m, n, dim) the elements' corners in
+    slot order, start (buckets + 1) each bucket's first slot, and whether every element lies
+    in its cube's closed box and every cube in the grid. doubled (n, dim): the 2u of every
+    vertex; vertices (n, dim) in mm."""
     count, per_cell = cells.shape
+    dim = doubled.shape[1]
     bucket = np.empty(count, np.int64)
+    start = np.zeros(buckets[0] * buckets[1] * buckets[2] + 1, np.int32)
     in_cube = True
     for i in range(count):
         flat = 0
-        for axis in range(doubled.shape[1]):
+        for axis in range(dim):
             total = 0
             for j in range(per_cell):
                 total += doubled[cells[i, j], axis]
@@ -248,8 +254,26 @@ def element_buckets(doubled, cells, side, buckets):
                 in_cube = in_cube and 2 * cube <= value <= 2 * cube + 2
             in_cube = in_cube and 0 <= cube // side[axis] < buckets[axis]
             flat = flat * buckets[axis] + cube // side[axis]
+        if not in_cube:
+            break
         bucket[i] = flat
-    return bucket, in_cube
+        start[flat + 1] += 1
+    member = np.empty(count, np.int32)
+    slot = np.empty(count, np.int32)
+    corners = np.empty((count, per_cell, dim))
+    if not in_cube:
+        return member, slot, corners, start, in_cube
+    for b in range(len(start) - 1):
+        start[b + 1] += start[b]
+    filled = start[:-1].copy()
+    for i in range(count):
+        s = filled[bucket[i]]
+        filled[bucket[i]] += 1
+        member[s], slot[i] = i, s
+        for j in range(per_cell):
+            for axis in range(dim):
+                corners[s, j, axis] = vertices[cells[i, j], axis]
+    return member, slot, corners, start, in_cube
 
 
 @njit(**_JIT)

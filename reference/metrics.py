@@ -75,15 +75,6 @@ def _dot(x: np.ndarray, y: np.ndarray) -> float:
     return float(np.multiply(x, y).sum())
 
 
-def _weighted_step_percentile(
-    values: np.ndarray, sizes: np.ndarray, target: float, order: np.ndarray
-) -> float:
-    """Smallest value at which the cumulative size of the values, in ascending `order`,
-    reaches target."""
-    position = int(np.searchsorted(np.cumsum(sizes[order]), target, side="left"))
-    return float(values[order[min(position, len(values) - 1)]])
-
-
 PERCENTILE_TOLERANCE = 1e-9
 """mm. Allowance for rounding in an interpolated percentile (its quadratic is solved in
 floating point), which the brackets of module `bounds` take off their lower end."""
@@ -134,16 +125,7 @@ class Directed:
     centres: Centres | None = None
     open: np.ndarray | None = None
     corner_distance: np.ndarray | None = None
-    order: np.ndarray | None = field(default=None, repr=False, compare=False)
     _percentiles: dict = field(default_factory=dict, repr=False, compare=False)
-
-    def ascending(self) -> np.ndarray:
-        """The ascending order of distance, sorted when first asked. Equal distances are
-        interchangeable (only their summed size matters): no need for a stable sort. The
-        rounds of opening elements share their distances, and pass the order on."""
-        if self.order is None:
-            self.order = np.argsort(self.distance)
-        return self.order
 
     def _closed(self) -> np.ndarray:
         closed = np.ones(len(self.distance), bool)
@@ -156,8 +138,10 @@ class Directed:
         sorted distances when no element is open."""
         if percentile not in self._percentiles:
             if self.open is None or len(self.open) == 0:
-                value = _weighted_step_percentile(
-                    self.distance, self.size, percentile / 100.0 * self.size.sum(), self.ascending()
+                value = float(
+                    kernels.weighted_select(
+                        plain(self.distance), plain(self.size), percentile / 100.0 * self.size.sum()
+                    )
                 )
             else:
                 value = self._interpolated_percentile(percentile)
@@ -174,24 +158,27 @@ class Directed:
         corner values all lie on one side of it acts as a step too, so only the few that
         reach into the bracket are interpolated. Their shares are quadratic in t between
         consecutive corner values: the bisection runs over those breakpoints (and the steps
-        between them), and the last interval's quadratic is solved for the target. One
-        compiled pass (`kernels.interpolated_percentile`) after numpy's sorts.
+        between them), and the last interval's quadratic is solved for the target. The
+        closed elements below the bracket only count by their summed size: they are one step
+        (at their largest distance), and only the rest are sorted. One compiled pass
+        (`kernels.interpolated_percentile`) after numpy's sorts.
         """
-        order = self.ascending()
+        target = percentile / 100.0 * self.size.sum()
         corners = kernels.sorted_rows(plain(self.corner_distance))
-        orders = (
-            order[self._closed()[order]],  # the closed elements, still ascending
-            np.argsort(corners[:, 0]),
-            np.argsort(corners[:, -1]),
+        open_size = plain(self.size[self.open])
+        closed = self._closed()
+        distance, size = self.distance[closed], self.size[closed]
+        low = kernels.weighted_select(  # the bracket's lower end
+            np.concatenate((distance, corners[:, 0])), np.concatenate((size, open_size)), target
         )
+        below = distance < low
+        if below.any():
+            distance = np.concatenate(([distance[below].max()], distance[~below]))
+            size = np.concatenate(([size[below].sum()], size[~below]))
+        orders = (np.argsort(distance), np.argsort(corners[:, 0]), np.argsort(corners[:, -1]))
         return float(
             kernels.interpolated_percentile(
-                plain(self.distance),
-                plain(self.size),
-                corners,
-                plain(self.size[self.open]),
-                orders,
-                percentile / 100.0 * self.size.sum(),
+                plain(distance), plain(size), corners, open_size, orders, target
             )
         )
 
@@ -503,9 +490,7 @@ def _open_straddling(
             directed.centres,
             np.concatenate(opened),
             np.concatenate(corner_distance),
-            directed.ascending(),
         )
-    directed.order = None  # its percentile is kept: the order is not held through the other pass
     return directed
 
 

@@ -144,6 +144,15 @@ def test_interpolated_percentile_equals_the_sampled_distribution():
             assert closed.percentile(p) == np.sort(steps)[n_p]
 
 
+def _smallest_reaching(size_within, target: float) -> float:
+    """The smallest t in [0, 3] with size_within(t) >= target, by bisection to 1e-13."""
+    low, high = 0.0, 3.0
+    while high - low > 1e-13:
+        middle = 0.5 * (low + high)
+        low, high = (low, middle) if size_within(middle) >= target else (middle, high)
+    return high
+
+
 @pytest.mark.parametrize("corners_per_element", [2, 3])
 def test_interpolated_percentile_is_the_smallest_t_reaching_the_target(corners_per_element):
     """The percentile with open elements is the smallest t at which the size within t reaches
@@ -175,12 +184,55 @@ def test_interpolated_percentile_is_the_smallest_t_reaching_the_target(corners_p
             return sizes[:10][steps <= t].sum() + sizes[10:] @ open_share
 
         for p in (5, 50, 95):
-            target = p / 100 * sizes.sum()
-            low, high = 0.0, 3.0
-            while high - low > 1e-13:
-                middle = 0.5 * (low + high)
-                low, high = (low, middle) if size_within(middle) >= target else (middle, high)
-            assert directed.percentile(p) == pytest.approx(high, abs=1e-9), (trial, p)
+            want = _smallest_reaching(size_within, p / 100 * sizes.sum())
+            assert directed.percentile(p) == pytest.approx(want, abs=1e-9), (trial, p)
+
+
+@pytest.mark.parametrize("count", [7, 3_000, 40_000])
+def test_weighted_select_is_the_step_percentile_of_the_sorted_values(count):
+    """kernels.weighted_select against the definition written out with a sort: the value at
+    which the cumulative size, in ascending order, first reaches the target (the largest
+    value when it never does). Ties, zero sizes, targets of 0 and beyond the total, and sizes
+    that the select's sample of every k-th value does not see (zero there), so its guessed
+    band misses and the whole array is selected."""
+    rng = np.random.default_rng(count)
+    for trial in range(12):
+        values = rng.choice(np.linspace(0, 3, 13), count) if trial % 2 else rng.random(count)
+        sizes = rng.uniform(0, 1, count) * (rng.random(count) < 0.8)
+        if trial % 4 == 3:
+            sizes[:: max(count // 512, 1)] = 0.0  # the sample sees no size at all
+        order = np.argsort(values, kind="stable")
+        cumulative = np.cumsum(sizes[order])
+        for fraction in (0.0, 0.05, 0.5, 0.95, 1.0, 1.01):
+            target = fraction * sizes.sum()
+            position = min(int(np.searchsorted(cumulative, target)), count - 1)
+            want = values[order][position]
+            assert kernels.weighted_select(values, sizes, target) == want, (trial, fraction)
+
+
+def test_interpolated_percentile_with_many_closed_elements():
+    """Thousands of closed elements below the bracket count as one step: the percentile is
+    still the smallest t at which the size within (closed steps plus `linear_share_within`)
+    reaches p %, found here by bisection to 1e-13."""
+    rng = np.random.default_rng(9)
+    steps = rng.uniform(0.0, 3.0, 6_000)
+    corner_values = rng.uniform(1.5, 3.0, (300, 3))
+    sizes = rng.uniform(0.1, 1.0, 6_300)
+    directed = Directed(
+        np.concatenate([steps, corner_values.mean(axis=1)]),
+        sizes,
+        open=np.arange(6_000, 6_300),
+        corner_distance=corner_values,
+    )
+
+    def size_within(t):
+        return sizes[:6_000][steps <= t].sum() + sizes[6_000:] @ linear_share_within(
+            corner_values, t
+        )
+
+    for p in (50, 95, 99):
+        want = _smallest_reaching(size_within, p / 100 * sizes.sum())
+        assert directed.percentile(p) == pytest.approx(want, abs=1e-9), p
 
 
 @pytest.mark.parametrize("segments, offset, tau", [(90, 2.1, 1.5), (60, 1.3, 1.0)])
