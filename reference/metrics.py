@@ -344,12 +344,11 @@ def directed_distances(
         source = np.flatnonzero(~split)
         distance = np.concatenate([distance[~split], found.distance])
         size = np.concatenate([size[~split], found.size])
-        # Only the next level's search needs the closest points and elements.
-        if level < subdivision - 1:
-            closest = np.concatenate([closest[~split], found.closest])
-            cell = np.concatenate([cell[~split], found.cell])
-        else:
-            closest = cell = None
+        # The closest elements: the next level's hints, and the open corners'.
+        cell = np.concatenate([cell[~split], found.cell])
+        # Only the next level's search needs the closest points.
+        last = level == subdivision - 1
+        closest = None if last else np.concatenate([closest[~split], found.closest])
         low = np.concatenate([low[~split], found.low])
         high = np.concatenate([high[~split], found.high])
         settled = np.concatenate([settled[~split], found.settled])
@@ -359,12 +358,13 @@ def directed_distances(
         return directed
 
     def leaf_corner_distance(leaves: np.ndarray) -> np.ndarray:
-        """Exact distances at the corners of the given leaves (each within `high` of Y)."""
+        """Exact distances at the corners of the given leaves (each within `high` of Y, its
+        centre's closest element the likeliest closest element of its corners)."""
         old = leaves < len(source)
         leaf_corners = np.empty((len(leaves), *corners.shape[1:]))
         leaf_corners[old] = corners[source[leaves[old]]]
         leaf_corners[~old] = children[leaves[~old] - len(source)]
-        return _corner_distance(leaf_corners, float(high[leaves].max(initial=0.0)), target)
+        return _corner_distance(leaf_corners, high[leaves], cell[leaves], target)
 
     return _open_straddling(
         directed,
@@ -426,22 +426,24 @@ def _split_with_reach(corners, closest, split: np.ndarray, compiled: bool):
     return children, centres, np.linalg.norm(centres - parent_closest, axis=1)
 
 
-def _corner_distance(corners: np.ndarray, reach: float, target: SurfaceIndex) -> np.ndarray:
-    """Exact distances (k, n) at the corners (k, n, dim) of k elements, all within `reach` of
-    target.
+def _corner_distance(
+    corners: np.ndarray, reach: np.ndarray, hint: np.ndarray, target: SurfaceIndex
+) -> np.ndarray:
+    """Exact distances (k, n) at the corners (k, n, dim) of k elements, element i's corners
+    within reach[i] of target, hint[i] the likeliest closest element of its corners.
 
     Open elements share corners: a triangle's four children have six distinct corners (its
     own and its edge midpoints), not twelve, and neighbouring elements share the corners and
-    midpoints of their common edges. Each distinct point is queried once, all with one
-    radius: the cube index names the same element under any radius at least the point's
-    distance (it visits its buckets in one order and stops at the best distance); fcpw's
-    float32 tree may name another of two elements within its rounding of each other, as it
-    may anywhere (module `closest`).
+    midpoints of their common edges. Each distinct point is queried once, with the reach and
+    hint of the first element that has it (any element's reach bounds the distance at its
+    corners), so elements that share a point share its distance.
     """
     count, per_cell, dim = corners.shape
     points = corners.reshape(-1, dim)
     first, same = _distinct_points(points)
-    return target.query(points[first], reach).distance[same].reshape(count, per_cell)
+    element = first // per_cell
+    found = target.query(points[first], reach[element], hint=(hint[element], 1))
+    return found.distance[same].reshape(count, per_cell)
 
 
 _KEY = np.array([1.0, 0.7548776662466927, 0.5698402909980532])

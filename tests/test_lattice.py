@@ -176,7 +176,8 @@ def test_cube_index_finds_the_brute_force_distance(dim):
     """Random points in and around a random lattice mesh (anisotropic spacing, off-zero
     origin): the index's distance is the brute-force minimum over all elements, its closest
     point lies on the element it names at that distance, and with a search radius it finds
-    exactly the points within it. Both implementations name the same elements and distances."""
+    exactly the points within it; a hinted element (tried first) changes no distance. Both
+    implementations name the same elements and distances."""
     rng = np.random.default_rng(dim)
     shape = (26, 22, 18)[:dim]
     spacing = np.array([0.8, 1.0, 2.0])[:dim]
@@ -192,6 +193,10 @@ def test_cube_index_finds_the_brute_force_distance(dim):
     exact = brute_force_distances(points, vertices, cells)
     hit = index.query(points)
     np.testing.assert_allclose(hit.distance, exact, rtol=0, atol=1e-12)
+    for per in (1, 4):  # a hinted element is only tried first: any hint, the same distances
+        hint = rng.integers(0, len(cells), -(-len(points) // per))
+        hinted = index.query(points, hint=(hint, per)).distance
+        np.testing.assert_allclose(hinted, exact, rtol=0, atol=1e-12)
     again = index.distance_to_cells(points, hit.cell)[0]
     np.testing.assert_array_equal(again, hit.distance)
     radius = np.where(rng.random(len(points)) < 0.5, 0.9, 1.1) * exact

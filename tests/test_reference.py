@@ -857,7 +857,8 @@ def test_corner_queries_give_each_elements_own_corner_distances(dim):
     expected = brute_force_distances(
         corners.reshape(-1, dim), target_vertices, target_cells
     ).reshape(len(chosen), dim)
-    got = _corner_distance(corners, np.inf, SurfaceIndex(target_vertices, target_cells))
+    reach, hint = np.full(len(chosen), np.inf), rng.integers(0, 60, len(chosen))
+    got = _corner_distance(corners, reach, hint, SurfaceIndex(target_vertices, target_cells))
     np.testing.assert_allclose(got, expected, atol=1e-9)
 
 
