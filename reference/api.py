@@ -9,7 +9,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from reference import biou, lattice, lattice_bands
+from reference import biou, kernels, lattice, lattice_bands
 from reference import bounds as bounds_lib
 from reference import meshing as meshing_lib
 from reference.closest import SurfaceIndex, check_implementation
@@ -337,14 +337,10 @@ def _mesh_metrics(a, b, spacing, crop_origin, keys, *, meshing, bounds=False, **
 
 def _union_box(a: np.ndarray, b: np.ndarray):
     """First and one-past-last index of the foreground of a | b along every axis."""
-    union = a | b
-    lower, upper = [], []
-    for axis in range(a.ndim):
-        others = tuple(j for j in range(a.ndim) if j != axis)
-        occupied = np.flatnonzero(union.any(axis=others))
-        lower.append(occupied[0])
-        upper.append(occupied[-1] + 1)
-    return np.array(lower), np.array(upper)
+    flat = a.ndim == 2  # a 2D mask as one layer of a 3D one
+    a, b = (np.ascontiguousarray(mask[None] if flat else mask) for mask in (a, b))
+    lower, upper = kernels.union_box(a, b)
+    return (lower[1:], upper[1:]) if flat else (lower, upper)
 
 
 def _check_origin(origin, dim: int) -> np.ndarray:

@@ -620,6 +620,29 @@ def linear_shares(rows, t):
 
 
 @njit(**_JIT)
+def union_box(a, b):
+    """(lower, upper): the first and one-past-last index of the foreground of a | b along each
+    axis of two 3D bool arrays of one shape, in one pass (numpy's any over two axes at a time
+    reads the arrays three times, strided); lower = shape, upper = 0 where both are empty."""
+    n0, n1, n2 = a.shape
+    lower = np.array([n0, n1, n2])
+    upper = np.zeros(3, np.int64)
+    for i in range(n0):
+        for j in range(n1):
+            first = last = -1
+            for k in range(n2):
+                if a[i, j, k] or b[i, j, k]:
+                    if first < 0:
+                        first = k
+                    last = k
+            if first >= 0:
+                lower[0], upper[0] = min(lower[0], i), max(upper[0], i + 1)
+                lower[1], upper[1] = min(lower[1], j), max(upper[1], j + 1)
+                lower[2], upper[2] = min(lower[2], first), max(upper[2], last + 1)
+    return lower, upper
+
+
+@njit(**_JIT)
 def _select_in(v, w, lo, hi, below, target):
     """`weighted_select` on v[lo:hi] (reordered in place), `below` the summed weight of the
     values known to lie below them: quickselect with a three-way partition (ties in one

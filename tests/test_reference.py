@@ -7,7 +7,15 @@ import itertools
 import numpy as np
 import pytest
 
-from reference import analytic, biou, compute_metrics, compute_surface_metrics, geometry, kernels
+from reference import (
+    analytic,
+    api,
+    biou,
+    compute_metrics,
+    compute_surface_metrics,
+    geometry,
+    kernels,
+)
 from reference.api import mesh_surface
 from reference.biou import DenseGrid, count_bands, dense_grid_of_image
 from reference.closest import SurfaceIndex
@@ -142,6 +150,25 @@ def test_interpolated_percentile_equals_the_sampled_distribution():
                 if total >= p / 100 * step_sizes.sum()
             )
             assert closed.percentile(p) == np.sort(steps)[n_p]
+
+
+@pytest.mark.parametrize("shape", [(9, 7, 5), (12, 10), (1, 1, 4)])
+def test_union_box_is_the_extent_of_the_foreground(shape):
+    """The crop box: first and one-past-last foreground index of a | b along every axis, as
+    np.argwhere gives it; a mask empty or with one voxel at a corner of the grid."""
+    rng = np.random.default_rng(len(shape))
+    for trial in range(20):
+        a = rng.random(shape) < (0.02 if trial % 2 else 0.2)
+        b = np.zeros(shape, bool) if trial % 3 == 0 else rng.random(shape) < 0.05
+        if trial == 4:
+            a[:], b[:] = False, False
+            a[(-1,) * len(shape)] = True
+        union = np.argwhere(a | b)
+        if len(union) == 0:
+            continue
+        lower, upper = api._union_box(a, b)
+        np.testing.assert_array_equal(lower, union.min(axis=0))
+        np.testing.assert_array_equal(upper, union.max(axis=0) + 1)
 
 
 def _smallest_reaching(size_within, target: float) -> float:
