@@ -34,6 +34,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from reference import kernels
 from reference.closest import SurfaceIndex, plain
 from reference.metrics import (
     Centres,
@@ -74,6 +75,10 @@ def candidate_distances(
     candidate elements f of target (one array of k cells per candidate): (k, candidates, n).
     d(x) <= dist(x, f), convex, so over an element d is at most the max over its corners, and
     its mean at most their mean (module `bounds`)."""
+    if target.compiled:
+        return kernels.candidate_distances(
+            plain(corners), np.column_stack(candidate_cells), target.vertices, target.cells
+        )
     count, per_cell, dim = corners.shape
     flat = corners.reshape(-1, dim)
     return np.stack(

@@ -620,6 +620,25 @@ def linear_shares(rows, t):
 
 
 @njit(**_JIT)
+def candidate_distances(corners, candidates, vertices, cells):
+    """Exact distance from corner j of element i (corners (k, n, dim)) to element
+    candidates[i, c] of the surface (vertices, cells), as out[i, c, j]: `to_cells`'s
+    arithmetic, without repeating each corner per candidate."""
+    count, per_cell, dim = corners.shape
+    out = np.empty((count, candidates.shape[1], per_cell))
+    element = np.empty((1, cells.shape[1], dim))
+    for i in range(count):
+        for c in range(candidates.shape[1]):
+            for j in range(cells.shape[1]):
+                element[0, j, :] = vertices[cells[candidates[i, c], j]]
+            for j in range(per_cell):
+                px, py, pz = _corner(corners, i, j)
+                _, qx, qy, qz = _on_element(px, py, pz, element, 0)
+                out[i, c, j] = math.sqrt(_gap2(px, py, pz, qx, qy, qz))
+    return out
+
+
+@njit(**_JIT)
 def union_box(a, b):
     """(lower, upper): the first and one-past-last index of the foreground of a | b along each
     axis of two 3D bool arrays of one shape, in one pass (numpy's any over two axes at a time
