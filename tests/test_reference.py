@@ -1026,7 +1026,7 @@ from reference import analytic, compute_metrics, kernels, lattice_bands
 a = analytic.ball_mask((20, 20, 20), (1.0, 1.0, 1.0), 6.0, (10.0, 10.0, 10.0))
 b = analytic.ball_mask((20, 20, 20), (1.0, 1.0, 1.0), 5.0, (10.8, 9.6, 10.3))
 scores = compute_metrics(a, b, (1.0, 1.0, 1.0))
-kernel = {"to_cells": kernels.to_cells, "count_slabs": lattice_bands._count_slabs}
+kernel = {"bounds": kernels.bounds, "count_slabs": lattice_bands._count_slabs}
 stats = {name: [sum(f.stats.cache_hits.values()), sum(f.stats.cache_misses.values())]
          for name, f in kernel.items()}
 print(json.dumps({"scores": scores, "stats": stats}))
