@@ -737,95 +737,40 @@ def weighted_select(values, weights, target):
 
 
 @njit(**_JIT)
-def _run(values, sizes, order):
-    """A step function as (ascending values, cumulative size: 0, then the size up to each),
-    given the values' ascending order (numpy sorts several times faster than numba)."""
-    cumulative = np.zeros(len(order) + 1)
-    for i in range(len(order)):
-        cumulative[i + 1] = cumulative[i] + sizes[order[i]]
-    return values[order], cumulative
-
-
-@njit(inline="always", **_JIT)
-def _within(values, cumulative, t):
-    return cumulative[np.searchsorted(values, t, side="right")]
-
-
-@njit(**_JIT)
-def _smallest_reaching(values_a, cumulative_a, values_b, cumulative_b, target):
-    """Smallest value of either run at which their summed size within reaches target (the
-    largest value when rounding leaves the total just short): one walk over both runs in
-    merged order."""
-    i = j = 0
-    largest = -np.inf
-    while i < len(values_a) or j < len(values_b):
-        value = min(
-            values_a[i] if i < len(values_a) else np.inf,
-            values_b[j] if j < len(values_b) else np.inf,
-        )
-        while i < len(values_a) and values_a[i] <= value:
-            i += 1
-        while j < len(values_b) and values_b[j] <= value:
-            j += 1
-        if cumulative_a[i] + cumulative_b[j] >= target:
-            return value
-        largest = value
-    return largest
-
-
-@njit(**_JIT)
-def interpolated_percentile(distance, size, corners, sizes, orders, target):
-    """Smallest t at which size_within(t) = (summed size of the closed values <= t) + sum over
-    open elements of size * share(t) reaches target (`metrics.Directed._interpolated_percentile`
-    states the method). distance, size: the closed elements' steps; corners (k, n): each open
-    element's corner values in ascending order, sizes (k,) their sizes; orders: the ascending
-    order of distance, and those of corners[:, 0] and of corners[:, -1]."""
-    per_cell = corners.shape[1]
-    closed_order, lowest_order, highest_order = orders
-    closed, closed_cumulative = _run(distance, size, closed_order)
-    # The bracket: every open element counted wholly at its lowest corner, then its highest.
-    top = corners[:, per_cell - 1].copy()
-    lowest, lowest_cumulative = _run(corners[:, 0].copy(), sizes, lowest_order)
-    highest, highest_cumulative = _run(top, sizes, highest_order)
-    low = _smallest_reaching(closed, closed_cumulative, lowest, lowest_cumulative, target)
-    high = _smallest_reaching(closed, closed_cumulative, highest, highest_cumulative, target)
-    # Open elements wholly on one side of the bracket act as steps at their highest corner.
-    reaching = (corners[:, 0] <= high) & (corners[:, per_cell - 1] > low)
-    rest_order = highest_order[~reaching[highest_order]]  # still ascending
-    rest, rest_cumulative = _run(top, sizes, rest_order)
-    partial, partial_sizes = corners[reaching], sizes[reaching]
+def interpolated_percentile(steps, step_sizes, below, partial, partial_sizes, low, high, target):
+    """Smallest t in [low, high] at which size_within(t) = below + (summed size of the steps
+    <= t) + sum over the partial elements of size * share(t) reaches target
+    (`metrics.Directed._interpolated_percentile` states the method and why the answer lies
+    in [low, high]). steps: ascending step values in (low, high], step_sizes their sizes;
+    below: the size that counts wholly at every t >= low; partial (k, n): the corner values
+    (ascending rows) of the elements interpolated, partial_sizes their sizes."""
+    cumulative = np.zeros(len(steps) + 1)
+    for i in range(len(steps)):
+        cumulative[i + 1] = cumulative[i] + step_sizes[i]
 
     def size_within(t):
-        steps = _within(closed, closed_cumulative, t) + _within(rest, rest_cumulative, t)
         shares = 0.0
         for i in range(len(partial)):
             shares += partial_sizes[i] * _share(partial[i], t)
-        return steps + shares
+        return below + cumulative[np.searchsorted(steps, t, side="right")] + shares
 
     if size_within(low) >= target:
         return low
     # Breakpoints in [low, high]: corner values of the partial elements, and steps.
-    candidates = np.concatenate(
-        (
-            np.array([low, high]),
-            partial.ravel(),
-            closed[np.searchsorted(closed, low, "right") : np.searchsorted(closed, high)],
-            rest[np.searchsorted(rest, low, "right") : np.searchsorted(rest, high)],
-        )
-    )
+    candidates = np.concatenate((np.array([low, high]), partial.ravel(), steps))
     candidates = np.sort(candidates[(candidates >= low) & (candidates <= high)])
     breakpoints = [candidates[0]]
     for value in candidates[1:]:
         if value != breakpoints[-1]:
             breakpoints.append(value)
-    below, above = 0, len(breakpoints) - 1  # size within: < target, >= target
-    while above - below > 1:
-        middle = (below + above) // 2
+    below_target, above = 0, len(breakpoints) - 1  # size within: < target, >= target
+    while above - below_target > 1:
+        middle = (below_target + above) // 2
         if size_within(breakpoints[middle]) >= target:
             above = middle
         else:
-            below = middle
-    low, high = breakpoints[below], breakpoints[above]
+            below_target = middle
+    low, high = breakpoints[below_target], breakpoints[above]
     # On [low, high) no step and no corner value: the size within is one quadratic there
     # (every share is right-continuous), and may jump at high: a step, or an open element
     # whose corners are all at high. q(s) = f0 + b s + c s^2 through s = 0, 1/3, 2/3.

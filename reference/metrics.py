@@ -154,31 +154,39 @@ class Directed:
 
         Counting every open element wholly at its lowest corner value overestimates the
         cumulative size, wholly at its highest underestimates it: the percentiles of those
-        two step functions bracket the answer. Inside the bracket an open element whose
-        corner values all lie on one side of it acts as a step too, so only the few that
-        reach into the bracket are interpolated. Their shares are quadratic in t between
-        consecutive corner values: the bisection runs over those breakpoints (and the steps
-        between them), and the last interval's quadratic is solved for the target. The
-        closed elements below the bracket only count by their summed size: they are one step
-        (at their largest distance), and only the rest are sorted. One compiled pass
-        (`kernels.interpolated_percentile`) after numpy's sorts.
+        two step functions (`kernels.weighted_select`, no sort) bracket the answer in [low,
+        high]. Only t in the bracket is ever evaluated, so an open element whose corner
+        values do not reach into it acts as a step at its highest corner; steps at or below
+        low count wholly, those above high not at all, and only the few steps inside the
+        bracket are sorted. The open elements that reach into it are interpolated: their
+        shares are quadratic in t between consecutive corner values, the bisection runs over
+        those breakpoints (and the steps between them), and the last interval's quadratic is
+        solved for the target (`kernels.interpolated_percentile`).
         """
         target = percentile / 100.0 * self.size.sum()
         corners = kernels.sorted_rows(plain(self.corner_distance))
-        open_size = plain(self.size[self.open])
+        bottom, top = corners[:, 0], corners[:, -1]
+        open_size = self.size[self.open]
         closed = self._closed()
         distance, size = self.distance[closed], self.size[closed]
-        low = kernels.weighted_select(  # the bracket's lower end
-            np.concatenate((distance, corners[:, 0])), np.concatenate((size, open_size)), target
-        )
-        below = distance < low
-        if below.any():
-            distance = np.concatenate(([distance[below].max()], distance[~below]))
-            size = np.concatenate(([size[below].sum()], size[~below]))
-        orders = (np.argsort(distance), np.argsort(corners[:, 0]), np.argsort(corners[:, -1]))
+        weights = np.concatenate((size, open_size))
+        low = kernels.weighted_select(np.concatenate((distance, bottom)), weights, target)
+        high = kernels.weighted_select(np.concatenate((distance, top)), weights, target)
+        reaching = (bottom <= high) & (top > low)
+        steps = np.concatenate((distance, top[~reaching]))
+        step_size = np.concatenate((size, open_size[~reaching]))
+        inside = (steps > low) & (steps <= high)
+        order = np.argsort(steps[inside])
         return float(
             kernels.interpolated_percentile(
-                plain(distance), plain(size), corners, open_size, orders, target
+                plain(steps[inside][order]),
+                plain(step_size[inside][order]),
+                float(step_size[steps <= low].sum()),
+                plain(corners[reaching]),
+                plain(open_size[reaching]),
+                low,
+                high,
+                target,
             )
         )
 
