@@ -27,14 +27,16 @@ iterations moves every vertex by relaxation times the offset to the mean of its 
 
 
 def _image(mask: np.ndarray, spacing, origin) -> vtk.vtkImageData:
-    padded = np.pad(mask, 1).astype(np.uint8)
+    padded = np.zeros(tuple(n + 2 for n in mask.shape), np.uint8)
+    padded[(slice(1, -1),) * mask.ndim] = mask
     image = vtk.vtkImageData()
     dims = list(padded.shape[::-1]) + [1] * (3 - padded.ndim)
     image.SetDimensions(*dims)
     image.SetSpacing(*(list(spacing[::-1]) + [1.0] * (3 - padded.ndim)))
     shifted = np.asarray(origin, float) - np.asarray(spacing, float)  # one voxel of padding
     image.SetOrigin(*(list(shifted[::-1]) + [0.0] * (3 - padded.ndim)))
-    image.GetPointData().SetScalars(numpy_to_vtk(padded.ravel(), deep=True))
+    # Not copied: VTK's array keeps a reference to `padded` (vtk.util.numpy_support).
+    image.GetPointData().SetScalars(numpy_to_vtk(padded.ravel(), deep=False))
     return image
 
 
