@@ -54,11 +54,19 @@ counted on the dense grid (module `biou`)."""
 SLAB_CUBES = 1 << 20
 """Cubes per slab of the scatter (two 16-byte words each per surface: 32 MB)."""
 
+KEPT_TABLES = 4
+"""(dim, spacing, tau) whose measured tables a process keeps (at most 26 MB each, at
+MAX_OFFSETS; about 1 MB at tau = 2 mm and 1 mm voxels)."""
 
+
+@functools.lru_cache(maxsize=2)
 def cube_points(dim: int) -> np.ndarray:
-    """(5^dim, dim) the points' offsets k / 5 from their cube's first corner, in bit order."""
+    """(5^dim, dim) the points' offsets k / 5 from their cube's first corner, in bit order
+    (made once per dimension; read only)."""
     steps = np.arange(DENSE_FACTOR) / DENSE_FACTOR
-    return np.array(list(itertools.product(steps, repeat=dim)))
+    points = np.array(list(itertools.product(steps, repeat=dim)))
+    points.flags.writeable = False
+    return points
 
 
 def _bits(flags: np.ndarray) -> np.ndarray:
@@ -139,7 +147,13 @@ def fits(spacing, threshold: float) -> bool:
 
 def table_corners(spacing: np.ndarray):
     """Per case code, its elements' corners in mm from the cube's first corner: (corners (e,
-    n, dim) float64, start (codes + 1)); code c's elements are rows start[c] .. start[c + 1]."""
+    n, dim) float64, start (codes + 1)); code c's elements are rows start[c] .. start[c + 1].
+    Made once per spacing (KEPT_TABLES of them kept, as the within tables)."""
+    return _table_corners(tuple(float(step) for step in spacing))
+
+
+@functools.lru_cache(maxsize=KEPT_TABLES)
+def _table_corners(spacing: tuple[float, ...]):
     table = lattice.case_table(len(spacing))
     start = np.concatenate([[0], np.cumsum([len(elements) for elements in table])])
     dim = len(spacing)
@@ -296,10 +310,6 @@ TIE = 1e-9
 frame are exact up to float64 rounding (about 1e-15 of a voxel), so a point at exactly tau
 (common on voxel grids) is within the cut whatever the pair. Any call's threshold
 (`metrics.tie_threshold`: tau plus 1e-6 of the surfaces' extent) lies above the cut."""
-
-KEPT_TABLES = 4
-"""(dim, spacing, tau) whose measured tables a process keeps (at most 26 MB each, at
-MAX_OFFSETS; about 1 MB at tau = 2 mm and 1 mm voxels)."""
 
 
 @dataclass
