@@ -43,10 +43,6 @@ def check_implementation(implementation) -> str:
 QUERY_CHUNK = 1 << 18
 """Points per BVH query call (bounds the memory of one query, see `SurfaceIndex.query`)."""
 
-PREVIOUS = "previous"
-"""The `hint` of points in mesh order (centres of one mesh's elements, as meshing emits them):
-each point's likeliest closest element is the one found for the point before it."""
-
 
 @dataclass
 class ClosestPoints:
@@ -143,9 +139,9 @@ class SurfaceIndex:
 
         Points farther than max_distance (a scalar or one per point) from every cell get
         distance inf, cell -1. hint: (cells, per), cells[i // per] a cell likely to be the
-        closest to point i (per divides QUERY_CHUNK, a power of two: a split element's 2 or 4
-        children share their parent's), or PREVIOUS, or None; an index may try it first to
-        prune its search, the distances found are the same. Large queries run in chunks of
+        closest to point i (or None; per divides QUERY_CHUNK, a power of two: a split
+        element's 2 or 4 children share their parent's); an index may try it first to prune
+        its search, the distances found are the same. Large queries run in chunks of
         QUERY_CHUNK points: the BVH's per-point result objects and the float64 temporaries of
         the exact distance would otherwise take about 1 kB per point at once.
         """
@@ -157,7 +153,7 @@ class SurfaceIndex:
             self._query(
                 points[start : start + QUERY_CHUNK],
                 radius[start : start + QUERY_CHUNK],
-                _chunk_hint(hint, start),
+                None if hint is None else (hint[0][start // hint[1] :], hint[1]),
             )
             for start in range(0, len(points), QUERY_CHUNK)
         ]
@@ -184,14 +180,6 @@ class SurfaceIndex:
                 points[found], cell[found]
             )
         return ClosestPoints(distance, cell, closest, feature)
-
-
-def _chunk_hint(hint, start: int):
-    """The hint of a chunk of points starting at point `start` (see `SurfaceIndex.query`)."""
-    if hint is None or hint is PREVIOUS:
-        return hint
-    cells, per = hint
-    return cells[start // per :], per
 
 
 def plain(array: np.ndarray) -> np.ndarray:

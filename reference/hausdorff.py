@@ -35,7 +35,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from reference import kernels
-from reference.closest import PREVIOUS, SurfaceIndex, plain
+from reference.closest import SurfaceIndex, plain
 from reference.metrics import (
     Centres,
     edge_midpoints,
@@ -111,7 +111,7 @@ class _Corners:
     def of_cells(cls, vertices, cells, target: SurfaceIndex) -> _Corners:
         used, corner = np.unique(cells, return_inverse=True)  # each shared vertex once
         corner = corner.reshape(cells.shape)
-        hit = target.query(vertices[used], hint=PREVIOUS)  # vertices in mesh order
+        hit = target.query(vertices[used])
         return cls(vertices[cells], hit.distance[corner], hit.cell[corner], hit.point[corner])
 
     def split(self, chosen: np.ndarray, target: SurfaceIndex) -> _Corners:

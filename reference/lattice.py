@@ -29,7 +29,7 @@ import numpy as np
 
 from reference import lattice_kernels
 from reference import meshing as meshing_lib
-from reference.closest import PREVIOUS, ClosestPoints, SurfaceIndex, plain
+from reference.closest import ClosestPoints, SurfaceIndex, plain
 from reference.geometry import FACE
 
 LATTICE_MESHING = "discrete_marching_cubes"
@@ -163,7 +163,7 @@ def query_centres(target, centres: np.ndarray, coinciding: Coinciding) -> Closes
     closest point the centre itself, on the partner element's face."""
     rest = np.ones(len(centres), bool)
     rest[coinciding.element] = False
-    hit = target.query(centres[rest], hint=PREVIOUS)
+    hit = target.query(centres[rest])
     distance, cell = np.zeros(len(centres)), np.empty(len(centres), np.int64)
     point, feature = centres.copy(), np.full(len(centres), FACE, np.int64)
     distance[rest], cell[rest], point[rest], feature[rest] = (
@@ -222,10 +222,7 @@ class LatticeIndex(SurfaceIndex):
 
     def _search(self, points: np.ndarray, radius, hint=None) -> ClosestPoints:
         radius = np.broadcast_to(np.asarray(radius, dtype=np.float64), (len(points),))
-        if hint is None or hint is PREVIOUS:
-            cells, per = np.empty(0, np.int64), 0 if hint is PREVIOUS else 1
-        else:
-            cells, per = hint
+        cells, per = (np.empty(0, np.int64), 1) if hint is None else hint
         found = lattice_kernels.search(
             plain(points),
             plain(radius),

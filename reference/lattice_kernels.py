@@ -86,9 +86,8 @@ def search(points, radius, hint, per, slot_of, corners, start, member, low, step
     corners (m, n, dim): elements in bucket order, member[slot] = their cell index; start
     (buckets + 1): first slot of each bucket in C order over `buckets` (3 ints; 1 for the third
     axis in 2D); low, step: the bucket grid's first corner and bucket sides in mm (3 each).
-    hint (cells, may be empty), per: cell hint[i // per] is tried first for point i; with no
-    hint and per 0, the closest cell of point i - 1 (points in mesh order, neighbours
-    following neighbours); slot_of[cell] is its position in bucket order.
+    hint (cells, may be empty), per: cell hint[i // per] is tried first for point i;
+    slot_of[cell] is its position in bucket order.
     """
     count, dim = points.shape
     distance = np.empty(count)
@@ -110,9 +109,6 @@ def search(points, radius, hint, per, slot_of, corners, start, member, low, step
         tried = -1
         if len(hint) and hint[i // per] >= 0:  # a likely closest element first: the rings
             tried = slot_of[hint[i // per]]  # then prune at once
-        elif per == 0 and i > 0 and cell[i - 1] >= 0:  # points in mesh order: the last one's
-            tried = slot_of[cell[i - 1]]
-        if tried >= 0:
             code, x, y, z = _on_element(px, py, pz, corners, tried)
             best2, best, best_feature = _gap2(px, py, pz, x, y, z), member[tried], code
             qx, qy, qz = x, y, z

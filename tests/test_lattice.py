@@ -7,7 +7,6 @@ import pytest
 
 from reference import analytic, lattice
 from reference.api import _distance_metrics, mesh_surface
-from reference.closest import PREVIOUS
 from reference.geometry import brute_force_distances
 from reference.meshing import mesh_mask
 
@@ -198,8 +197,6 @@ def test_cube_index_finds_the_brute_force_distance(dim):
         hint = rng.integers(0, len(cells), -(-len(points) // per))
         hinted = index.query(points, hint=(hint, per)).distance
         np.testing.assert_allclose(hinted, exact, rtol=0, atol=1e-12)
-    chained = index.query(points, hint=PREVIOUS).distance  # the point before's element first
-    np.testing.assert_allclose(chained, exact, rtol=0, atol=1e-12)
     again = index.distance_to_cells(points, hit.cell)[0]
     np.testing.assert_array_equal(again, hit.distance)
     radius = np.where(rng.random(len(points)) < 0.5, 0.9, 1.1) * exact
