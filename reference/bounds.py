@@ -216,7 +216,7 @@ def bound_elements(
     at_corners = target.query(points[first], reach)
     corner_distance = at_corners.distance[same].reshape(count, n)
     candidates = np.column_stack([at_centre.cell, at_corners.cell[same].reshape(count, n)])
-    to_candidate = candidate_distances(corners, list(candidates.T), target)
+    to_candidate = candidate_distances(corners, candidates, target)
     best = to_candidate.max(axis=2).argmin(axis=1)
     rows = np.arange(count)
     spread = np.sqrt(squared_edges / (n * n * (n + 1)))  # bounds the mean of |x - c| over T

@@ -69,32 +69,35 @@ class Bracket:
 
 
 def candidate_distances(
-    corners: np.ndarray, candidate_cells: list[np.ndarray], target: SurfaceIndex
+    corners: np.ndarray, candidates: np.ndarray, target: SurfaceIndex
 ) -> np.ndarray:
     """dist(v_i, f) from the corners v_i of each element (corners (k, n, dim)) to each of its
-    candidate elements f of target (one array of k cells per candidate): (k, candidates, n).
+    candidate elements f of target (candidates (k, c): cells of target): (k, c, n).
     d(x) <= dist(x, f), convex, so over an element d is at most the max over its corners, and
     its mean at most their mean (module `bounds`)."""
     if target.compiled:
         return kernels.candidate_distances(
-            plain(corners), np.column_stack(candidate_cells), target.vertices, target.cells
+            plain(corners),
+            np.ascontiguousarray(candidates, np.int64),
+            target.vertices,
+            target.cells,
         )
     count, per_cell, dim = corners.shape
     flat = corners.reshape(-1, dim)
     return np.stack(
         [
             target.distance_to_cells(flat, np.repeat(cell, per_cell))[0].reshape(count, per_cell)
-            for cell in candidate_cells
+            for cell in candidates.T
         ],
         axis=1,
     )
 
 
 def _convexity_bound(
-    corners: np.ndarray, candidate_cells: list[np.ndarray], target: SurfaceIndex
+    corners: np.ndarray, candidates: np.ndarray, target: SurfaceIndex
 ) -> np.ndarray:
     """min over candidate elements f of max over corners v_i of dist(v_i, f), per element."""
-    return candidate_distances(corners, candidate_cells, target).max(axis=2).min(axis=1)
+    return candidate_distances(corners, candidates, target).max(axis=2).min(axis=1)
 
 
 @dataclass
@@ -178,9 +181,7 @@ def directed_hausdorff(
         # the Lipschitz bound leaves the element open.
         open_ = upper > enough
         if open_.any():
-            candidates = [centre_cell[open_]] + [
-                elements.cell[open_, i] for i in range(corners.shape[1])
-            ]
+            candidates = np.column_stack([centre_cell[open_], elements.cell[open_]])
             upper[open_] = np.minimum(
                 upper[open_], _convexity_bound(corners[open_], candidates, target)
             )

@@ -870,9 +870,9 @@ def test_biou_is_never_computed_when_not_asked(synthetic_pairs, monkeypatch):
 
 @pytest.mark.parametrize("dim", [2, 3])
 def test_corner_queries_give_each_elements_own_corner_distances(dim):
-    """Corners shared within a family and between neighbouring families are queried once;
-    every chosen element still gets the exact distances at its own corners (checked against
-    a brute-force scan), in its order."""
+    """Corners shared within a family and between neighbouring families are queried once, each
+    within the reach of an element that has it; every chosen element still gets the exact
+    distances at its own corners (checked against a brute-force scan), in its order."""
     rng = np.random.default_rng(7)
     target_vertices = rng.normal(size=(40, dim)) * 5
     target_cells = np.array([rng.choice(40, dim, replace=False) for _ in range(60)])
@@ -884,7 +884,9 @@ def test_corner_queries_give_each_elements_own_corner_distances(dim):
     expected = brute_force_distances(
         corners.reshape(-1, dim), target_vertices, target_cells
     ).reshape(len(chosen), dim)
-    reach, hint = np.full(len(chosen), np.inf), rng.integers(0, 60, len(chosen))
+    # Each element's reach is the largest distance at its own corners: tight, so a point
+    # searched under another element's reach would come back beyond it (inf).
+    reach, hint = expected.max(axis=1), rng.integers(0, 60, len(chosen))
     got = _corner_distance(corners, reach, hint, SurfaceIndex(target_vertices, target_cells))
     np.testing.assert_allclose(got, expected, atol=1e-9)
 
