@@ -6,14 +6,16 @@ by `slack`. A query visits the buckets in growing Chebyshev rings around the buc
 point: after ring k, every element not yet seen lies outside the box of rings 0..k, so at least
 the gap from the point to that box's nearest face (sides at the grid's end excepted) away. The
 search stops when that gap reaches the best squared distance found, or exceeds the search
-radius. Within a ring, a bucket whose box is farther than the best distance is skipped, and an
-element whose bounding box is no nearer than it. A hinted element (a split element's closest,
-for its children) is measured before the rings.
+radius. A hinted element (a split element's closest, for its children) is measured first; its
+distance bounds the answer at once, so a hinted query visits the buckets that ball reaches in
+one pass instead: on far points the rings would cross each column of buckets once per ring.
+Either way a bucket whose box is farther than the best distance is skipped, and an element
+whose bounding box is no nearer than it.
 
 Distances are the exact float64 ones of `kernels._on_element` (the arithmetic of `to_cells`),
 so the distance, point and feature reported for the element found are `to_cells`'s for it to
-the last bit; of elements at exactly the same distance, the first one visited (the hinted one
-first) is named.
+the last bit. Of elements at exactly the same distance the hinted one is named, else the one
+the rings meet first: the lowest in rank (ring of its bucket around the point's, slot).
 """
 
 from __future__ import annotations
@@ -107,13 +109,56 @@ def search(points, radius, hint, per, slot_of, corners, start, member, low, step
         best2, best, best_feature = np.inf, -1, -1
         qx = qy = qz = np.nan
         tried = -1
-        if len(hint) and hint[i // per] >= 0:  # a likely closest element first: the rings
-            tried = slot_of[hint[i // per]]  # then prune at once
+        if len(hint) and hint[i // per] >= 0:  # a likely closest element first
+            tried = slot_of[hint[i // per]]
             code, x, y, z = _on_element(px, py, pz, corners, tried)
             best2, best, best_feature = _gap2(px, py, pz, x, y, z), member[tried], code
             qx, qy, qz = x, y, z
+        rings = best2 == np.inf
+        if not rings:  # the ball of the hinted distance, in one pass
+            best_ring, best_slot = -1, tried  # the hinted element ranks before every other
+            r = math.sqrt(min(best2, reach2)) * (1 + 1e-9) + slack  # 1e-9: sqrt's rounding
+            x0, x1 = _home(px - r, low[0], step[0], nx), _home(px + r, low[0], step[0], nx)
+            y0, y1 = _home(py - r, low[1], step[1], ny), _home(py + r, low[1], step[1], ny)
+            z0, z1 = _home(pz - r, low[2], step[2], nz), _home(pz + r, low[2], step[2], nz)
+            for ix in range(x0, x1 + 1):
+                gap_x = _axis_gap(px, ix, low[0], step[0], slack)
+                if gap_x * gap_x > best2:
+                    continue
+                for iy in range(y0, y1 + 1):
+                    gap_y = _axis_gap(py, iy, low[1], step[1], slack)
+                    gap_xy2 = gap_x * gap_x + gap_y * gap_y
+                    if gap_xy2 > best2:
+                        continue
+                    base = (ix * ny + iy) * nz
+                    for iz in range(z0, z1 + 1):
+                        first, last = start[base + iz], start[base + iz + 1]
+                        if first == last:
+                            continue
+                        gap_z = _axis_gap(pz, iz, low[2], step[2], slack)
+                        if gap_xy2 + gap_z * gap_z > best2:
+                            continue
+                        ring = max(abs(ix - hx), abs(iy - hy), abs(iz - hz))
+                        for slot in range(first, last):
+                            if slot == tried:
+                                continue
+                            box2 = _box_gap2(px, py, pz, corners, slot)
+                            if box2 > best2 or (
+                                box2 == best2
+                                and (best_ring < ring or (best_ring == ring and best_slot < slot))
+                            ):
+                                continue  # no nearer, nor tied with the best and of lower rank
+                            code, x, y, z = _on_element(px, py, pz, corners, slot)
+                            gap2 = _gap2(px, py, pz, x, y, z)
+                            if gap2 < best2 or (
+                                gap2 == best2
+                                and (ring < best_ring or (ring == best_ring and slot < best_slot))
+                            ):
+                                best2, best, best_feature = gap2, member[slot], code
+                                qx, qy, qz = x, y, z
+                                best_ring, best_slot = ring, slot
         k = 0
-        while True:
+        while rings:
             for ix in range(max(hx - k, 0), min(hx + k, nx - 1) + 1):
                 gap_x = _axis_gap(px, ix, low[0], step[0], slack)
                 if gap_x * gap_x > min(best2, reach2):
@@ -137,8 +182,8 @@ def search(points, radius, hint, per, slot_of, corners, start, member, low, step
                         if gap_xy2 + gap_z * gap_z > min(best2, reach2):
                             continue
                         for slot in range(first, last):
-                            if slot == tried or _box_gap2(px, py, pz, corners, slot) >= best2:
-                                continue  # measured, or no nearer than the best (first wins)
+                            if _box_gap2(px, py, pz, corners, slot) >= best2:
+                                continue  # no nearer than the best (the first met wins)
                             code, x, y, z = _on_element(px, py, pz, corners, slot)
                             gap2 = _gap2(px, py, pz, x, y, z)
                             if gap2 < best2:

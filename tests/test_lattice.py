@@ -209,6 +209,48 @@ def test_cube_index_finds_the_brute_force_distance(dim):
     np.testing.assert_array_equal(classic.distance, hit.distance)
 
 
+def _squared_gaps(points: np.ndarray, closest: np.ndarray) -> np.ndarray:
+    """|p - q|^2 summed over the axes in order, the search's own arithmetic (`kernels._gap2`)."""
+    gap = points - closest
+    total = gap[:, 0] * gap[:, 0] + gap[:, 1] * gap[:, 1]
+    return total + gap[:, 2] * gap[:, 2] if points.shape[1] == 3 else total
+
+
+@pytest.mark.parametrize("dim", [2, 3])
+def test_cube_index_names_the_tied_element_the_rings_meet_first(dim):
+    """Lattice points are equidistant from many elements of a lattice mesh. Of those, the
+    search names the hinted one, else the one of lowest rank (the ring of its bucket around
+    the point's, then its slot), whether it walks the rings (no hint) or the hinted ball in
+    one pass: checked against every element's distance, brute force."""
+    rng = np.random.default_rng(7 + dim)
+    shape = (14, 12, 10)[:dim]
+    spacing = np.array([0.5, 0.5, 2.0])[:dim]  # in 3D, buckets of 2 x 2 x 1 cubes
+    origin = np.array([3.0, -2.0, 1.0])[:dim]
+    mask = rng.random(shape) > 0.6
+    vertices, cells = mesh_surface(mask, spacing, origin, lattice.LATTICE_MESHING)
+    grid = lattice.Lattice(origin, spacing, shape)
+    index = lattice.LatticeIndex(vertices, cells, grid)
+    nodes = np.stack(np.meshgrid(*[np.arange(-2, n + 2) / 2 for n in shape], indexing="ij"), -1)
+    points = nodes.reshape(-1, dim)[rng.permutation(nodes[..., 0].size)[:300]] * spacing + origin
+    pairs = np.repeat(points, len(cells), axis=0), np.tile(np.arange(len(cells)), len(points))
+    closest = index.distance_to_cells(*pairs)[1]
+    gap2 = _squared_gaps(pairs[0], closest).reshape(len(points), len(cells))
+    start, slot = index._start, index._slot
+    bucket = np.unravel_index(np.searchsorted(start, slot, side="right") - 1, index._buckets)
+    home = np.floor((points - index._low[:dim]) / index._step[:dim]).astype(int)
+    home = np.clip(home, 0, index._buckets[:dim] - 1)
+    ring = np.max(np.abs(np.stack(bucket[:dim], axis=1)[None] - home[:, None]), axis=2)
+    rank = np.lexsort((np.broadcast_to(slot, gap2.shape), ring, gap2), axis=1)[:, 0]
+    nearest = gap2 == gap2.min(axis=1, keepdims=True)
+    assert np.sum(nearest.sum(axis=1) > 1) > 100  # ties are the rule on the lattice
+    np.testing.assert_array_equal(index.query(points).cell, rank)
+    last_tied = len(cells) - 1 - np.argmax(nearest[:, ::-1], axis=1)  # not the first, if tied
+    for hint in (rng.integers(0, len(cells), len(points)), rank, last_tied):
+        wins = nearest[np.arange(len(points)), hint]
+        found = index.query(points, hint=(hint, 1)).cell
+        np.testing.assert_array_equal(found, np.where(wins, hint, rank))
+
+
 @pytest.mark.parametrize("move", ["across cubes", "off the grid"])
 def test_cube_index_refuses_a_mesh_off_its_lattice(move):
     """The index holds only elements that lie in their cube of the lattice it is given: a mesh
