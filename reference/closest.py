@@ -141,9 +141,10 @@ class SurfaceIndex:
         distance inf, cell -1. hint: (cells, per), cells[i // per] a cell likely to be the
         closest to point i (or None; per divides QUERY_CHUNK, a power of two: a split
         element's 2 or 4 children share their parent's); an index may try it first to prune
-        its search, the distances found are the same. Large queries run in chunks of
-        QUERY_CHUNK points: the BVH's per-point result objects and the float64 temporaries of
-        the exact distance would otherwise take about 1 kB per point at once.
+        its search, the distances found are the same (the cube index names the hinted cell
+        among equidistant ones). Large queries run in chunks of QUERY_CHUNK points: the BVH's
+        per-point result objects and the float64 temporaries of the exact distance would
+        otherwise take about 1 kB per point at once.
         """
         points = np.asarray(points, dtype=np.float64)
         radius = np.broadcast_to(np.asarray(max_distance, dtype=np.float64), (len(points),))
