@@ -251,6 +251,34 @@ def test_cube_index_names_the_tied_element_the_rings_meet_first(dim):
         np.testing.assert_array_equal(found, np.where(wins, hint, rank))
 
 
+def test_cube_index_on_a_small_surface_in_a_large_field():
+    """A few elements in a large field make buckets of hundreds of cubes (at most
+    `BUCKETS_PER_ELEMENT` buckets an element): distances still equal brute force, with and
+    without hints, for points near small blobs in neighbouring buckets and far from them."""
+    rng = np.random.default_rng(5)
+    mask = np.zeros((3000, 2000), bool)
+    corners = rng.integers(1000, 1600, (4, 2))
+    for row, column in corners:
+        mask[row, column : column + 2] = True
+    spacing, origin = np.array([0.7, 1.3]), np.array([-5.0, 2.0])
+    vertices, cells = mesh_surface(mask, spacing, origin, lattice.LATTICE_MESHING)
+    grid = lattice.Lattice(origin, spacing, mask.shape)
+    index = lattice.LatticeIndex(vertices, cells, grid)
+    assert np.all(index._step[:2] / spacing >= 100)  # buckets of 100 cubes or more a side
+    near = (corners + 1) * spacing + origin
+    points = np.concatenate(
+        [
+            (near[:, None] + rng.normal(0, 2, (4, 200, 2))).reshape(-1, 2),
+            near.mean(axis=0) + rng.uniform(-900, 900, (100, 2)),
+        ]
+    )
+    exact = brute_force_distances(points, vertices, cells)
+    np.testing.assert_allclose(index.query(points).distance, exact, rtol=0, atol=1e-12)
+    hint = rng.integers(0, len(cells), len(points))
+    hinted = index.query(points, hint=(hint, 1)).distance
+    np.testing.assert_allclose(hinted, exact, rtol=0, atol=1e-12)
+
+
 @pytest.mark.parametrize("move", ["across cubes", "off the grid"])
 def test_cube_index_refuses_a_mesh_off_its_lattice(move):
     """The index holds only elements that lie in their cube of the lattice it is given: a mesh
