@@ -114,6 +114,9 @@ def search(points, radius, hint, per, slot_of, corners, start, member, low, step
             code, x, y, z = _on_element(px, py, pz, corners, tried)
             best2, best, best_feature = _gap2(px, py, pz, x, y, z), member[tried], code
             qx, qy, qz = x, y, z
+        # The ball's pass and the rings below are written out apiece: through shared inline
+        # helpers numba compiled both about 10 % slower. The rings need no rank test, since
+        # they meet elements in rank order.
         rings = best2 == np.inf
         if not rings:  # the ball of the hinted distance, in one pass
             best_ring, best_slot = -1, tried  # the hinted element ranks before every other
