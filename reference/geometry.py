@@ -25,6 +25,10 @@ SPLIT_CHILDREN = {
 (a, b) -> (a, m), (m, b); a triangle (a, b, c) -> (a, ab, ca), (ab, b, bc), (ca, bc, c),
 (ab, bc, ca)."""
 
+CENTRAL_CHILD = {2: None, 3: 3}
+"""The child whose centre is its parent's, if any: (ab + bc + ca) / 3 = (a + b + c) / 3 for the
+triangle's middle child; neither half of a segment has it. Its distance is its parent's."""
+
 
 def element_normals(corners: np.ndarray) -> np.ndarray:
     """Normals (k, dim), not normalized, of elements (corners (k, dim, dim)): (b - a) x (c - a)

@@ -40,7 +40,7 @@ import numpy as np
 
 from reference import kernels, lattice
 from reference.closest import SurfaceIndex, plain
-from reference.geometry import SPLIT_CHILDREN, SPLIT_EDGES
+from reference.geometry import CENTRAL_CHILD, SPLIT_CHILDREN, SPLIT_EDGES
 
 TIE_TOLERANCE = 1e-6
 """Relative tie tolerance at tau: d counts as within tau if d <= tau + TIE_TOLERANCE * L,
@@ -413,20 +413,57 @@ def _children(corners, closest, cell, distance, split, target: SurfaceIndex, com
     # A child's distance is at most its centre's distance to the parent's closest point.
     children, centres, reach = _split_with_reach(corners, closest, split, compiled)
     per_child = len(children) // np.count_nonzero(split)
-    # The parent's closest element is the likeliest closest element of its children.
-    hit = target.query(centres, reach, hint=(cell[split], per_child))
-    flat = _flat_families(distance[split], hit.distance.reshape(-1, per_child), compiled)
-    low, high = element_bounds(children, hit.distance, hit.point, compiled)
+    found, point, found_cell = _query_children(
+        centres, reach, split, distance, closest, cell, target
+    )
+    flat = _flat_families(distance[split], found.reshape(-1, per_child), compiled)
+    low, high = element_bounds(children, found, point, compiled)
     return _Children(
         children,
-        hit.distance,
-        hit.point,
-        hit.cell,
+        found,
+        point,
+        found_cell,
         _sizes(children, compiled),
         low,
         high,
         np.repeat(flat, per_child),
     )
+
+
+def _query_children(centres, reach, split, distance, closest, cell, target: SurfaceIndex):
+    """(distance, closest point, closest element) of the children's centres on target, in
+    `_split_with_reach`'s order.
+
+    A child is searched within its reach with its parent's closest element as the hint (the
+    likeliest closest element of the children). A triangle's middle child has its parent's
+    centre (`geometry.CENTRAL_CHILD`): it takes its parent's distance, closest point and
+    element instead of searching the same point again, a quarter of the children's queries.
+    """
+    rows = np.flatnonzero(split)
+    per_child = len(centres) // len(rows)
+    central = CENTRAL_CHILD[centres.shape[1]]
+    if central is None:
+        hit = target.query(centres, reach, hint=(cell[rows], per_child))
+        return hit.distance, hit.point, hit.cell
+    searched = np.ones((len(rows), per_child), bool)
+    searched[:, central] = False
+    searched = searched.ravel()
+    hit = target.query(
+        centres[searched], reach[searched], hint=(np.repeat(cell[rows], per_child - 1), 1)
+    )
+    found_distance, found_point = np.empty(len(centres)), np.empty_like(centres)
+    found_cell = np.empty(len(centres), np.int64)
+    found_distance[searched], found_point[searched], found_cell[searched] = (
+        hit.distance,
+        hit.point,
+        hit.cell,
+    )
+    found_distance[~searched], found_point[~searched], found_cell[~searched] = (
+        distance[rows],
+        closest[rows],
+        cell[rows],
+    )
+    return found_distance, found_point, found_cell
 
 
 def _split_with_reach(corners, closest, split: np.ndarray, compiled: bool):

@@ -891,6 +891,38 @@ def test_corner_queries_give_each_elements_own_corner_distances(dim):
     np.testing.assert_allclose(got, expected, atol=1e-9)
 
 
+@pytest.mark.parametrize("dim", [2, 3])
+@pytest.mark.parametrize("implementation", ["classic", "compiled"])
+def test_children_get_the_distances_at_their_own_centres(dim, implementation):
+    """A triangle's middle child takes its parent's query instead of its own (the same centre);
+    every child's distance, closest point and element must still be those of its own centre
+    (brute force), whichever child it is."""
+    from reference import metrics
+
+    rng = np.random.default_rng(17 + dim)
+    target_vertices = rng.normal(size=(40, dim)) * 5
+    target_cells = np.array([rng.choice(40, dim, replace=False) for _ in range(60)])
+    target = SurfaceIndex(target_vertices, target_cells, implementation)
+    corners = rng.normal(size=(30, dim, dim)) * 3
+    parent = target.query(corners.mean(axis=1))
+    split = rng.random(len(corners)) < 0.6
+    found = metrics._children(
+        corners,
+        parent.point,
+        parent.cell,
+        parent.distance,
+        split,
+        target,
+        implementation == "compiled",
+    )
+    centres = found.corners.mean(axis=1)
+    expected = brute_force_distances(centres, target_vertices, target_cells)
+    np.testing.assert_allclose(found.distance, expected, atol=1e-9)
+    np.testing.assert_allclose(np.linalg.norm(found.closest - centres, axis=1), expected, atol=1e-9)
+    at_cell = target.distance_to_cells(centres, found.cell)[0]
+    np.testing.assert_allclose(at_cell, expected, atol=1e-9)
+
+
 # ---------------------------------------------------------------------------------------------
 # The compiled implementation (default) against the classic one (1.1, kept for one release).
 
