@@ -15,7 +15,13 @@ from reference import meshing as meshing_lib
 from reference.closest import SurfaceIndex, check_implementation
 from reference.hausdorff import directed_hausdorff
 from reference.keys import METRIC_KEYS
-from reference.metrics import QUADRATURES, directed_distances, tie_threshold, weighted_metrics
+from reference.metrics import (
+    QUADRATURES,
+    opened_pair,
+    subdivided,
+    tie_threshold,
+    weighted_metrics,
+)
 from reference.signed import orient_outward
 
 DEFAULT_SUBDIVISION = 2
@@ -159,21 +165,23 @@ def _distance_metrics(
     scores: dict[str, float] = {}
     centres = [None, None]  # the distance pass's queries at the element centres, if it ran
     if set(keys) & {"HD95", "MASD", "ASSD", "NSD"}:
-        directed = [
-            directed_distances(
+        leaves = [
+            subdivided(
                 src,
                 target,
                 percentile=percentile,
                 threshold=threshold,
                 subdivision=subdivision,
                 refine=refine,
-                quadrature=quadrature,
                 coinciding=zeros,
             )
             for src, target, zeros in zip(
                 (surface_a, surface_b), (index_b, index_a), coinciding or (None, None), strict=True
             )
         ]
+        directed = opened_pair(
+            *leaves, percentile=percentile, threshold=threshold, quadrature=quadrature
+        )
         scores = weighted_metrics(*directed, percentile=percentile, threshold=threshold, tau=tau)
         centres = [one.centres for one in directed]
     if "HD" in keys:

@@ -34,6 +34,7 @@ element is split, which is what the convergence study compares against.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -260,7 +261,8 @@ def element_bounds(corners, distance, closest, compiled: bool = False):
 
 
 def _straddles(low, high, quantile: float, threshold: float) -> np.ndarray:
-    """Can an element with d in [low, high] hold the percentile or straddle tau?"""
+    """Can an element with d in [low, high] hold the percentile or straddle tau? (A NaN
+    quantile is never held: tau alone.)"""
     return ((low <= quantile) & (high >= quantile)) | ((low <= threshold) & (high > threshold))
 
 
@@ -307,7 +309,31 @@ def directed_distances(
     coinciding: lattice.Coinciding | None = None,
 ) -> Directed:
     """Distances from the element centres of one surface (vertices (n, dim), cells (k, dim))
-    to `target`.
+    to `target`: `subdivided`, then `Leaves.opened` for the percentile and tau."""
+    leaves = subdivided(
+        surface,
+        target,
+        percentile=percentile,
+        threshold=threshold,
+        subdivision=subdivision,
+        refine=refine,
+        coinciding=coinciding,
+    )
+    return leaves.opened(percentile=percentile, threshold=threshold, quadrature=quadrature)
+
+
+def subdivided(
+    surface: tuple[np.ndarray, np.ndarray],
+    target: SurfaceIndex,
+    *,
+    percentile: float,
+    threshold: float,
+    subdivision: int,
+    refine: str = "adaptive",
+    coinciding: lattice.Coinciding | None = None,
+) -> Leaves:
+    """The elements of one surface (vertices (n, dim), cells (k, dim)), subdivided where the
+    percentile or tau runs through them, with the distances from their centres to `target`.
 
     coinciding: elements known to coincide with one of target's (module `lattice`): d = 0 all
     over them, so they are neither searched nor split nor opened."""
@@ -361,9 +387,6 @@ def directed_distances(
         high = _leaves(source, high, found.high)
         settled = _leaves(source, settled, found.settled)
         del found  # copied into the leaves: not held through the next level
-    directed = Directed(distance, size, centres)
-    if quadrature == "midpoint":
-        return directed
 
     def leaf_corner_distance(leaves: np.ndarray) -> np.ndarray:
         """Exact distances at the corners of the given leaves (each within `high` of Y, its
@@ -374,15 +397,84 @@ def directed_distances(
         leaf_corners[~old] = children[leaves[~old] - len(source)]
         return _corner_distance(leaf_corners, high[leaves], cell[leaves], target)
 
-    return _open_straddling(
-        directed,
-        leaf_corner_distance,
-        low,
-        high,
-        settled,
+    return Leaves(Directed(distance, size, centres), low, high, settled, leaf_corner_distance)
+
+
+@dataclass
+class Leaves:
+    """One direction after the subdivision, before any element is opened: the centres'
+    distances and sizes (`directed`), the bounds [low, high] of d over each leaf, whether its
+    family is settled (never opened), and `corner_distance(leaves)`, the exact distances at
+    the corners of the given leaves."""
+
+    directed: Directed
+    low: np.ndarray
+    high: np.ndarray
+    settled: np.ndarray
+    corner_distance: Callable[[np.ndarray], np.ndarray]
+
+    def percentile_ceiling(self, percentile: float) -> float:
+        """An upper bound of this direction's percentile however its leaves are opened.
+
+        A leaf counts as a step at its centre distance or by the shares of its corner
+        distances, all at most `high`: its size within t is at least size * [high <= t]. So
+        the size within reaches p % no later than at the step percentile of the highs (up to
+        the rounding of an interpolated percentile, PERCENTILE_TOLERANCE)."""
+        size = plain(self.directed.size)
+        return float(
+            kernels.weighted_select(plain(self.high), size, percentile / 100.0 * size.sum())
+        )
+
+    def opened(
+        self,
+        *,
+        percentile: float,
+        threshold: float,
+        quadrature: str = "linear",
+        for_percentile: bool = True,
+    ) -> Directed:
+        """The leaves as NSD and HDp count them: under "linear" quadrature, the leaves whose
+        range [low, high] straddles tau, or holds the percentile (unless `for_percentile` is
+        False), are opened (`_open_straddling`)."""
+        if quadrature == "midpoint":
+            return self.directed
+        return _open_straddling(
+            self.directed,
+            self.corner_distance,
+            self.low,
+            self.high,
+            self.settled,
+            percentile=percentile if for_percentile else None,
+            threshold=threshold,
+        )
+
+
+def opened_pair(
+    a_to_b: Leaves, b_to_a: Leaves, *, percentile: float, threshold: float, quadrature: str
+) -> tuple[Directed, Directed]:
+    """Both directions, opened (`Leaves.opened`).
+
+    HDp is the larger of the two directed percentiles. The direction whose
+    `Leaves.percentile_ceiling` is higher is opened first; if the other's ceiling is then
+    below the first's percentile, the other's percentile is the smaller however it is
+    resolved, HDp is the first's, and the other opens its leaves for tau alone. No metric
+    moves (NSD needs only the leaves straddling tau, MASD and ASSD use the centres), and its
+    percentile's corner queries are saved. The margin is an interpolated percentile's
+    rounding, on both sides."""
+    if quadrature == "midpoint":
+        return a_to_b.directed, b_to_a.directed
+    pair = (a_to_b, b_to_a)
+    ceiling = [leaves.percentile_ceiling(percentile) for leaves in pair]
+    first = 0 if ceiling[0] >= ceiling[1] else 1
+    directed = [None, None]
+    directed[first] = pair[first].opened(percentile=percentile, threshold=threshold)
+    larger = directed[first].percentile(percentile)
+    directed[1 - first] = pair[1 - first].opened(
         percentile=percentile,
         threshold=threshold,
+        for_percentile=ceiling[1 - first] + 2 * PERCENTILE_TOLERANCE >= larger,
     )
+    return directed[0], directed[1]
 
 
 def _leaves(kept: np.ndarray, parents: np.ndarray, children: np.ndarray) -> np.ndarray:
@@ -523,15 +615,16 @@ def _open_straddling(
     high,
     settled,
     *,
-    percentile: float,
+    percentile: float | None,
     threshold: float,
 ) -> Directed:
-    """Open the elements whose range [low, high] holds the percentile or straddles tau, and
-    measure the exact distances at their corners (`leaf_corner_distance(leaves)`)."""
+    """Open the elements whose range [low, high] holds the percentile (unless it is None) or
+    straddles tau, and measure the exact distances at their corners
+    (`leaf_corner_distance(leaves)`)."""
     is_open = np.zeros(len(directed.distance), bool)
     opened, corner_distance = [], []
     for _ in range(OPEN_ROUNDS):
-        quantile = directed.percentile(percentile)
+        quantile = np.nan if percentile is None else directed.percentile(percentile)
         new = np.flatnonzero(~settled & ~is_open & _straddles(low, high, quantile, threshold))
         if len(new) == 0:
             break

@@ -26,7 +26,10 @@ from reference.metrics import (
     _corner_distance,
     directed_distances,
     linear_share_within,
+    opened_pair,
     split_elements,
+    subdivided,
+    tie_threshold,
     weighted_metrics,
 )
 from reference.signed import SignedSurface
@@ -921,6 +924,83 @@ def test_children_get_the_distances_at_their_own_centres(dim, implementation):
     np.testing.assert_allclose(np.linalg.norm(found.closest - centres, axis=1), expected, atol=1e-9)
     at_cell = target.distance_to_cells(centres, found.cell)[0]
     np.testing.assert_allclose(at_cell, expected, atol=1e-9)
+
+
+def _surface_pairs(synthetic_pairs):
+    """Pairs whose directed percentiles lie far apart (offset spheres of different radii, the
+    synthetic OARs) and close together (concentric spheres, both directions about 0.5 mm;
+    offset circles of one radius, the same by symmetry)."""
+    origin = np.zeros(3)
+    yield (
+        analytic.sphere_surface(8.0, resolution=30),
+        analytic.sphere_surface(9.5, (1.0, 0.5, -0.7), resolution=30),
+    )
+    yield analytic.sphere_surface(8.0, resolution=30), analytic.sphere_surface(8.5, resolution=30)
+    yield analytic.circle_surface(5.0, segments=60), analytic.circle_surface(5.0, (1.3, 0.2), 60)
+    for pair, spacing in synthetic_pairs:
+        yield tuple(
+            mesh_surface(mask, np.asarray(spacing), origin, "discrete_marching_cubes")
+            for mask in (pair.mask_a, pair.mask_b)
+        )
+
+
+def test_the_smaller_percentile_opens_for_tau_alone_and_moves_no_metric(synthetic_pairs):
+    """HDp is the larger directed percentile: `opened_pair` opens the other direction's leaves
+    for tau alone when its percentile's ceiling lies below the larger one. Every metric must
+    equal both directions opened in full; each percentile lies below its ceiling; and where the
+    percentiles lie far apart, fewer leaves are opened."""
+    skipped = 0
+    for a, b in _surface_pairs(synthetic_pairs):
+        threshold = tie_threshold(2.0, a[0], b[0])
+        leaves = [
+            subdivided(
+                src, SurfaceIndex(*target), percentile=95, threshold=threshold, subdivision=2
+            )
+            for src, target in ((a, b), (b, a))
+        ]
+        full = [one.opened(percentile=95, threshold=threshold) for one in leaves]
+        paired = opened_pair(*leaves, percentile=95, threshold=threshold, quadrature="linear")
+        options = dict(percentile=95, threshold=threshold, tau=2.0)
+        assert weighted_metrics(*paired, **options) == pytest.approx(
+            weighted_metrics(*full, **options), abs=1e-12, rel=0
+        )
+        opened = [
+            [0 if one.open is None else len(one.open) for one in way] for way in (full, paired)
+        ]
+        for one, whole, fewer in zip(leaves, full, paired, strict=True):
+            ceiling = one.percentile_ceiling(95) + 1e-9
+            assert whole.percentile(95) <= ceiling and fewer.percentile(95) <= ceiling
+        assert all(f >= p for f, p in zip(*opened, strict=True))
+        skipped += sum(opened[0]) - sum(opened[1])
+    assert skipped > 0
+
+
+def test_opened_pair_resolves_the_second_percentile_when_it_can_be_the_larger():
+    """Leaves made by hand: A's bounds reach higher (opened first, percentile 1.0 or 1.8),
+    B's lie in [1.4, 1.6] with corners 1.4, 1.5, 1.6 (interpolated percentile
+    1.6 - sqrt(0.001), the step at its centres 1.5). Below B's ceiling, B must be opened
+    for its percentile and is HDp; above it, B opens for tau alone and is not."""
+    from reference.metrics import Directed, Leaves
+
+    count = 100
+    ones, size = np.ones(count), np.full(count, 0.5)
+
+    def leaves(centre, low, high, corners):
+        return Leaves(
+            Directed(centre * ones, size),
+            low * ones,
+            high * ones,
+            np.zeros(count, bool),
+            lambda chosen: np.tile(corners, (len(chosen), 1)),
+        )
+
+    b = leaves(1.5, 1.4, 1.6, [1.4, 1.5, 1.6])
+    for a_value, hdp, b_opened in ((1.0, 1.6 - np.sqrt(0.001), count), (1.8, 1.8, 0)):
+        a = leaves(a_value, 1.0, 1.9, [a_value] * 3)
+        pair = opened_pair(a, b, percentile=95, threshold=2.0, quadrature="linear")
+        got = weighted_metrics(*pair, percentile=95, threshold=2.0)["HD95"]
+        assert got == pytest.approx(hdp, abs=1e-9)
+        assert (0 if pair[1].open is None else len(pair[1].open)) == b_opened
 
 
 # ---------------------------------------------------------------------------------------------
