@@ -17,8 +17,7 @@ from reference.hausdorff import directed_hausdorff
 from reference.keys import METRIC_KEYS
 from reference.metrics import (
     QUADRATURES,
-    opened_pair,
-    subdivided,
+    both_directions,
     tie_threshold,
     weighted_metrics,
 )
@@ -165,22 +164,15 @@ def _distance_metrics(
     scores: dict[str, float] = {}
     centres = [None, None]  # the distance pass's queries at the element centres, if it ran
     if set(keys) & {"HD95", "MASD", "ASSD", "NSD"}:
-        leaves = [
-            subdivided(
-                src,
-                target,
-                percentile=percentile,
-                threshold=threshold,
-                subdivision=subdivision,
-                refine=refine,
-                coinciding=zeros,
-            )
-            for src, target, zeros in zip(
-                (surface_a, surface_b), (index_b, index_a), coinciding or (None, None), strict=True
-            )
-        ]
-        directed = opened_pair(
-            *leaves, percentile=percentile, threshold=threshold, quadrature=quadrature
+        directed = both_directions(
+            (surface_a, surface_b),
+            (index_a, index_b),
+            coinciding or (None, None),
+            percentile=percentile,
+            threshold=threshold,
+            subdivision=subdivision,
+            refine=refine,
+            quadrature=quadrature,
         )
         scores = weighted_metrics(*directed, percentile=percentile, threshold=threshold, tau=tau)
         centres = [one.centres for one in directed]

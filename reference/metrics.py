@@ -76,6 +76,9 @@ def _dot(x: np.ndarray, y: np.ndarray) -> float:
     return float(np.multiply(x, y).sum())
 
 
+SIZE_ROUNDING = 1e-9
+"""Relative allowance for rounding in a sum of element sizes (see `Leaves`)."""
+
 PERCENTILE_TOLERANCE = 1e-9
 """mm. Allowance for rounding in an interpolated percentile (its quadratic is solved in
 floating point), which the brackets of module `bounds` take off their lower end."""
@@ -260,10 +263,12 @@ def element_bounds(corners, distance, closest, compiled: bool = False):
     return distance - radius, np.minimum(distance + radius, reach)
 
 
-def _straddles(low, high, quantile: float, threshold: float) -> np.ndarray:
-    """Can an element with d in [low, high] hold the percentile or straddle tau? (A NaN
-    quantile is never held: tau alone.)"""
-    return ((low <= quantile) & (high >= quantile)) | ((low <= threshold) & (high > threshold))
+def _straddles(low, high, quantile, threshold: float) -> np.ndarray:
+    """Can an element with d in [low, high] hold the percentile or straddle tau? quantile: a
+    value, or an interval (lowest, highest) of values it may take; NaN is never held (tau
+    alone)."""
+    lowest, highest = quantile if isinstance(quantile, tuple) else (quantile, quantile)
+    return ((low <= highest) & (high >= lowest)) | ((low <= threshold) & (high > threshold))
 
 
 FLAT_TOLERANCE = 1e-9
@@ -309,7 +314,7 @@ def directed_distances(
     coinciding: lattice.Coinciding | None = None,
 ) -> Directed:
     """Distances from the element centres of one surface (vertices (n, dim), cells (k, dim))
-    to `target`: `subdivided`, then `Leaves.opened` for the percentile and tau."""
+    to `target`: `subdivided`, then `Leaves.opened`."""
     leaves = subdivided(
         surface,
         target,
@@ -317,9 +322,10 @@ def directed_distances(
         threshold=threshold,
         subdivision=subdivision,
         refine=refine,
+        quadrature=quadrature,
         coinciding=coinciding,
     )
-    return leaves.opened(percentile=percentile, threshold=threshold, quadrature=quadrature)
+    return leaves.opened()
 
 
 def subdivided(
@@ -330,6 +336,7 @@ def subdivided(
     threshold: float,
     subdivision: int,
     refine: str = "adaptive",
+    quadrature: str = "linear",
     coinciding: lattice.Coinciding | None = None,
 ) -> Leaves:
     """The elements of one surface (vertices (n, dim), cells (k, dim)), subdivided where the
@@ -388,93 +395,132 @@ def subdivided(
         settled = _leaves(source, settled, found.settled)
         del found  # copied into the leaves: not held through the next level
 
-    def leaf_corner_distance(leaves: np.ndarray) -> np.ndarray:
-        """Exact distances at the corners of the given leaves (each within `high` of Y, its
-        centre's closest element the likeliest closest element of its corners)."""
-        old = leaves < len(source)
-        leaf_corners = np.empty((len(leaves), *corners.shape[1:]))
-        leaf_corners[old] = corners[source[leaves[old]]]
-        leaf_corners[~old] = children[leaves[~old] - len(source)]
-        return _corner_distance(leaf_corners, high[leaves], cell[leaves], target)
+    # Only the leaves kept here can ever be opened (`_open_straddling`); the rest of the
+    # subdivision (the corners of every leaf above all) dies with this call, before the other
+    # direction's, as it did when each direction was opened at once.
+    size = plain(size)
+    target_size = percentile / 100.0 * size.sum()
+    floor, ceiling = (
+        float(kernels.weighted_select(plain(bound), size, target_size * (1 + side * SIZE_ROUNDING)))
+        for bound, side in ((low, -1), (high, 1))
+    )
+    margin = 2 * PERCENTILE_TOLERANCE
+    openable = np.flatnonzero(
+        ~settled & _straddles(low, high, (floor - margin, ceiling + margin), threshold)
+        if quadrature == "linear"
+        else np.zeros(len(low), bool)  # "midpoint" counts every leaf by its centre
+    )
+    old = openable < len(source)
+    openable_corners = np.empty((len(openable), *corners.shape[1:]))
+    openable_corners[old] = corners[source[openable[old]]]
+    openable_corners[~old] = children[openable[~old] - len(source)]
+    openable_high, hint = high[openable], cell[openable]
 
-    return Leaves(Directed(distance, size, centres), low, high, settled, leaf_corner_distance)
+    def corner_distance(rows: np.ndarray) -> np.ndarray:
+        """Exact distances at the corners of the openable leaves `rows` (each within `high`
+        of Y, its centre's closest element the likeliest closest element of its corners)."""
+        return _corner_distance(openable_corners[rows], openable_high[rows], hint[rows], target)
+
+    openable_low = low[openable]
+    held = (openable, openable_corners, openable_low, openable_high, hint)
+    return Leaves(
+        Directed(distance, size, centres),
+        percentile,
+        threshold,
+        ceiling,
+        openable,
+        openable_low,
+        openable_high,
+        corner_distance,
+        sum(array.nbytes for array in held),
+    )
 
 
 @dataclass
 class Leaves:
-    """One direction after the subdivision, before any element is opened: the centres'
-    distances and sizes (`directed`), the bounds [low, high] of d over each leaf, whether its
-    family is settled (never opened), and `corner_distance(leaves)`, the exact distances at
-    the corners of the given leaves."""
+    """One direction after the subdivision for `percentile` and `threshold`, before any leaf
+    is opened: the centres' distances and sizes (`directed`); an upper bound of the direction's
+    percentile however its leaves are opened (`ceiling`); the leaves that can be opened
+    (`openable`, ascending), their bounds [low, high] of d, and `corner_distance(rows)`, the
+    exact distances at the corners of the openable leaves `rows`; `held_bytes`, the memory
+    those take until the leaves are opened.
+
+    The ceiling: a leaf counts as a step at its centre distance or by the shares of its corner
+    distances, all at most its `high`, so its size within t is at least size * [high <= t],
+    and the size within reaches p % no later than at the step percentile of the highs. The
+    same argument with the lows bounds it from below, so every quantile `_open_straddling`
+    meets lies between the two, and a leaf whose range reaches neither that interval nor tau
+    is never opened. Both are taken at a target size SIZE_ROUNDING wider (sums of the same
+    sizes in another order differ in their last bits, and on voxel meshes, whose elements
+    come in a few sizes, p % of the total can fall exactly on a step) and widened by an
+    interpolated percentile's rounding (PERCENTILE_TOLERANCE)."""
 
     directed: Directed
+    percentile: float
+    threshold: float
+    ceiling: float
+    openable: np.ndarray
     low: np.ndarray
     high: np.ndarray
-    settled: np.ndarray
     corner_distance: Callable[[np.ndarray], np.ndarray]
+    held_bytes: int = 0
 
-    def percentile_ceiling(self, percentile: float) -> float:
-        """An upper bound of this direction's percentile however its leaves are opened.
-
-        A leaf counts as a step at its centre distance or by the shares of its corner
-        distances, all at most `high`: its size within t is at least size * [high <= t]. So
-        the size within reaches p % no later than at the step percentile of the highs (up to
-        the rounding of an interpolated percentile, PERCENTILE_TOLERANCE)."""
-        size = plain(self.directed.size)
-        return float(
-            kernels.weighted_select(plain(self.high), size, percentile / 100.0 * size.sum())
-        )
-
-    def opened(
-        self,
-        *,
-        percentile: float,
-        threshold: float,
-        quadrature: str = "linear",
-        for_percentile: bool = True,
-    ) -> Directed:
-        """The leaves as NSD and HDp count them: under "linear" quadrature, the leaves whose
-        range [low, high] straddles tau, or holds the percentile (unless `for_percentile` is
-        False), are opened (`_open_straddling`)."""
-        if quadrature == "midpoint":
-            return self.directed
+    def opened(self, for_percentile: bool = True) -> Directed:
+        """The leaves as NSD and HDp count them: those whose range [low, high] straddles tau,
+        or holds the percentile (unless `for_percentile` is False), opened (none under
+        "midpoint" quadrature: no leaf is openable)."""
         return _open_straddling(
             self.directed,
-            self.corner_distance,
-            self.low,
-            self.high,
-            self.settled,
-            percentile=percentile if for_percentile else None,
-            threshold=threshold,
+            self,
+            percentile=self.percentile if for_percentile else None,
+            threshold=self.threshold,
         )
 
 
-def opened_pair(
-    a_to_b: Leaves, b_to_a: Leaves, *, percentile: float, threshold: float, quadrature: str
-) -> tuple[Directed, Directed]:
-    """Both directions, opened (`Leaves.opened`).
+def opened_pair(a_to_b: Leaves, b_to_a: Leaves) -> tuple[Directed, Directed]:
+    """Both directions, opened: the one whose `Leaves.ceiling` is higher first, then the
+    other beside it (`_opened_beside`)."""
+    if a_to_b.ceiling >= b_to_a.ceiling:
+        a_directed = a_to_b.opened()
+        return a_directed, _opened_beside(a_directed, b_to_a)
+    b_directed = b_to_a.opened()
+    return _opened_beside(b_directed, a_to_b), b_directed
 
-    HDp is the larger of the two directed percentiles. The direction whose
-    `Leaves.percentile_ceiling` is higher is opened first; if the other's ceiling is then
-    below the first's percentile, the other's percentile is the smaller however it is
-    resolved, HDp is the first's, and the other opens its leaves for tau alone. No metric
-    moves (NSD needs only the leaves straddling tau, MASD and ASSD use the centres), and its
-    percentile's corner queries are saved. The margin is an interpolated percentile's
-    rounding, on both sides."""
-    if quadrature == "midpoint":
-        return a_to_b.directed, b_to_a.directed
-    pair = (a_to_b, b_to_a)
-    ceiling = [leaves.percentile_ceiling(percentile) for leaves in pair]
-    first = 0 if ceiling[0] >= ceiling[1] else 1
-    directed = [None, None]
-    directed[first] = pair[first].opened(percentile=percentile, threshold=threshold)
-    larger = directed[first].percentile(percentile)
-    directed[1 - first] = pair[1 - first].opened(
-        percentile=percentile,
-        threshold=threshold,
-        for_percentile=ceiling[1 - first] + 2 * PERCENTILE_TOLERANCE >= larger,
-    )
-    return directed[0], directed[1]
+
+def _opened_beside(other: Directed, leaves: Leaves) -> Directed:
+    """`leaves` opened, for tau alone when their ceiling lies below the other direction's
+    percentile.
+
+    HDp is the larger of the two directed percentiles. If this direction's ceiling is below
+    the other's percentile, its own is the smaller however it is resolved, and HDp is the
+    other's: no metric moves when its leaves are opened for tau alone (NSD needs only the
+    leaves straddling tau, MASD and ASSD use the centres), and its percentile's corner
+    queries are saved. The margin is an interpolated percentile's rounding, on both sides."""
+    larger = other.percentile(leaves.percentile)
+    return leaves.opened(leaves.ceiling + 2 * PERCENTILE_TOLERANCE >= larger)
+
+
+DEFERRED_BYTES = 1 << 24
+"""A -> B waits to be opened until B -> A is subdivided (`both_directions`) only while what it
+holds for its openable leaves (their corners above all: 72 bytes a leaf) fits in 16 MiB: it is
+held through B's subdivision, the peak of memory, which this bounds to grow by no more."""
+
+
+def both_directions(
+    surfaces, indexes, coinciding=(None, None), **options
+) -> tuple[Directed, Directed]:
+    """A -> B and B -> A (surfaces (A, B), their indexes (A's, B's)): `subdivided` with
+    `options`, then opened (`opened_pair`), so that the direction whose percentile is provably
+    the smaller opens its leaves for tau alone. When A has many openable leaves it is opened
+    at once, in full (DEFERRED_BYTES), and only B can be spared."""
+    a_to_b = subdivided(surfaces[0], indexes[1], coinciding=coinciding[0], **options)
+    if a_to_b.held_bytes > DEFERRED_BYTES:
+        a_directed = a_to_b.opened()
+        del a_to_b  # the openable leaves' corners go before B's subdivision
+        b_to_a = subdivided(surfaces[1], indexes[0], coinciding=coinciding[1], **options)
+        return a_directed, _opened_beside(a_directed, b_to_a)
+    b_to_a = subdivided(surfaces[1], indexes[0], coinciding=coinciding[1], **options)
+    return opened_pair(a_to_b, b_to_a)
 
 
 def _leaves(kept: np.ndarray, parents: np.ndarray, children: np.ndarray) -> np.ndarray:
@@ -609,28 +655,20 @@ def _distinct_points(points: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 
 
 def _open_straddling(
-    directed: Directed,
-    leaf_corner_distance,
-    low,
-    high,
-    settled,
-    *,
-    percentile: float | None,
-    threshold: float,
+    directed: Directed, leaves: Leaves, *, percentile: float | None, threshold: float
 ) -> Directed:
-    """Open the elements whose range [low, high] holds the percentile (unless it is None) or
-    straddles tau, and measure the exact distances at their corners
-    (`leaf_corner_distance(leaves)`)."""
-    is_open = np.zeros(len(directed.distance), bool)
+    """Open the openable leaves whose range [low, high] holds the percentile (unless it is
+    None) or straddles tau, and measure the exact distances at their corners."""
+    is_open = np.zeros(len(leaves.openable), bool)
     opened, corner_distance = [], []
     for _ in range(OPEN_ROUNDS):
         quantile = np.nan if percentile is None else directed.percentile(percentile)
-        new = np.flatnonzero(~settled & ~is_open & _straddles(low, high, quantile, threshold))
+        new = np.flatnonzero(~is_open & _straddles(leaves.low, leaves.high, quantile, threshold))
         if len(new) == 0:
             break
         is_open[new] = True
-        opened.append(new)
-        corner_distance.append(leaf_corner_distance(new))
+        opened.append(leaves.openable[new])
+        corner_distance.append(leaves.corner_distance(new))
         directed = Directed(
             directed.distance,
             directed.size,

@@ -958,8 +958,8 @@ def test_the_smaller_percentile_opens_for_tau_alone_and_moves_no_metric(syntheti
             )
             for src, target in ((a, b), (b, a))
         ]
-        full = [one.opened(percentile=95, threshold=threshold) for one in leaves]
-        paired = opened_pair(*leaves, percentile=95, threshold=threshold, quadrature="linear")
+        full = [one.opened() for one in leaves]
+        paired = opened_pair(*leaves)
         options = dict(percentile=95, threshold=threshold, tau=2.0)
         assert weighted_metrics(*paired, **options) == pytest.approx(
             weighted_metrics(*full, **options), abs=1e-12, rel=0
@@ -968,11 +968,59 @@ def test_the_smaller_percentile_opens_for_tau_alone_and_moves_no_metric(syntheti
             [0 if one.open is None else len(one.open) for one in way] for way in (full, paired)
         ]
         for one, whole, fewer in zip(leaves, full, paired, strict=True):
-            ceiling = one.percentile_ceiling(95) + 1e-9
+            ceiling = one.ceiling + 1e-9
             assert whole.percentile(95) <= ceiling and fewer.percentile(95) <= ceiling
         assert all(f >= p for f, p in zip(*opened, strict=True))
         skipped += sum(opened[0]) - sum(opened[1])
     assert skipped > 0
+
+
+@pytest.mark.parametrize("percentile", [50, 95])
+def test_openable_leaves_hold_every_leaf_the_opening_rounds_reach(percentile):
+    """`subdivided` keeps the corners of the leaves that can be opened only: those whose range
+    [low, high] reaches tau or the interval the percentile can take. Unsplit (subdivision 0),
+    the leaves are the elements, whose bounds the test measures itself: every element whose
+    range holds tau or the final percentile must be openable, and opened."""
+    from reference.metrics import element_bounds
+
+    a = analytic.sphere_surface(8.0, resolution=30)
+    b = analytic.sphere_surface(9.5, (1.0, 0.5, -0.7), resolution=30)
+    target = SurfaceIndex(*b)
+    threshold = tie_threshold(2.0, a[0], b[0])
+    leaves = subdivided(a, target, percentile=percentile, threshold=threshold, subdivision=0)
+    opened = leaves.opened()
+    corners = a[0][a[1]]
+    hit = target.query(corners.mean(axis=1))
+    low, high = element_bounds(corners, hit.distance, hit.point)
+    final = opened.percentile(percentile)
+    reached = np.flatnonzero(
+        ((low <= final) & (high >= final)) | ((low <= threshold) & (high > threshold))
+    )
+    assert np.isin(reached, leaves.openable).all() and np.isin(reached, opened.open).all()
+    assert len(leaves.openable) < len(corners)  # the others' corners are not kept
+
+
+def test_both_directions_give_the_same_scores_deferred_or_not(synthetic_pairs, monkeypatch):
+    """A -> B waits to be opened while its openable leaves fit in DEFERRED_BYTES, else it is
+    opened at once in full; the scores are the same either way, and the same as opening both
+    directions in full."""
+    from reference import metrics
+
+    for a, b in _surface_pairs(synthetic_pairs):
+        threshold = tie_threshold(2.0, a[0], b[0])
+        options = dict(percentile=95, threshold=threshold, subdivision=2)
+        indexes = (SurfaceIndex(*a), SurfaceIndex(*b))
+        scores = []
+        for held in (1 << 40, 0):
+            monkeypatch.setattr(metrics, "DEFERRED_BYTES", held)
+            both = metrics.both_directions((a, b), indexes, **options)
+            scores.append(weighted_metrics(*both, percentile=95, threshold=threshold, tau=2.0))
+        full = [
+            directed_distances(src, index, **options)
+            for src, index in ((a, indexes[1]), (b, indexes[0]))
+        ]
+        scores.append(weighted_metrics(*full, percentile=95, threshold=threshold, tau=2.0))
+        assert scores[0] == scores[1] == scores[2]
 
 
 def test_opened_pair_resolves_the_second_percentile_when_it_can_be_the_larger():
@@ -988,16 +1036,19 @@ def test_opened_pair_resolves_the_second_percentile_when_it_can_be_the_larger():
     def leaves(centre, low, high, corners):
         return Leaves(
             Directed(centre * ones, size),
+            95,
+            2.0,
+            high,  # the ceiling: the step percentile of the highs
+            np.arange(count),
             low * ones,
             high * ones,
-            np.zeros(count, bool),
-            lambda chosen: np.tile(corners, (len(chosen), 1)),
+            lambda rows: np.tile(corners, (len(rows), 1)),
         )
 
     b = leaves(1.5, 1.4, 1.6, [1.4, 1.5, 1.6])
     for a_value, hdp, b_opened in ((1.0, 1.6 - np.sqrt(0.001), count), (1.8, 1.8, 0)):
         a = leaves(a_value, 1.0, 1.9, [a_value] * 3)
-        pair = opened_pair(a, b, percentile=95, threshold=2.0, quadrature="linear")
+        pair = opened_pair(a, b)
         got = weighted_metrics(*pair, percentile=95, threshold=2.0)["HD95"]
         assert got == pytest.approx(hdp, abs=1e-9)
         assert (0 if pair[1].open is None else len(pair[1].open)) == b_opened
