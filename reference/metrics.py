@@ -26,6 +26,8 @@ share f_n(t) of its size on which the interpolant is <= t (`linear_share_within`
     NSD            = (size within tau, both directions) / (|S_A| + |S_B|)
     HDp            = max over directions of the smallest t with size within t >= p/100 |S_X|
 
+HDp takes the larger direction's percentile: a direction whose percentile provably is the
+smaller opens its elements for tau alone (`opened_pair`); no metric moves.
 `quadrature="midpoint"` counts open elements by their centre too: the paper's definition.
 The public HD replaces the centre maximum by the bracket of module `hausdorff` (vertices
 and refined points, within 1e-3 mm of the surface maximum). With `refine="uniform"` every
@@ -395,7 +397,7 @@ def subdivided(
         settled = _leaves(source, settled, found.settled)
         del found  # copied into the leaves: not held through the next level
 
-    # Only the leaves kept here can ever be opened (`_open_straddling`); the rest of the
+    # Only the leaves kept here can ever be opened (`Leaves.opened`); the rest of the
     # subdivision (the corners of every leaf above all) dies with this call, before the other
     # direction's, as it did when each direction was opened at once.
     size = plain(size)
@@ -448,9 +450,9 @@ class Leaves:
     The ceiling: a leaf counts as a step at its centre distance or by the shares of its corner
     distances, all at most its `high`, so its size within t is at least size * [high <= t],
     and the size within reaches p % no later than at the step percentile of the highs. The
-    same argument with the lows bounds it from below, so every quantile `_open_straddling`
-    meets lies between the two, and a leaf whose range reaches neither that interval nor tau
-    is never opened. Both are taken at a target size SIZE_ROUNDING wider (sums of the same
+    same argument with the lows bounds it from below, so every quantile `opened` meets lies
+    between the two, and a leaf whose range reaches neither that interval nor tau is never
+    opened. Both are taken at a target size SIZE_ROUNDING wider (sums of the same
     sizes in another order differ in their last bits, and on voxel meshes, whose elements
     come in a few sizes, p % of the total can fall exactly on a step) and widened by an
     interpolated percentile's rounding (PERCENTILE_TOLERANCE)."""
@@ -466,15 +468,32 @@ class Leaves:
     held_bytes: int = 0
 
     def opened(self, for_percentile: bool = True) -> Directed:
-        """The leaves as NSD and HDp count them: those whose range [low, high] straddles tau,
-        or holds the percentile (unless `for_percentile` is False), opened (none under
-        "midpoint" quadrature: no leaf is openable)."""
-        return _open_straddling(
-            self.directed,
-            self,
-            percentile=self.percentile if for_percentile else None,
-            threshold=self.threshold,
-        )
+        """The leaves as NSD and HDp count them: the openable leaves whose range [low, high]
+        straddles tau, or holds the percentile (unless `for_percentile` is False), opened,
+        with the exact distances at their corners (none under "midpoint" quadrature: no leaf
+        is openable). Opening moves the percentile slightly, so it runs in rounds (OPEN_ROUNDS)
+        until no further leaf holds it."""
+        directed = self.directed
+        is_open = np.zeros(len(self.openable), bool)
+        opened, corner_distance = [], []
+        for _ in range(OPEN_ROUNDS):
+            quantile = directed.percentile(self.percentile) if for_percentile else np.nan
+            new = np.flatnonzero(
+                ~is_open & _straddles(self.low, self.high, quantile, self.threshold)
+            )
+            if len(new) == 0:
+                break
+            is_open[new] = True
+            opened.append(self.openable[new])
+            corner_distance.append(self.corner_distance(new))
+            directed = Directed(
+                directed.distance,
+                directed.size,
+                directed.centres,
+                np.concatenate(opened),
+                np.concatenate(corner_distance),
+            )
+        return directed
 
 
 def opened_pair(a_to_b: Leaves, b_to_a: Leaves) -> tuple[Directed, Directed]:
@@ -652,31 +671,6 @@ def _distinct_points(points: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     for axis in range(1, points.shape[1]):
         key += points[:, axis] * _KEY[axis]
     return kernels.distinct_in_order(plain(points), key, np.argsort(key))
-
-
-def _open_straddling(
-    directed: Directed, leaves: Leaves, *, percentile: float | None, threshold: float
-) -> Directed:
-    """Open the openable leaves whose range [low, high] holds the percentile (unless it is
-    None) or straddles tau, and measure the exact distances at their corners."""
-    is_open = np.zeros(len(leaves.openable), bool)
-    opened, corner_distance = [], []
-    for _ in range(OPEN_ROUNDS):
-        quantile = np.nan if percentile is None else directed.percentile(percentile)
-        new = np.flatnonzero(~is_open & _straddles(leaves.low, leaves.high, quantile, threshold))
-        if len(new) == 0:
-            break
-        is_open[new] = True
-        opened.append(leaves.openable[new])
-        corner_distance.append(leaves.corner_distance(new))
-        directed = Directed(
-            directed.distance,
-            directed.size,
-            directed.centres,
-            np.concatenate(opened),
-            np.concatenate(corner_distance),
-        )
-    return directed
 
 
 def weighted_metrics(
