@@ -265,11 +265,9 @@ def element_bounds(corners, distance, closest, compiled: bool = False):
     return distance - radius, np.minimum(distance + radius, reach)
 
 
-def _straddles(low, high, quantile, threshold: float) -> np.ndarray:
-    """Can an element with d in [low, high] hold the percentile or straddle tau? quantile: a
-    value, or an interval (lowest, highest) of values it may take; NaN is never held (tau
-    alone)."""
-    lowest, highest = quantile if isinstance(quantile, tuple) else (quantile, quantile)
+def _straddles(low, high, lowest: float, highest: float, threshold: float) -> np.ndarray:
+    """Can an element with d in [low, high] hold the percentile, known to lie in [lowest,
+    highest], or straddle tau? A NaN percentile is never held (tau alone)."""
     return ((low <= highest) & (high >= lowest)) | ((low <= threshold) & (high > threshold))
 
 
@@ -305,29 +303,11 @@ into the range of an element that was closed; each round opens those, usually on
 
 
 def directed_distances(
-    surface: tuple[np.ndarray, np.ndarray],
-    target: SurfaceIndex,
-    *,
-    percentile: float,
-    threshold: float,
-    subdivision: int,
-    refine: str = "adaptive",
-    quadrature: str = "linear",
-    coinciding: lattice.Coinciding | None = None,
+    surface: tuple[np.ndarray, np.ndarray], target: SurfaceIndex, **options
 ) -> Directed:
     """Distances from the element centres of one surface (vertices (n, dim), cells (k, dim))
-    to `target`: `subdivided`, then `Leaves.opened`."""
-    leaves = subdivided(
-        surface,
-        target,
-        percentile=percentile,
-        threshold=threshold,
-        subdivision=subdivision,
-        refine=refine,
-        quadrature=quadrature,
-        coinciding=coinciding,
-    )
-    return leaves.opened()
+    to `target`: `subdivided` with `options`, then `Leaves.opened`."""
+    return subdivided(surface, target, **options).opened()
 
 
 def subdivided(
@@ -374,7 +354,7 @@ def subdivided(
             split = np.ones(len(distance), bool)
         else:
             quantile = Directed(distance, size).percentile(percentile)
-            split = ~settled & _straddles(low, high, quantile, threshold)
+            split = ~settled & _straddles(low, high, quantile, quantile, threshold)
         if not split.any():
             break
         if level:
@@ -402,13 +382,11 @@ def subdivided(
     # direction's, as it did when each direction was opened at once.
     size = plain(size)
     target_size = percentile / 100.0 * size.sum()
-    floor, ceiling = (
-        float(kernels.weighted_select(plain(bound), size, target_size * (1 + side * SIZE_ROUNDING)))
-        for bound, side in ((low, -1), (high, 1))
-    )
+    floor = float(kernels.weighted_select(plain(low), size, target_size * (1 - SIZE_ROUNDING)))
+    ceiling = float(kernels.weighted_select(plain(high), size, target_size * (1 + SIZE_ROUNDING)))
     margin = 2 * PERCENTILE_TOLERANCE
     openable = np.flatnonzero(
-        ~settled & _straddles(low, high, (floor - margin, ceiling + margin), threshold)
+        ~settled & _straddles(low, high, floor - margin, ceiling + margin, threshold)
         if quadrature == "linear"
         else np.zeros(len(low), bool)  # "midpoint" counts every leaf by its centre
     )
@@ -416,15 +394,14 @@ def subdivided(
     openable_corners = np.empty((len(openable), *corners.shape[1:]))
     openable_corners[old] = corners[source[openable[old]]]
     openable_corners[~old] = children[openable[~old] - len(source)]
-    openable_high, hint = high[openable], cell[openable]
+    openable_low, openable_high, hint = low[openable], high[openable], cell[openable]
+    held = (openable, openable_corners, openable_low, openable_high, hint)
 
     def corner_distance(rows: np.ndarray) -> np.ndarray:
         """Exact distances at the corners of the openable leaves `rows` (each within `high`
         of Y, its centre's closest element the likeliest closest element of its corners)."""
         return _corner_distance(openable_corners[rows], openable_high[rows], hint[rows], target)
 
-    openable_low = low[openable]
-    held = (openable, openable_corners, openable_low, openable_high, hint)
     return Leaves(
         Directed(distance, size, centres),
         percentile,
@@ -479,7 +456,7 @@ class Leaves:
         for _ in range(OPEN_ROUNDS):
             quantile = directed.percentile(self.percentile) if for_percentile else np.nan
             new = np.flatnonzero(
-                ~is_open & _straddles(self.low, self.high, quantile, self.threshold)
+                ~is_open & _straddles(self.low, self.high, quantile, quantile, self.threshold)
             )
             if len(new) == 0:
                 break
@@ -533,13 +510,13 @@ def both_directions(
     the smaller opens its leaves for tau alone. When A has many openable leaves it is opened
     at once, in full (DEFERRED_BYTES), and only B can be spared."""
     a_to_b = subdivided(surfaces[0], indexes[1], coinciding=coinciding[0], **options)
+    a_directed = None
     if a_to_b.held_bytes > DEFERRED_BYTES:
-        a_directed = a_to_b.opened()
-        del a_to_b  # the openable leaves' corners go before B's subdivision
-        b_to_a = subdivided(surfaces[1], indexes[0], coinciding=coinciding[1], **options)
-        return a_directed, _opened_beside(a_directed, b_to_a)
+        a_directed, a_to_b = a_to_b.opened(), None  # its corners go before B's subdivision
     b_to_a = subdivided(surfaces[1], indexes[0], coinciding=coinciding[1], **options)
-    return opened_pair(a_to_b, b_to_a)
+    if a_directed is None:
+        return opened_pair(a_to_b, b_to_a)
+    return a_directed, _opened_beside(a_directed, b_to_a)
 
 
 def _leaves(kept: np.ndarray, parents: np.ndarray, children: np.ndarray) -> np.ndarray:
@@ -598,27 +575,17 @@ def _query_children(centres, reach, split, distance, closest, cell, target: Surf
     """
     rows = np.flatnonzero(split)
     per_child = len(centres) // len(rows)
+    parent = np.repeat(rows, per_child)
+    searched = np.ones(len(parent), bool)
     central = CENTRAL_CHILD[centres.shape[1]]
-    if central is None:
-        hit = target.query(centres, reach, hint=(cell[rows], per_child))
-        return hit.distance, hit.point, hit.cell
-    searched = np.ones((len(rows), per_child), bool)
-    searched[:, central] = False
-    searched = searched.ravel()
-    hit = target.query(
-        centres[searched], reach[searched], hint=(np.repeat(cell[rows], per_child - 1), 1)
-    )
-    found_distance, found_point = np.empty(len(centres)), np.empty_like(centres)
-    found_cell = np.empty(len(centres), np.int64)
+    if central is not None:
+        searched[central::per_child] = False
+    found_distance, found_point, found_cell = distance[parent], closest[parent], cell[parent]
+    hit = target.query(centres[searched], reach[searched], hint=(found_cell[searched], 1))
     found_distance[searched], found_point[searched], found_cell[searched] = (
         hit.distance,
         hit.point,
         hit.cell,
-    )
-    found_distance[~searched], found_point[~searched], found_cell[~searched] = (
-        distance[rows],
-        closest[rows],
-        cell[rows],
     )
     return found_distance, found_point, found_cell
 
