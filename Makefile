@@ -9,6 +9,9 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-$(shell cat requirements.txt constraints.txt pyproject.toml | cksum | cut -d' ' -f1)
 CORES ?= all
 SNAKEMAKE_ARGS ?=
+# A preset or a study of your own instead of config.yaml: make run CONFIG=workflow/presets/lidc.yaml
+CONFIG ?=
+CONFIG_ARGS := $(if $(CONFIG),--configfile $(CONFIG))
 
 .PHONY: run test test-cluster test-fast lint format venv clean-venv tools env-paper env-panoptica bench-study bench-reference crosscheck
 
@@ -25,8 +28,8 @@ $(STAMP): requirements.txt constraints.txt pyproject.toml
 # A run killed hard (SIGKILL) leaves Snakemake's lock: released first when no run is alive here.
 run: $(STAMP)
 	$(BIN)/python -m study.workflow.locks
-	$(BIN)/snakemake --cores $(CORES) $(SNAKEMAKE_ARGS)
-	$(BIN)/snakemake --cores $(CORES) --report results/report.html $(SNAKEMAKE_ARGS)
+	$(BIN)/snakemake --cores $(CORES) $(CONFIG_ARGS) $(SNAKEMAKE_ARGS)
+	$(BIN)/snakemake --cores $(CORES) $(CONFIG_ARGS) --report results/report.html $(SNAKEMAKE_ARGS)
 
 test: lint env-panoptica
 	$(BIN)/python -m pytest
@@ -73,8 +76,12 @@ format: $(STAMP)
 	$(BIN)/snakefmt Snakefile workflow/rules
 
 # Benchmarks print their figures (docs/workflow.md, docs/validation.md).
+# Another study measured, another projected: make bench-study BENCH_CONFIG=workflow/presets/lidc-test.yaml
+#   BENCH_PAPER=workflow/presets/lidc.yaml
+BENCH_CONFIG ?= config.yaml
+BENCH_PAPER ?= workflow/presets/paper.yaml
 bench-study: $(STAMP)
-	$(BIN)/python benchmarks/study_speed.py --cores 2
+	$(BIN)/python benchmarks/study_speed.py --cores 2 --configfile $(BENCH_CONFIG) --paper $(BENCH_PAPER)
 
 # Also time the pairs of two mask files of your own, one per label value:
 #   make bench-reference BENCH_MASKS="reference.nii.gz prediction.nii.gz" BENCH_LABELS="1 2 5"

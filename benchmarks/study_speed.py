@@ -31,7 +31,10 @@ from pathlib import Path
 import pandas as pd
 
 from adapters import REGISTRY
-from study.records import REFERENCE_VARIANTS
+from study.dataset import lidc
+from study.dataset.realdata import read_pair_manifest
+from study.oars import selected_oars
+from study.records import REFERENCE_VARIANTS, grid_labels
 from study.scoring.grid_check import EMPTY_SUFFIX, read_grid_check
 from study.scoring.score import read_pairs
 from study.scoring.timing import timed_pair_count
@@ -42,7 +45,7 @@ from recording import add_record_option, recorded  # noqa: E402  (a sibling scri
 
 REPO = Path(__file__).resolve().parents[1]
 SNAKEMAKE = [sys.executable, "-m", "snakemake", "--snakefile", str(REPO / "Snakefile")]
-SLURM_PROFILE = REPO / "workflow/profiles/slurm"
+SLURM_PROFILE = REPO / "profiles/slurm"
 # What a job costs on SLURM beyond its own work. The executor plugin (2.6.1) sleeps 5 s before
 # each sbatch call, one submission after another (its run_job). Inside the job, Snakemake
 # starts twice (batch script, then srun), each time parsing the workflow: 3.5 s of CPU
@@ -71,10 +74,30 @@ def run_study(workdir: Path, configfile: Path, cores: int) -> float:
     return time.perf_counter() - started
 
 
+def planned_pairs(config: Mapping) -> int:
+    """Mask pairs of a validated config at one grid: the synthetic cases times their organs,
+    else the rows of the manifest (a lidc dataset's written first, as the workflow does, into
+    the project's data/ folder, where the dry runs find it)."""
+    dataset = config["dataset"]
+    if dataset["source"] == "synthetic":
+        return dataset["cases"] * len(selected_oars(dataset["oars"]))
+    if dataset["source"] == "lidc":
+        lidc.prepare(config)
+    return len(read_pair_manifest(REPO / dataset["manifest"]))
+
+
+def share_data(scratch: str | Path) -> None:
+    """A dry run in `scratch` sees the project's data/ (a lidc dataset already written there is
+    not written again for each dry run)."""
+    if (REPO / "data").is_dir():
+        (Path(scratch) / "data").symlink_to(REPO / "data")
+
+
 def dry_run(configfile: Path, cores: int) -> tuple[dict[str, int], set[str]]:
     """Jobs per rule of a fresh run of `configfile` (Snakemake's dry-run job stats), and the
     rules whose jobs claim all `cores` (they run with nothing beside them)."""
     with tempfile.TemporaryDirectory() as scratch:
+        share_data(scratch)
         said = subprocess.run(
             [
                 *SNAKEMAKE,
@@ -104,6 +127,7 @@ def sbatch_jobs(configfile: Path) -> int:
     """Jobs a fresh run of `configfile` submits with the SLURM profile (its dry run): one per
     job outside groups, one per group job, none for the target rule `all`."""
     with tempfile.TemporaryDirectory() as scratch:
+        share_data(scratch)
         said = subprocess.run(
             [*SNAKEMAKE, "--directory", scratch, "--configfile", str(configfile)]
             + ["--profile", str(SLURM_PROFILE), "--dry-run"],
@@ -327,8 +351,8 @@ def measure_and_project(args) -> None:
     )
     pairs = scores[scores.status != "unavailable"].drop_duplicates(["case", "oar", "spacing"])
     n_pairs = len(pairs)
-    scale_pairs = (paper["dataset"]["cases"] / ours["dataset"]["cases"]) * (
-        len(paper["voxel_sizes"]) / len(ours["voxel_sizes"])
+    scale_pairs = (planned_pairs(paper) / planned_pairs(ours)) * (
+        len(grid_labels(paper)) / len(grid_labels(ours))
     )
     # scale = projected / measured job-seconds; only the kept jobs (the paper preset's
     # implementations) grow, the others drop out.
@@ -436,7 +460,7 @@ def print_cluster_projection(rules, exclusive, paper_jobs, efficiency, args) -> 
     first = runs[args.nodes[0]]
     # Rules without benchmark files (tables, figures: seconds each) add jobs, not job-seconds.
     print(
-        f"  on SLURM (workflow/profiles/slurm): {every_job} jobs in {jobs} sbatch jobs, "
+        f"  on SLURM (profiles/slurm): {every_job} jobs in {jobs} sbatch jobs, "
         f"{first['mean_job_seconds']:.0f} job-seconds each on average; "
         f"{SLURM_JOB_START_SECONDS:.0f} s start-up per sbatch job = "
         f"{first['overhead_share']:.1%} of the job time; submissions "

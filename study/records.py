@@ -107,6 +107,18 @@ def spacing_label(spacing) -> str:
     return "x".join(f"{float(s):g}" for s in spacing)
 
 
+NATIVE = "native"
+"""Spacing label of the native-grid arm: every pair scored on the grid its masks were drawn on
+(a scan's own pixel and slice spacing), as a researcher scoring the readers' masks does."""
+
+
+def grid_labels(config) -> list[str]:
+    """The spacing labels a validated configuration scores, in its order: every voxel size,
+    then the native grid when `dataset.native_grid` asks for it."""
+    labels = [spacing_label(size) for size in config["voxel_sizes"]]
+    return labels + [NATIVE] if config["dataset"].get("native_grid") else labels
+
+
 GRID_NAMES: dict[str, str] = {"scan": "scan-sized", "union_bbox": "cropped", "fixed": "fixed-size"}
 """Reader's name of each field-of-view policy (field_of_view.policy, timing records' `grid`)."""
 
@@ -117,19 +129,24 @@ def shape_label(shape) -> str:
 
 
 def parse_spacing_label(label: str) -> tuple[float, ...]:
-    """Inverse of `spacing_label`."""
+    """Inverse of `spacing_label` (the native grid has no one voxel size: ValueError)."""
+    if label == NATIVE:
+        raise ValueError("the native grid has no one voxel size: each pair has its own")
     return tuple(float(s) for s in label.split("x"))
 
 
 def spacing_title(label: str) -> str:
     """A voxel-size label as every table, figure and finding prints it:
-    "0.5x0.5x2" -> "(0.5, 0.5, 2) mm"."""
+    "0.5x0.5x2" -> "(0.5, 0.5, 2) mm", "native" -> "native grid"."""
+    if label == NATIVE:
+        return "native grid"
     return "(" + ", ".join(f"{v:g}" for v in parse_spacing_label(label)) + ") mm"
 
 
 def is_anisotropic(label: str) -> bool:
-    """Whether a voxel-size label has sides of different lengths ("1x1x2")."""
-    return len(set(parse_spacing_label(label))) > 1
+    """Whether a voxel-size label has sides of different lengths ("1x1x2"); the native grid,
+    one voxel size per pair, is neither isotropic nor one anisotropic size: False."""
+    return label != NATIVE and len(set(parse_spacing_label(label))) > 1
 
 
 def status_of(value: float) -> str:

@@ -18,6 +18,7 @@ SLOW_MODULES = frozenset(
         "test_workflow",
         "test_workflow_study",
         "test_workflow_realdata",
+        "test_workflow_lidc",
         "test_notebook",
         "test_benchmarks",
         "test_adding_a_tool",

@@ -18,6 +18,7 @@ PROJECT_PARTS = (
     "config.yaml",
     "environment.yml",
     "workflow",
+    "profiles",
     "adapters",
     "maskio",
     "reference",

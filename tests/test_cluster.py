@@ -24,7 +24,7 @@ import yaml
 
 REPO = Path(__file__).resolve().parents[1]
 CLUSTER = REPO / "workflow/cluster"
-PROFILE = REPO / "workflow/profiles/slurm"
+PROFILE = REPO / "profiles/slurm"
 CANNOT_START = 77  # start-local-slurm's exit status where SLURM cannot run here
 # The study on the cluster has ended well within this, or the test fails (measured: 205 to
 # 370 s on a 2-core machine loaded by other work; a status command that cannot see finished

@@ -10,6 +10,7 @@ import yaml
 
 from adapters import LATER_TOOLS, PAPER_TOOLS, STUDY_TOOLS
 from study.oars import CATEGORIES, OARS, selected_oars
+from study.records import NATIVE, grid_labels
 from study.workflow.config import ConfigError, load_config
 from study.workflow.layout import Layout
 
@@ -25,6 +26,8 @@ def test_default_config_matches_documented_keys():
         "cases": 3,
         "seed": 20240215,
         "oars": "all",
+        "native_grid": False,
+        "lidc": {"scans": None, "patients": [], "min_readers": 2},
     }
     assert config["voxel_sizes"] == [[1, 1, 1], [2, 2, 2], [0.5, 0.5, 2]]
     assert config["field_of_view"]["policy"] == "union_bbox"
@@ -68,6 +71,32 @@ def test_presets():
     assert paper["dataset"]["cases"] == 52
     assert len(selected_oars(paper["dataset"]["oars"])) * paper["dataset"]["cases"] == 1560
     assert paper["voxel_sizes"] == [[1, 1, 1], [2, 2, 2], [0.5, 0.5, 2]]
+
+
+def test_the_lidc_presets_score_every_voxel_size_and_the_native_grid():
+    paper = load_config(ROOT / "workflow/presets/lidc.yaml")
+    small = load_config(ROOT / "workflow/presets/lidc-test.yaml")
+    assert paper["voxel_sizes"] == [[1, 1, 1], [2, 2, 2], [0.5, 0.5, 2]]
+    assert grid_labels(paper) == ["1x1x1", "2x2x2", "0.5x0.5x2", NATIVE]
+    assert paper["tools"] == list(STUDY_TOOLS) and small["tools"] == list(STUDY_TOOLS)
+    assert paper["dataset"]["manifest"] == "data/lidc/pairs.csv"
+    assert small["dataset"]["manifest"] == "data/lidc-test/pairs.csv"
+    layout = Layout(paper)
+    assert layout.spacings[-1] == NATIVE and NATIVE not in layout.voxel_spacings
+
+
+@pytest.mark.parametrize(
+    "dataset, message",
+    [
+        ({"native_grid": True}, "native_grid needs masks drawn on a grid of their own"),
+        ({"source": "lidc", "manifest": "x.csv"}, "dataset.manifest is written by the lidc"),
+        ({"source": "lidc", "lidc": {"min_readers": 5}}, "dataset.lidc.min_readers"),
+        ({"source": "lidc", "lidc": {"scans": 0}}, "dataset.lidc.scans"),
+    ],
+)
+def test_a_dataset_the_sources_cannot_make_is_refused(dataset, message):
+    with pytest.raises(ConfigError, match=message):
+        load_config({"dataset": dataset})
 
 
 def test_layout_paths():

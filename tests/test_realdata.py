@@ -18,7 +18,12 @@ from study.dataset.meshes import (
     read_manifest,
     read_mesh,
 )
-from study.dataset.realdata import build_hanseg_manifest, mesh_user_case, read_pair_manifest
+from study.dataset.realdata import (
+    build_hanseg_manifest,
+    mesh_user_case,
+    read_pair_manifest,
+    write_native_case,
+)
 from study.dataset.voxelize import voxelize_mesh
 
 SPACING = (0.6, 0.6, 2.0)
@@ -184,3 +189,44 @@ def test_meshes_never_go_into_the_users_folder(pair_folder):
     with pytest.raises(ValueError, match="must not be written into the user's data folder"):
         mesh_user_case(write_pairs(pair_folder), "c1", pair_folder / "meshes")
     assert not (pair_folder / "meshes").exists()
+
+
+def test_the_native_grid_is_the_masks_own_cropped_to_the_pair(pair_folder, tmp_path):
+    """write_native_case keeps the voxels and spacing as drawn, cuts both masks to their union
+    plus the margin (ceil(margin / spacing) voxels a side), and gives an observer who drew
+    nothing an empty mask on the same grid."""
+    a = ellipsoid_mask(center=(20, 25, 8))
+    b = np.roll(a, 3, axis=0)
+    write_mask(pair_folder / "a.nii.gz", a, SPACING, ORIGIN)
+    write_mask(pair_folder / "b.nii.gz", b, SPACING, ORIGIN)
+    write_mask(pair_folder / "c.nii.gz", a, SPACING, ORIGIN)
+    rows = [
+        {"case": "c1", "oar": "Pituitary", "path_a": "a.nii.gz", "path_b": "b.nii.gz"},
+        {"case": "c1", "oar": "Glottis", "path_a": "c.nii.gz", "path_b": ""},
+    ]
+    pd.DataFrame(rows).to_csv(pair_folder / "pairs.csv", index=False)
+    out = tmp_path / "native"
+    pairs = pd.read_csv(write_native_case(pair_folder / "pairs.csv", "c1", out, margin_mm=3.0))
+    assert list(pairs.spacing) == ["native", "native"]
+    first = pairs.iloc[0]
+    got_a, origin_a = read_mask(out / first.path_a)[0], read_mask(out / first.path_a)[2]
+    got_b = read_mask(out / first.path_b)[0]
+    union = a | b
+    pad = [math.ceil(3.0 / s) for s in SPACING]  # 5, 5, 2 voxels
+    low = [
+        int(np.flatnonzero(union.any(axis=tuple(j for j in range(3) if j != i)))[0])
+        for i in range(3)
+    ]
+    start = [max(lo - p, 0) for lo, p in zip(low, pad, strict=True)]
+    assert origin_a == pytest.approx(
+        [o + s * i for o, s, i in zip(ORIGIN, SPACING, start, strict=True)]
+    )
+    assert got_a.sum() == a.sum() and got_b.sum() == b.sum()
+    assert got_a.shape == got_b.shape
+    np.testing.assert_array_equal(
+        got_a, a[tuple(slice(i, i + n) for i, n in zip(start, got_a.shape, strict=True))]
+    )
+    assert first.volume_a_mm3 == pytest.approx(a.sum() * math.prod(SPACING))
+    glottis = pairs.iloc[1]
+    assert read_mask(out / glottis.path_b)[0].sum() == 0 and glottis.volume_b_mm3 == 0
+    assert read_mask(out / glottis.path_b)[0].shape == read_mask(out / glottis.path_a)[0].shape

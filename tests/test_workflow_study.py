@@ -255,7 +255,7 @@ def test_a_bad_config_fails_at_start_up_naming_the_key(tmp_path, change, words):
 
 
 def test_the_slurm_profile_plans_every_job_with_resources(tmp_path):
-    done = snakemake(tmp_path, "--dry-run", "--profile", str(REPO / "workflow/profiles/slurm"))
+    done = snakemake(tmp_path, "--dry-run", "--profile", str(REPO / "profiles/slurm"))
     said = done.stdout + done.stderr
     assert "score_case" in said and "Job stats:" in said
 

@@ -19,7 +19,7 @@ import pandas as pd
 
 from study.analysis import statistics as st
 from study.analysis.tables import shorten
-from study.records import METRICS, RELATIVE_METRICS, is_anisotropic, spacing_title
+from study.records import METRICS, NATIVE, RELATIVE_METRICS, is_anisotropic, spacing_title
 from study.records import parse_spacing_label as voxel_sides
 from study.scoring import grid_check
 
@@ -43,11 +43,14 @@ VOXEL_RATIO_TOLERANCE = 0.1
 (at least two), the median r(s) of its distances over the reference's scales as 1 / s: s r(s)
 is the same at every s within this relative tolerance (distances in voxels, not millimetres)."""
 
-GRID_KINDS: tuple[str, ...] = ("isotropic", "anisotropic")
+GRID_KINDS: tuple[str, ...] = ("isotropic", "anisotropic", "native")
 
 
 def grid_kind(spacing: str) -> str:
-    """ "anisotropic" for a voxel size with sides of different lengths, else "isotropic"."""
+    """ "anisotropic" for a voxel size with sides of different lengths, "native" for the
+    native grid (a voxel size per pair), else "isotropic"."""
+    if spacing == NATIVE:
+        return "native"
     return GRID_KINDS[int(is_anisotropic(spacing))]
 
 

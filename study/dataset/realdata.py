@@ -20,11 +20,14 @@ import re
 from collections.abc import Sequence
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 
-from maskio import InputError, check_same_grid, load_mask
+from maskio import InputError, check_same_grid, load_mask, write_mask
 from study.dataset.meshes import mesh_from_mask, write_manifest, write_observer_meshes
+from study.dataset.voxelize import PAIR_COLUMNS, voxelize_case
 from study.oars import CATEGORIES, OARS
+from study.records import NATIVE, parse_spacing_label
 
 REQUIRED_COLUMNS = ("case", "oar", "path_a", "path_b")
 OPTIONAL_COLUMNS = ("label_a", "label_b", "category")
@@ -110,6 +113,17 @@ def read_mask_pair(row: dict) -> dict[str, tuple | None]:
     }
 
 
+def case_rows(manifest: str | Path, case: str, oars: Sequence[str] | str = "all") -> pd.DataFrame:
+    """The manifest's rows of `case` (of the OARs in `oars`, or all); InputError if none."""
+    table = read_pair_manifest(manifest)
+    rows = table[table["case"] == case]
+    if oars != "all":
+        rows = rows[rows["oar"].isin(list(oars))]
+    if rows.empty:
+        raise InputError(f"{manifest}: no rows for case {case!r}")
+    return rows
+
+
 def mesh_user_case(
     manifest: str | Path, case: str, out_dir: str | Path, oars: Sequence[str] | str = "all"
 ) -> list[dict]:
@@ -118,12 +132,7 @@ def mesh_user_case(
 
     Refuses an `out_dir` inside a folder that holds the user's masks.
     """
-    table = read_pair_manifest(manifest)
-    rows = table[table["case"] == case]
-    if oars != "all":
-        rows = rows[rows["oar"].isin(list(oars))]
-    if rows.empty:
-        raise InputError(f"{manifest}: no rows for case {case!r}")
+    rows = case_rows(manifest, case, oars)
     out_dir = Path(out_dir).resolve()
     for file in [*rows["file_a"], *rows["file_b"]]:
         if file is not None and out_dir.is_relative_to(Path(file).parent):
@@ -142,6 +151,87 @@ def mesh_user_case(
         )
     write_manifest(records, out_dir / "manifest.csv")
     return records
+
+
+def prepare_user_case(
+    manifest: str | Path,
+    case: str,
+    mesh_dir: str | Path,
+    grids: Sequence[str],
+    mask_dirs: Sequence[str | Path],
+    *,
+    margin_mm: float,
+    size_mm: Sequence[float] | None = None,
+    scan_mm: Sequence[float] | None = None,
+    oars: Sequence[str] | str = "all",
+) -> None:
+    """One case of the user's masks, ready to score: meshed into mesh_dir (`mesh_user_case`),
+    voxelized at each voxel-size label of `grids` into its folder of `mask_dirs`
+    (`study.dataset.voxelize.voxelize_case`), and for the label "native" cropped on its own
+    grid (`write_native_case`)."""
+    mesh_user_case(manifest, case, mesh_dir, oars)
+    folders = dict(zip(grids, map(Path, mask_dirs), strict=True))
+    sizes = [label for label in grids if label != NATIVE]
+    voxelize_case(
+        Path(mesh_dir) / "manifest.csv",
+        [parse_spacing_label(label) for label in sizes],
+        [folders[label] for label in sizes],
+        margin_mm=margin_mm,
+        size_mm=size_mm,
+        scan_mm=scan_mm,
+    )
+    if NATIVE in folders:
+        write_native_case(manifest, case, folders[NATIVE], margin_mm=margin_mm, oars=oars)
+
+
+def write_native_case(
+    manifest: str | Path,
+    case: str,
+    out_dir: str | Path,
+    *,
+    margin_mm: float,
+    oars: Sequence[str] | str = "all",
+) -> Path:
+    """The native-grid arm of one case: each pair's masks as drawn, on their own grid, cropped
+    to the union of both masks plus `margin_mm` (as the voxelized masks are), with pairs.csv
+    (spacing "native"). An observer who drew nothing gets an empty mask on the other's grid."""
+    rows = case_rows(manifest, case, oars)
+    out_dir = Path(out_dir)
+    records = []
+    for row in rows.to_dict("records"):
+        loaded = read_mask_pair(row)
+        grid = loaded["a"] if loaded["a"] is not None else loaded["b"]
+        spacing, origin = grid[1], grid[2]
+        masks = [
+            item[0] if item is not None else np.zeros_like(grid[0]) for item in loaded.values()
+        ]
+        box = _crop_box(masks, spacing, margin_mm)
+        corner = [o + start * s for o, (start, _), s in zip(origin, box, spacing, strict=True)]
+        voxel_mm3 = float(np.prod(spacing))
+        record = {"case": case, "oar": row["oar"], "category": row["category"], "spacing": NATIVE}
+        for observer, mask in zip("AB", masks, strict=True):
+            cropped = mask[tuple(slice(start, stop) for start, stop in box)]
+            write_mask(out_dir / f"{row['oar']}__{observer}.nii.gz", cropped, spacing, corner)
+            record[f"path_{observer.lower()}"] = f"{row['oar']}__{observer}.nii.gz"
+            record[f"volume_{observer.lower()}_mm3"] = round(float(cropped.sum()) * voxel_mm3, 3)
+        records.append(record)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    pd.DataFrame(records, columns=list(PAIR_COLUMNS)).to_csv(out_dir / "pairs.csv", index=False)
+    return out_dir / "pairs.csv"
+
+
+def _crop_box(masks, spacing, margin_mm: float) -> list[tuple[int, int]]:
+    """Index ranges [start, stop) of the union of the masks' voxels plus margin_mm per side,
+    within the array; the whole array when both are empty."""
+    union = np.logical_or(*masks)
+    if not union.any():
+        return [(0, n) for n in union.shape]
+    box = []
+    for axis, step in enumerate(spacing):
+        hits = np.flatnonzero(union.any(axis=tuple(i for i in range(union.ndim) if i != axis)))
+        pad = int(np.ceil(margin_mm / step - 1e-9))
+        box.append((max(hits[0] - pad, 0), min(hits[-1] + 1 + pad, union.shape[axis])))
+    return box
 
 
 def build_hanseg_manifest(

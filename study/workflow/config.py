@@ -101,6 +101,11 @@ def _check_consistency(config: dict, where: str) -> None:
         raise ConfigError(
             f"{where}: dataset.manifest must name a CSV when dataset.source is 'manifest'"
         )
+    if dataset["source"] == "synthetic" and dataset["native_grid"]:
+        raise ConfigError(
+            f"{where}: dataset.native_grid needs masks drawn on a grid of their own "
+            "(source manifest or lidc); the synthetic organs are meshes"
+        )
     fov = config["field_of_view"]
     if fov["policy"] == "fixed" and fov["size_mm"] is None:
         raise ConfigError(f"{where}: field_of_view.size_mm is required when policy is 'fixed'")
@@ -141,6 +146,20 @@ def _resolve_grid_check(config: dict) -> None:
         check["voxel_sizes"] = [max(sizes, key=lambda size: size[0] * size[1] * size[2])]
 
 
+def _resolve_lidc(config: dict, where: str) -> None:
+    """A lidc dataset's manifest is the one its writer puts in data/<name>/ (the workflow
+    writes it at start-up, study.dataset.lidc)."""
+    dataset = config["dataset"]
+    if dataset["source"] != "lidc":
+        return
+    if dataset["manifest"]:
+        raise ConfigError(
+            f"{where}: dataset.manifest is written by the lidc source (data/<name>/pairs.csv); "
+            "leave it out, or use source: manifest with your own CSV"
+        )
+    dataset["manifest"] = f"data/{dataset['name']}/pairs.csv"
+
+
 def _resolve_tools(config: dict, where: str) -> None:
     """`tools: all` becomes the registry's study tools, `tools: paper` the paper's eleven;
     every name must be registered."""
@@ -171,6 +190,7 @@ def load_config(source: str | Path | Mapping) -> dict:
         raise ConfigError(f"{where}: {_key_path(error.absolute_path)}: {error.message}")
     _fill_defaults(config, schema)
     _resolve_tools(config, where)
+    _resolve_lidc(config, where)
     _resolve_grid_check(config)
     _check_finite(config, where)
     _check_consistency(config, where)

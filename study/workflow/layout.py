@@ -15,7 +15,7 @@ import functools
 from collections.abc import Mapping
 from pathlib import Path
 
-from study.records import spacing_label
+from study.records import NATIVE, grid_labels, spacing_label
 
 
 class Layout:
@@ -57,9 +57,17 @@ class Layout:
         self.dataset = dataset["name"]
         self.source = dataset["source"]
         self._config_dataset = dataset
-        self.spacings = [spacing_label(size) for size in config["voxel_sizes"]]
+        self.spacings = grid_labels(config)
+        """Every grid scored: the voxel sizes, then the native grid when asked for."""
+        self.voxel_spacings = [label for label in self.spacings if label != NATIVE]
+        """The grids the meshes are voxelized on."""
         self.timing_spacing = spacing_label(config["timing"]["voxel_size"])
-        self.scoring_grid = config["field_of_view"]["policy"]
+        fov = config["field_of_view"]
+        self.scoring_grid = fov["policy"]
+        self.size_mm = fov["size_mm"] if fov["policy"] == "fixed" else None
+        """The fixed box every scored pair is voxelized in (policy fixed), else None."""
+        self.scored_scan_mm = fov["scan_mm"] if fov["policy"] == "scan" else None
+        """The scan-sized box of every scored mask (policy scan), else None."""
         self.timing_grid = config["timing"]["grid"]
         self._timed_cases = config["timing"]["cases"]
         self.mesh_root = (

@@ -5,10 +5,16 @@ from study.oars import selected_oars
 from study.workflow.config import load_config
 from study.workflow.layout import Layout
 from study.dataset.synthetic import MARKER_FILE, is_foreign_folder
+from study.dataset import lidc
 
 # Validate config.yaml (and any --config overrides) against workflow/schemas/ and fill in
 # defaults; a bad key stops the workflow here, before any job runs.
 config.update(load_config(dict(config)))
+
+# A lidc dataset's reader pairs are written once, before the cases can be listed: its
+# manifest names them (a few seconds per 10 scans; a no-op when the selection is unchanged).
+if config["dataset"]["source"] == "lidc":
+    lidc.prepare(config)
 
 # Every path of the workflow (study/workflow/layout.py).
 LAYOUT = Layout(config)
@@ -19,6 +25,7 @@ DATASET = LAYOUT.dataset
 SOURCE = LAYOUT.source
 CASES = LAYOUT.cases
 SPACINGS = LAYOUT.spacings
+VOXEL_SPACINGS = LAYOUT.voxel_spacings
 MESH_ROOT = LAYOUT.mesh_root
 OARS_SELECTED = selected_oars(config["dataset"]["oars"])
 
@@ -32,4 +39,4 @@ if SOURCE == "synthetic" and is_foreign_folder(MESH_ROOT):
 wildcard_constraints:
     dataset=r"[A-Za-z0-9][A-Za-z0-9_.-]*",
     case="|".join(re.escape(case) for case in CASES),
-    spacing=r"[0-9.]+x[0-9.]+x[0-9.]+",
+    spacing=r"[0-9.]+x[0-9.]+x[0-9.]+|native",

@@ -26,15 +26,20 @@ if SOURCE == "synthetic":
 
 else:
 
-    rule mesh_user_case:
+    # A user's or LIDC's masks: one job per case meshes its pairs, voxelizes the meshes at
+    # every voxel size and crops the masks for the native grid. Their imports (VTK,
+    # SimpleITK, pandas: about 2 s) cost more than a small case's work, so one job pays them
+    # once instead of three (docs/workflow.md, "Throughput").
+    rule prepare_user_case:
         input:
             manifest=config["dataset"]["manifest"],
         output:
-            LAYOUT.case_manifest(),
+            meshes=LAYOUT.case_manifest(),
+            masks=expand(LAYOUT.PAIRS, dataset=DATASET, spacing=SPACINGS, allow_missing=True),
         log:
-            LAYOUT.log("mesh_user_case", DATASET, "{case}"),
+            LAYOUT.log("prepare_user_case", DATASET, "{case}"),
         benchmark:
-            LAYOUT.benchmark("mesh_user_case", DATASET, "{case}")
+            LAYOUT.benchmark("prepare_user_case", DATASET, "{case}")
         group:
             "prepare"
         conda:
@@ -45,8 +50,12 @@ else:
             runtime=30,
         params:
             oars=config["dataset"]["oars"],
+            spacings=SPACINGS,
+            margin_mm=config["field_of_view"]["margin_mm"],
+            size_mm=LAYOUT.size_mm,
+            scan_mm=LAYOUT.scored_scan_mm,
         script:
-            "../scripts/mesh_user_case.py"
+            "../scripts/prepare_user_case.py"
 
 
 rule dataset_manifest:

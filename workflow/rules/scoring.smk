@@ -33,7 +33,7 @@ rule score_case:
     wildcard_constraints:
         batch="|".join(re.escape(batch) for batch in SCORING.batches),
     priority: lambda wildcards: SCORING.priority(wildcards.tool)
-    # A cluster submits two scoring jobs as one (workflow/profiles/slurm); a local run
+    # A cluster submits two scoring jobs as one (profiles/slurm); a local run
     # ignores groups.
     group:
         "score"

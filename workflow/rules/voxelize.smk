@@ -6,41 +6,36 @@
 # size of a case anyway, so nothing waits longer.
 from study.records import parse_spacing_label
 
+# The synthetic organs' meshes; a user's masks are voxelized by prepare_user_case
+# (dataset.smk).
+if SOURCE == "synthetic":
 
-rule voxelize_case:
-    input:
-        LAYOUT.case_manifest(),
-    output:
-        expand(LAYOUT.PAIRS, spacing=SPACINGS, allow_missing=True),
-    log:
-        LAYOUT.log("voxelize_case", "{dataset}", "{case}"),
-    benchmark:
-        LAYOUT.benchmark("voxelize_case", "{dataset}", "{case}")
-    # A cluster submits a case's meshing and voxelization as one job, several cases together
-    # (group jobs, workflow/profiles/slurm); a local run ignores groups.
-    group:
-        "prepare"
-    conda:
-        STUDY_ENV
-    threads: 1
-    resources:
-        mem_mb=4000,
-        runtime=30,
-    params:
-        spacings=[parse_spacing_label(spacing) for spacing in SPACINGS],
-        margin_mm=config["field_of_view"]["margin_mm"],
-        size_mm=(
-            config["field_of_view"]["size_mm"]
-            if config["field_of_view"]["policy"] == "fixed"
-            else None
-        ),
-        scan_mm=(
-            config["field_of_view"]["scan_mm"]
-            if config["field_of_view"]["policy"] == "scan"
-            else None
-        ),
-    script:
-        "../scripts/voxelize_case.py"
+    rule voxelize_case:
+        input:
+            LAYOUT.case_manifest(),
+        output:
+            expand(LAYOUT.PAIRS, spacing=VOXEL_SPACINGS, allow_missing=True),
+        log:
+            LAYOUT.log("voxelize_case", "{dataset}", "{case}"),
+        benchmark:
+            LAYOUT.benchmark("voxelize_case", "{dataset}", "{case}")
+        # A cluster submits a case's meshing and voxelization as one job, several cases together
+        # (group jobs, profiles/slurm); a local run ignores groups.
+        group:
+            "prepare"
+        conda:
+            STUDY_ENV
+        threads: 1
+        resources:
+            mem_mb=4000,
+            runtime=30,
+        params:
+            spacings=[parse_spacing_label(spacing) for spacing in VOXEL_SPACINGS],
+            margin_mm=config["field_of_view"]["margin_mm"],
+            size_mm=LAYOUT.size_mm,
+            scan_mm=LAYOUT.scored_scan_mm,
+        script:
+            "../scripts/voxelize_case.py"
 
 
 # Scan-sized masks for the HD timing when the scored masks are cropped (timing.grid: scan): one

