@@ -18,14 +18,14 @@ follow from the geometry:
 from __future__ import annotations
 
 import numpy as np
-import vtk
 from scipy import integrate, optimize
-from vtk.util.numpy_support import vtk_to_numpy
+from vtkmodules.util.numpy_support import vtk_to_numpy
+from vtkmodules.vtkFiltersSources import vtkSphereSource
 
 
 def sphere_surface(radius: float, centre=(0.0, 0.0, 0.0), resolution: int = 200):
     """Triangulated sphere (vertices, triangles), outward oriented."""
-    source = vtk.vtkSphereSource()
+    source = vtkSphereSource()
     source.SetRadius(radius)
     source.SetCenter(*centre)
     source.SetThetaResolution(resolution)

@@ -46,8 +46,9 @@ import itertools
 from dataclasses import dataclass
 
 import numpy as np
-import vtk
-from vtk.util.numpy_support import vtk_to_numpy
+from vtkmodules.util.numpy_support import vtk_to_numpy
+from vtkmodules.vtkCommonDataModel import vtkPolyData
+from vtkmodules.vtkImagingStencil import vtkImageStencilToImage, vtkPolyDataToImageStencil
 
 from reference import kernels
 from reference.closest import SurfaceIndex
@@ -149,7 +150,7 @@ class SurfaceRaster:
             self._lattice = key, _snap_to_lattice(self.vertices, self.cells, grid)
         return self._lattice[1]
 
-    def polydata(self, low: float, high: float) -> vtk.vtkPolyData:
+    def polydata(self, low: float, high: float) -> vtkPolyData:
         """The cells whose first coordinate reaches into [low, high], as VTK polydata."""
         return to_polydata(self.points, self.cells[(self.high >= low) & (self.low <= high)])
 
@@ -209,7 +210,7 @@ def _snap_to_lattice(vertices, cells, grid: DenseGrid) -> np.ndarray | None:
 
 
 def inside_raster(
-    polydata: vtk.vtkPolyData, grid: DenseGrid, first: int = 0, last: int | None = None
+    polydata: vtkPolyData, grid: DenseGrid, first: int = 0, last: int | None = None
 ) -> np.ndarray:
     """Bool array (slices first..last of grid): points strictly enclosed by the closed surface.
 
@@ -226,13 +227,13 @@ def inside_raster(
         extent[2 * axis + 1] = n - 1
     # The grid's first array axis is VTK's last used one: select the slices there.
     extent[2 * dim - 2], extent[2 * dim - 1] = first, last
-    stencil = vtk.vtkPolyDataToImageStencil()
+    stencil = vtkPolyDataToImageStencil()
     stencil.SetInputData(polydata)
     stencil.SetOutputOrigin(*origin)
     stencil.SetOutputSpacing(*step)
     stencil.SetOutputWholeExtent(*extent)
     stencil.SetTolerance(0.0)
-    to_image = vtk.vtkImageStencilToImage()
+    to_image = vtkImageStencilToImage()
     to_image.SetInputConnection(stencil.GetOutputPort())
     to_image.SetInsideValue(1)
     to_image.SetOutsideValue(0)

@@ -8,8 +8,17 @@ of the vertices runs along array axis i. Masks are padded by one voxel so every 
 from __future__ import annotations
 
 import numpy as np
-import vtk
-from vtk.util.numpy_support import numpy_to_vtk, vtk_to_numpy
+from vtkmodules.util.numpy_support import numpy_to_vtk, vtk_to_numpy
+from vtkmodules.vtkCommonCore import vtkPoints
+from vtkmodules.vtkCommonDataModel import vtkCellArray, vtkImageData, vtkPolyData
+from vtkmodules.vtkFiltersCore import (
+    vtkFlyingEdges2D,
+    vtkFlyingEdges3D,
+    vtkSmoothPolyDataFilter,
+    vtkSurfaceNets2D,
+    vtkSurfaceNets3D,
+)
+from vtkmodules.vtkFiltersGeneral import vtkDiscreteFlyingEdges2D, vtkDiscreteFlyingEdges3D
 
 MESHINGS = ("discrete_marching_cubes", "marching_cubes", "surface_nets")
 """discrete_marching_cubes: the paper's choice (3D discrete flying edges, which gives the same
@@ -26,37 +35,37 @@ SMOOTHING = {"iterations": 20, "relaxation": 0.01}
 iterations moves every vertex by relaxation times the offset to the mean of its neighbours."""
 
 
-def _image(mask: np.ndarray, spacing, origin) -> vtk.vtkImageData:
+def _image(mask: np.ndarray, spacing, origin) -> vtkImageData:
     padded = np.zeros(tuple(n + 2 for n in mask.shape), np.uint8)
     padded[(slice(1, -1),) * mask.ndim] = mask
-    image = vtk.vtkImageData()
+    image = vtkImageData()
     dims = list(padded.shape[::-1]) + [1] * (3 - padded.ndim)
     image.SetDimensions(*dims)
     image.SetSpacing(*(list(spacing[::-1]) + [1.0] * (3 - padded.ndim)))
     shifted = np.asarray(origin, float) - np.asarray(spacing, float)  # one voxel of padding
     image.SetOrigin(*(list(shifted[::-1]) + [0.0] * (3 - padded.ndim)))
-    # Not copied: VTK's array keeps a reference to `padded` (vtk.util.numpy_support).
+    # Not copied: VTK's array keeps a reference to `padded` (vtkmodules.util.numpy_support).
     image.GetPointData().SetScalars(numpy_to_vtk(padded.ravel(), deep=False))
     return image
 
 
 def _filter(meshing: str, dim: int):
     if meshing == "discrete_marching_cubes":
-        algorithm = vtk.vtkDiscreteFlyingEdges3D() if dim == 3 else vtk.vtkDiscreteFlyingEdges2D()
+        algorithm = vtkDiscreteFlyingEdges3D() if dim == 3 else vtkDiscreteFlyingEdges2D()
         algorithm.SetValue(0, 1)
         if dim == 3:
             algorithm.ComputeNormalsOff()
             algorithm.ComputeGradientsOff()
         algorithm.ComputeScalarsOff()
     elif meshing == "marching_cubes":
-        algorithm = vtk.vtkFlyingEdges3D() if dim == 3 else vtk.vtkFlyingEdges2D()
+        algorithm = vtkFlyingEdges3D() if dim == 3 else vtkFlyingEdges2D()
         algorithm.SetValue(0, 0.5)
         if dim == 3:
             algorithm.ComputeNormalsOff()
             algorithm.ComputeGradientsOff()
         algorithm.ComputeScalarsOff()
     elif meshing == "surface_nets":
-        algorithm = vtk.vtkSurfaceNets3D() if dim == 3 else vtk.vtkSurfaceNets2D()
+        algorithm = vtkSurfaceNets3D() if dim == 3 else vtkSurfaceNets2D()
         algorithm.SetValue(0, 1)
         algorithm.SmoothingOff()
         if dim == 3:
@@ -93,11 +102,11 @@ def mesh_mask(
     return vertices, cells
 
 
-def _smoothed(polydata: vtk.vtkPolyData) -> vtk.vtkPolyData | None:
+def _smoothed(polydata: vtkPolyData) -> vtkPolyData | None:
     """`SMOOTHING` applied to a surface (None when it has no points)."""
     if polydata.GetNumberOfPoints() == 0:
         return None
-    smoother = vtk.vtkSmoothPolyDataFilter()
+    smoother = vtkSmoothPolyDataFilter()
     smoother.SetInputData(polydata)
     smoother.SetNumberOfIterations(SMOOTHING["iterations"])
     smoother.SetRelaxationFactor(SMOOTHING["relaxation"])
@@ -107,25 +116,25 @@ def _smoothed(polydata: vtk.vtkPolyData) -> vtk.vtkPolyData | None:
     return smoother.GetOutput()
 
 
-def vtk_points(vertices: np.ndarray) -> vtk.vtkPoints:
+def vtk_points(vertices: np.ndarray) -> vtkPoints:
     """vtkPoints of (n, 2 or 3) coordinates, in the column order given (z = 0 in 2D)."""
     xyz = np.zeros((len(vertices), 3))
     xyz[:, : vertices.shape[1]] = vertices
-    points = vtk.vtkPoints()
+    points = vtkPoints()
     points.SetData(numpy_to_vtk(xyz, deep=True))
     return points
 
 
-def to_polydata(points: vtk.vtkPoints, cells: np.ndarray) -> vtk.vtkPolyData:
+def to_polydata(points: vtkPoints, cells: np.ndarray) -> vtkPolyData:
     """Polydata of `cells` (m, 3) triangles or (m, 2) segments over shared `points`."""
     per_cell = cells.shape[1]
     offsets = np.arange(0, per_cell * len(cells) + 1, per_cell, dtype=np.int64)
-    cell_array = vtk.vtkCellArray()
+    cell_array = vtkCellArray()
     cell_array.SetData(
         numpy_to_vtk(offsets, deep=True),
         numpy_to_vtk(np.ascontiguousarray(cells, np.int64).ravel(), deep=True),
     )
-    polydata = vtk.vtkPolyData()
+    polydata = vtkPolyData()
     polydata.SetPoints(points)
     if per_cell == 3:
         polydata.SetPolys(cell_array)

@@ -11,17 +11,30 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 import numpy as np
-import vtk
-from vtk.util import numpy_support
+from vtkmodules.util import numpy_support
+from vtkmodules.vtkCommonDataModel import vtkImageData, vtkPolyData
+from vtkmodules.vtkCommonExecutionModel import vtkAlgorithm
+from vtkmodules.vtkFiltersCore import (
+    vtkCleanPolyData,
+    vtkFeatureEdges,
+    vtkFlyingEdges3D,
+    vtkMassProperties,
+    vtkPolyDataNormals,
+    vtkReverseSense,
+    vtkTriangleFilter,
+    vtkWindowedSincPolyDataFilter,
+)
+from vtkmodules.vtkIOPLY import vtkPLYReader, vtkPLYWriter
+from vtkmodules.vtkIOXML import vtkXMLPolyDataReader, vtkXMLPolyDataWriter
 
 MESH_SUFFIXES = (".vtp", ".ply")
 
 
 def image_from_array(
     values: np.ndarray, spacing: Sequence[float], origin: Sequence[float]
-) -> vtk.vtkImageData:
+) -> vtkImageData:
     """vtkImageData holding `values` (array axis n = image axis n; VTK runs x fastest)."""
-    image = vtk.vtkImageData()
+    image = vtkImageData()
     image.SetDimensions(*values.shape)
     image.SetSpacing(*map(float, spacing))
     image.SetOrigin(*map(float, origin))
@@ -32,14 +45,14 @@ def image_from_array(
     return image
 
 
-def finish_surface(surface: vtk.vtkPolyData, *, smooth_iterations: int = 0) -> vtk.vtkPolyData:
+def finish_surface(surface: vtkPolyData, *, smooth_iterations: int = 0) -> vtkPolyData:
     """Clean, optionally smooth, triangulate and orient a raw isosurface outwards.
 
     Smoothing is VTK's windowed-sinc filter with a low pass band: it removes the terraces of
     marching cubes while barely changing the volume (unlike plain Laplacian smoothing).
     """
-    algo: vtk.vtkAlgorithm
-    clean = vtk.vtkCleanPolyData()
+    algo: vtkAlgorithm
+    clean = vtkCleanPolyData()
     clean.SetInputData(surface)
     # Merge coincident points; drop (rather than keep as lines) triangles that degenerate.
     clean.ConvertPolysToLinesOff()
@@ -47,7 +60,7 @@ def finish_surface(surface: vtk.vtkPolyData, *, smooth_iterations: int = 0) -> v
     clean.PointMergingOn()
     algo = clean
     if smooth_iterations > 0:
-        smooth = vtk.vtkWindowedSincPolyDataFilter()
+        smooth = vtkWindowedSincPolyDataFilter()
         smooth.SetInputConnection(algo.GetOutputPort())
         smooth.SetNumberOfIterations(smooth_iterations)
         smooth.SetPassBand(0.1)
@@ -56,12 +69,12 @@ def finish_surface(surface: vtk.vtkPolyData, *, smooth_iterations: int = 0) -> v
         smooth.NonManifoldSmoothingOn()
         smooth.NormalizeCoordinatesOn()
         algo = smooth
-    triangles = vtk.vtkTriangleFilter()
+    triangles = vtkTriangleFilter()
     triangles.SetInputConnection(algo.GetOutputPort())
     triangles.PassVertsOff()
     triangles.PassLinesOff()
     # Consistent winding, each closed component oriented outwards.
-    normals = vtk.vtkPolyDataNormals()
+    normals = vtkPolyDataNormals()
     normals.SetInputConnection(triangles.GetOutputPort())
     normals.ConsistencyOn()
     normals.AutoOrientNormalsOn()
@@ -69,15 +82,15 @@ def finish_surface(surface: vtk.vtkPolyData, *, smooth_iterations: int = 0) -> v
     normals.ComputeCellNormalsOff()
     normals.ComputePointNormalsOff()
     normals.Update()
-    result = vtk.vtkPolyData()
+    result = vtkPolyData()
     result.ShallowCopy(normals.GetOutput())
     if result.GetNumberOfCells() and signed_volume(result) < 0:
         result = _reversed(result)
     return result
 
 
-def _reversed(mesh: vtk.vtkPolyData) -> vtk.vtkPolyData:
-    reverse = vtk.vtkReverseSense()
+def _reversed(mesh: vtkPolyData) -> vtkPolyData:
+    reverse = vtkReverseSense()
     reverse.SetInputData(mesh)
     reverse.ReverseCellsOn()
     reverse.ReverseNormalsOn()
@@ -91,7 +104,7 @@ def mesh_from_field(
     origin: Sequence[float],
     *,
     smooth_iterations: int = 10,
-) -> vtk.vtkPolyData:
+) -> vtkPolyData:
     """Closed surface {values = 0} of a sampled implicit function (negative inside).
 
     The outermost layer of samples must be outside (positive), so the surface is closed.
@@ -106,7 +119,7 @@ def mesh_from_field(
     # A sample lying (almost) exactly on the surface makes zero-length edges; merging their
     # end points can leave non-manifold edges. Nudging such samples outside avoids it.
     values = np.where(np.abs(values) < 1e-3, np.float32(1e-3), values)
-    contour = vtk.vtkFlyingEdges3D()
+    contour = vtkFlyingEdges3D()
     contour.SetInputData(image_from_array(values, spacing, origin))
     contour.SetValue(0, 0.0)
     contour.ComputeNormalsOff()
@@ -122,7 +135,7 @@ def mesh_from_mask(
     origin: Sequence[float],
     *,
     smooth_iterations: int = 10,
-) -> vtk.vtkPolyData | None:
+) -> vtkPolyData | None:
     """Marching-cubes surface (iso 0.5) of a binary mask, gently smoothed; None if empty.
 
     The mask is padded by one background voxel on every side so the surface is closed even
@@ -139,9 +152,9 @@ def mesh_from_mask(
     )
 
 
-def open_edge_count(mesh: vtk.vtkPolyData) -> int:
+def open_edge_count(mesh: vtkPolyData) -> int:
     """Number of boundary plus non-manifold edges: 0 for a closed 2-manifold surface."""
-    edges = vtk.vtkFeatureEdges()
+    edges = vtkFeatureEdges()
     edges.SetInputData(mesh)
     edges.BoundaryEdgesOn()
     edges.NonManifoldEdgesOn()
@@ -151,7 +164,7 @@ def open_edge_count(mesh: vtk.vtkPolyData) -> int:
     return edges.GetOutput().GetNumberOfCells()
 
 
-def triangles_of(mesh: vtk.vtkPolyData) -> tuple[np.ndarray, np.ndarray]:
+def triangles_of(mesh: vtkPolyData) -> tuple[np.ndarray, np.ndarray]:
     """(vertices (n, 3) float64, triangles (m, 3) int64); raises if a cell is not a triangle."""
     points = numpy_support.vtk_to_numpy(mesh.GetPoints().GetData()).astype(np.float64)
     polys = mesh.GetPolys()
@@ -162,7 +175,7 @@ def triangles_of(mesh: vtk.vtkPolyData) -> tuple[np.ndarray, np.ndarray]:
     return points, connectivity.reshape(-1, 3).astype(np.int64)
 
 
-def signed_volume(mesh: vtk.vtkPolyData) -> float:
+def signed_volume(mesh: vtkPolyData) -> float:
     """Signed enclosed volume, sum over triangles of v0 . (v1 x v2) / 6 (divergence theorem).
 
     Positive when triangles are wound counter-clockwise seen from outside (outward normals).
@@ -172,7 +185,7 @@ def signed_volume(mesh: vtk.vtkPolyData) -> float:
     return float(np.einsum("ij,ij->i", v0, np.cross(v1, v2)).sum() / 6.0)
 
 
-def check_closed(mesh: vtk.vtkPolyData | None, *, name: str) -> None:
+def check_closed(mesh: vtkPolyData | None, *, name: str) -> None:
     """Raise ValueError naming `name` unless `mesh` is a closed, outward-oriented triangle mesh."""
     if mesh is None:
         return
@@ -188,23 +201,23 @@ def check_closed(mesh: vtk.vtkPolyData | None, *, name: str) -> None:
         raise ValueError(f"{name}: mesh is inside out (negative signed volume)")
 
 
-def mesh_volume(mesh: vtk.vtkPolyData | None) -> float:
+def mesh_volume(mesh: vtkPolyData | None) -> float:
     """Enclosed volume in mm^3 (VTK's vtkMassProperties); 0 for an empty observer."""
     if mesh is None or mesh.GetNumberOfCells() == 0:
         return 0.0
-    mass = vtk.vtkMassProperties()
+    mass = vtkMassProperties()
     mass.SetInputData(mesh)
     mass.Update()
     return float(mass.GetVolume())
 
 
-def write_mesh(path: str | Path, mesh: vtk.vtkPolyData) -> None:
+def write_mesh(path: str | Path, mesh: vtkPolyData) -> None:
     """Write a mesh as compressed binary VTK XML PolyData (.vtp) or binary PLY (.ply)."""
     path = Path(path)
     if path.suffix not in MESH_SUFFIXES:
         raise ValueError(f"{path}: mesh files must end in {' or '.join(MESH_SUFFIXES)}")
     path.parent.mkdir(parents=True, exist_ok=True)
-    writer = vtk.vtkXMLPolyDataWriter() if path.suffix == ".vtp" else vtk.vtkPLYWriter()
+    writer = vtkXMLPolyDataWriter() if path.suffix == ".vtp" else vtkPLYWriter()
     if path.suffix == ".vtp":
         writer.SetDataModeToAppended()
         writer.SetCompressorTypeToZLib()
@@ -216,14 +229,14 @@ def write_mesh(path: str | Path, mesh: vtk.vtkPolyData) -> None:
         raise OSError(f"{path}: VTK could not write the mesh")
 
 
-def read_mesh(path: str | Path, *, check: bool = True) -> vtk.vtkPolyData:
+def read_mesh(path: str | Path, *, check: bool = True) -> vtkPolyData:
     """Read a .vtp or .ply triangle mesh; with `check`, it must be closed and outward."""
     path = Path(path)
     if not path.is_file():
         raise FileNotFoundError(f"{path}: mesh file not found")
     if path.suffix not in MESH_SUFFIXES:
         raise ValueError(f"{path}: unknown mesh format (expected {', '.join(MESH_SUFFIXES)})")
-    reader = vtk.vtkXMLPolyDataReader() if path.suffix == ".vtp" else vtk.vtkPLYReader()
+    reader = vtkXMLPolyDataReader() if path.suffix == ".vtp" else vtkPLYReader()
     reader.SetFileName(str(path))
     reader.Update()
     mesh = reader.GetOutput()
@@ -244,7 +257,7 @@ def write_observer_meshes(
     case: str,
     oar: str,
     category: str,
-    meshes: Mapping[str, vtk.vtkPolyData | None],
+    meshes: Mapping[str, vtkPolyData | None],
 ) -> list[dict]:
     """Write each observer's mesh as folder/<oar>__<observer>.vtp; return its manifest rows.
 

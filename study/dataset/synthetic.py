@@ -27,9 +27,9 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import numpy as np
-import vtk
 from scipy.interpolate import CubicSpline
 from scipy.spatial import cKDTree
+from vtkmodules.vtkCommonDataModel import vtkPolyData
 
 from study.dataset.meshes import (
     check_closed,
@@ -891,7 +891,7 @@ def _observer_field(
 
 def observer_meshes(
     name: str, case: int, seed: int, modes: ObserverModes = MODES
-) -> dict[str, vtk.vtkPolyData]:
+) -> dict[str, vtkPolyData]:
     """Meshes of organ `name` in `case` as drawn by observers A and B."""
     organ = build_organ(name, case, seed)
     ctx = CaseContext(seed, case, name)
@@ -915,7 +915,7 @@ def observer_meshes(
 
 def generate_case(
     case: int, seed: int, oars: Sequence[str] | None = None
-) -> dict[str, dict[str, vtk.vtkPolyData | None]]:
+) -> dict[str, dict[str, vtkPolyData | None]]:
     """OAR name -> {"A": mesh, "B": mesh} for one synthetic case (closed meshes in mm)."""
     names = list(OARS) if oars is None else check_oar_names(oars, where="generate_case oars")
     return {name: observer_meshes(name, case, seed) for name in names}

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
-import vtk
+from vtkmodules.vtkCommonDataModel import vtkPolyData
 
 from reference.biou import DenseGrid, inside_raster
 from study.dataset.meshes import check_closed
@@ -48,7 +48,7 @@ def check_spacing(spacing: Sequence[float], *, name: str = "spacing") -> tuple[f
 
 
 def voxelize_mesh(
-    mesh: vtk.vtkPolyData | None,
+    mesh: vtkPolyData | None,
     spacing: Sequence[float],
     origin: Sequence[float],
     shape: Sequence[int],
@@ -66,7 +66,7 @@ def voxelize_mesh(
     return np.ascontiguousarray(inside_raster(mesh, grid).transpose())
 
 
-def union_bounds(meshes: Sequence[vtk.vtkPolyData | None]) -> tuple[np.ndarray, np.ndarray]:
+def union_bounds(meshes: Sequence[vtkPolyData | None]) -> tuple[np.ndarray, np.ndarray]:
     """(lower, upper) corners of the union of the meshes' bounding boxes (mm)."""
     boxes = [np.reshape(m.GetBounds(), (3, 2)) for m in meshes if m is not None]
     if not boxes:
@@ -108,8 +108,8 @@ def pair_grid(
 
 
 def voxelize_pair(
-    mesh_a: vtk.vtkPolyData | None,
-    mesh_b: vtk.vtkPolyData | None,
+    mesh_a: vtkPolyData | None,
+    mesh_b: vtkPolyData | None,
     spacing: Sequence[float],
     *,
     margin_mm: float = 5.0,
