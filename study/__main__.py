@@ -84,6 +84,7 @@ def _observers(arguments) -> int:
 
 
 def _cards(arguments) -> int:
+    from study.analysis import advice
     from study.analysis.cards import make_cards
     from study.workflow.analysis_plan import cards_paths
 
@@ -101,9 +102,10 @@ def _cards(arguments) -> int:
     except (FileNotFoundError, ValueError) as error:
         arguments.parser.exit(2, f"error: {error}\n")
     used = recommended.loc[recommended["verdict"] == "use"]
+    tools = advice.recommended_tools(recommended)
     print(
-        f"{out}: cards of {recommended['tool'].nunique()} tools; {len(used)} of "
-        f"{len(recommended)} (metric, grid kind, tool) recommended"
+        f"{out}: cards of {len(tools)} tools; {len(used)} of "
+        f"{len(recommended)} (metric, voxel size, tool) rows recommended"
     )
     return 0
 

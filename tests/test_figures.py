@@ -73,25 +73,18 @@ def test_figure_a3_a4_a5(tmp_path, scores):
         assert_written(tmp_path, stem)
 
 
-def test_one_colour_per_tool_independent_of_the_other_tools():
-    keys = [
-        "anima",
-        "deepmind",
-        "evaluatesegmentation",
-        "medpy",
-        "metricsreloaded",
-        "miseval",
-        "monai",
-        "plastimatch",
-        "pymia",
-        "segmetrics",
-        "simpleitk",
-        "reference",
-    ]
-    colours = [figures.tool_colour(k) for k in keys]
-    assert len({str(c) for c in colours}) == len(keys)
-    # A tool outside the study list never takes a study tool's colour.
-    assert str(figures.tool_colour("new_tool")) not in {str(c) for c in colours}
+def look(tool: str) -> tuple[str, str]:
+    """What tells a tool apart in a figure: its colour and its fill pattern."""
+    return str(figures.tool_colour(tool)), figures.tool_hatch(tool)
+
+
+def test_one_look_per_tool_independent_of_the_other_tools():
+    from adapters import REGISTRY
+
+    keys = [*REGISTRY, "reference"]
+    assert len({look(k) for k in keys}) == len(keys)
+    # A tool outside the registry never takes a registered tool's look.
+    assert look("new_tool") not in {look(k) for k in keys}
 
 
 def test_significance_classes():
@@ -182,18 +175,64 @@ def test_later_tools_have_colours_of_their_own(monkeypatch):
     assert str(figures.tool_colour(LATER_TOOL)) not in paper
 
 
-def test_no_two_tools_look_alike():
-    """Every two of the study's tools differ by at least 25 CIE-Lab units (ΔE*ab), a difference
-    plain at a glance: two browns (MISeval and a later tool) once shared a figure."""
+def test_no_two_tools_look_alike(monkeypatch):
+    """However many tools the registry holds (16 today; here 12 more), no two share a colour
+    and a fill pattern, and the colours of one pattern are those of a colour-blind-safe
+    qualitative scheme, at least 20 CIE-Lab units (ΔE*ab) apart: four greens (Google DeepMind,
+    pymia, scikit-image, panoptica) once shared a figure."""
     from matplotlib.colors import to_rgb
     from skimage.color import rgb2lab
 
-    def lab(tool):
-        return rgb2lab(np.array(to_rgb(figures.tool_colour(tool))).reshape(1, 1, 3)).ravel()
+    import adapters
+
+    for k in range(12):
+        monkeypatch.setitem(adapters.REGISTRY, f"extra{k:02d}", type(adapters.REGISTRY["monai"])())
+    tools = st.ordered_tools(adapters.REGISTRY)
+    assert len(tools) >= 28
+    assert len({look(t) for t in tools}) == len(tools)
+
+    def lab(colour):
+        return rgb2lab(np.array(to_rgb(colour)).reshape(1, 1, 3)).ravel()
 
     closest = min(
-        (float(np.linalg.norm(lab(a) - lab(b))), a, b)
-        for i, a in enumerate(STUDY_TOOLS)
-        for b in STUDY_TOOLS[i + 1 :]
+        float(np.linalg.norm(lab(a) - lab(b)))
+        for i, a in enumerate(figures.QUALITATIVE)
+        for b in figures.QUALITATIVE[i + 1 :]
     )
-    assert closest[0] >= 25, closest
+    assert closest >= 20, closest
+    # The study's tools of one pattern never repeat a colour.
+    for pattern in {figures.tool_hatch(t) for t in STUDY_TOOLS}:
+        colours = [figures.tool_colour(t) for t in STUDY_TOOLS if figures.tool_hatch(t) == pattern]
+        assert len(set(colours)) == len(colours)
+
+
+def test_figure_4_tells_what_each_mark_means(monkeypatch, scores):
+    """Not installed and not offered are told apart, the verdicts' tolerance is drawn, and a
+    metric has one y range at every voxel size."""
+    from matplotlib.colors import to_rgb
+
+    from study.analysis.advice import TOLERANCE
+
+    delta = st.deltas(scores, [t for t in TOOLS if t != "anima"])
+    axes = drawn(
+        monkeypatch,
+        lambda: figures.figure_4(
+            delta, "unused.png", spacings=list(SPACINGS), unavailable=["anima"]
+        ),
+    )
+    tools = st.ordered_tools([*delta["tool"], "anima"])
+    metrics = [m for m in st.TESTED_METRICS if m in set(delta["metric"])]
+    for row, metric in enumerate(metrics):
+        panels = axes[row * len(SPACINGS) : (row + 1) * len(SPACINGS)]
+        assert len({axis.get_ylim() for axis in panels}) == 1, metric
+        for axis in panels:
+            words = {round(t.get_position()[0]): t.get_text() for t in axis.texts}
+            assert words[tools.index("anima")] == "not installed"
+            if metric not in ("HD", "HD95", "MASD"):
+                assert words[tools.index("medpy")] == "not offered"  # MedPy lacks it
+            band = TOLERANCE[st.display_unit(metric)]
+            assert any(
+                np.isclose(p.get_y(), -band) and np.isclose(p.get_y() + p.get_height(), band)
+                for p in axis.patches
+                if tuple(p.get_facecolor()[:3]) == to_rgb(figures.TOLERANCE_COLOUR)
+            ), metric

@@ -63,8 +63,11 @@ def test_the_summary_comes_first_and_is_short(sections):
     lines = sections["Summary"].lines
     assert len(lines) <= findings.SUMMARY_LINES
     hd95 = next(line for line in lines if line.startswith("**HD95**"))
-    assert hd95.startswith("**HD95** (±0.5 mm) — isotropic: use Google DeepMind (worst +0.00)")
-    assert "avoid MedPy" in hd95  # +2 mm
+    # A verdict per voxel size, each found by its spacing.
+    assert hd95.startswith("**HD95** (±0.5 mm) — (1, 1, 1) mm: use Google DeepMind (worst +0.00)")
+    assert hd95.count("avoid MedPy") == 3  # +2 mm at every voxel size
+    assert "· (2, 2, 2) mm: use" in hd95 and "· (0.5, 0.5, 2) mm: use" in hd95
+    assert "isotropic" not in " ".join(lines)  # no verdict pooled over voxel sizes
     assert lines[-1].startswith("The paper's claims: ")
 
 
@@ -314,3 +317,23 @@ def test_the_papers_tests_keep_the_papers_bonferroni_family(monkeypatch):
     assert mine["significant"].all()
     paper_alone = wilcoxon.iloc[:3]
     assert claims.paper_family(paper_alone).equals(paper_alone)  # nothing to rescale
+
+
+def test_measured_problems_name_each_tool_of_a_shared_row():
+    """Tools with identical scores share a row: a reason of the row names them all, a reason
+    of one of them ("MISeval only: ...") names it alone."""
+    table = pd.DataFrame(
+        {
+            "tool": ["miseval"],
+            "identical": ["skimage"],
+            "metric": ["HD"],
+            "reasons": [
+                "ignores the voxel size (measured: ...); MISeval only: depends on the field of "
+                "view: changed on 1 of 5 grid-check pairs"
+            ],
+        }
+    )
+    assert findings.measured_problems(table) == (
+        "Measured: ignores the voxel size: MISeval HD, scikit-image HD; depends on the field of "
+        "view: MISeval HD."
+    )

@@ -1,13 +1,15 @@
 """What a reader can act on, computed from the run: how close each tool comes to the reference
-per metric and voxel size, which tools to use or avoid per metric and grid kind, and how far a
-number published with a tool can lie from the reference's.
+per metric and voxel size, which tools to use or avoid per metric and grid (each voxel size of the
+run, and "native" for pairs scored on their own scans' grids: never pooled), the closest tools
+and the exact route where none passes, and how far a number published with a tool can lie from
+the reference's.
 
 Every statistic is of Δ = tool − reference on the mask pairs (`statistics.deltas`), in display
 units (mm; percentage points for NSD, BIoU and DSC). Pairs without a reference score are left
 out (they say nothing about the tool); a failed or non-finite Δ counts against the tool.
 
-The thresholds are stated here and nowhere else: `TOLERANCE`, `MOST_PAIRS`, `INTERVAL`,
-`MIN_CATEGORY_PAIRS`, `VOXEL_RATIO_TOLERANCE`.
+The thresholds are stated here and nowhere else: `TOLERANCE`, `MOST_PAIRS`, `SAME_SIGN`,
+`CLOSEST`, `INTERVAL`, `MIN_CATEGORY_PAIRS`, `VOXEL_RATIO_TOLERANCE`.
 """
 
 from __future__ import annotations
@@ -17,10 +19,17 @@ from collections.abc import Mapping, Sequence
 import numpy as np
 import pandas as pd
 
+from study.analysis import edge_comparison
 from study.analysis import statistics as st
 from study.analysis.tables import shorten
-from study.records import METRICS, NATIVE, RELATIVE_METRICS, is_anisotropic, spacing_title
-from study.records import parse_spacing_label as voxel_sides
+from study.records import (
+    METRICS,
+    NATIVE,
+    REFERENCE,
+    RELATIVE_METRICS,
+    parse_spacing_label,
+    spacing_title,
+)
 from study.scoring import grid_check
 
 TOLERANCE: dict[str, float] = {"mm": 0.5, "%pt": 2.0}
@@ -28,8 +37,16 @@ TOLERANCE: dict[str, float] = {"mm": 0.5, "%pt": 2.0}
 millimetre for the distances, 2 percentage points for NSD, BIoU and DSC."""
 
 MOST_PAIRS = 0.9
-"""A tool is recommended for a metric and grid kind when at least this share of the pairs has
+"""A tool is recommended for a metric and grid when at least this share of the grid's pairs has
 |Δ| within `TOLERANCE` (a failed or non-finite Δ is not within)."""
+
+SAME_SIGN = 0.9
+"""A tool that misses the tolerance is called biased (over- or under-estimating, with the size
+of its bias) when Δ has one sign on at least this share of its finite Δ; else it scatters."""
+
+CLOSEST = 2
+"""Where no tool passes for a metric and grid, this many tools are named the closest (most
+pairs within `TOLERANCE`, then smallest worst |Δ|), each with its `INTERVAL` of Δ."""
 
 INTERVAL: tuple[float, float] = (2.5, 97.5)
 """Percentiles of Δ bounding the central 95 % of the pairs: the interval table's bounds
@@ -43,15 +60,14 @@ VOXEL_RATIO_TOLERANCE = 0.1
 (at least two), the median r(s) of its distances over the reference's scales as 1 / s: s r(s)
 is the same at every s within this relative tolerance (distances in voxels, not millimetres)."""
 
-GRID_KINDS: tuple[str, ...] = ("isotropic", "anisotropic", "native")
 
-
-def grid_kind(spacing: str) -> str:
-    """ "anisotropic" for a voxel size with sides of different lengths, "native" for the
-    native grid (a voxel size per pair), else "isotropic"."""
-    if spacing == NATIVE:
-        return "native"
-    return GRID_KINDS[int(is_anisotropic(spacing))]
+def isotropic_side(label: str) -> float | None:
+    """The side of an isotropic voxel-size label ("2x2x2" -> 2.0); None for an anisotropic
+    one and for a label that is not a voxel size ("native": each pair has its own)."""
+    if label == NATIVE:
+        return None
+    sides = set(parse_spacing_label(label))
+    return sides.pop() if len(sides) == 1 else None
 
 
 def tolerance_text(unit: str) -> str:
@@ -76,7 +92,7 @@ def error_messages(scores: pd.DataFrame, tool: str) -> dict[str, str]:
 
 def pair_deltas(scores: pd.DataFrame, tools: Sequence[str] | None = None) -> pd.DataFrame:
     """Δ of every scored pair that has a reference score (`statistics.deltas`), with `scaled`
-    (Δ in display units), `unit`, `grid_kind` and `within` (finite and |Δ| ≤ `TOLERANCE`)."""
+    (Δ in display units), `unit` and `within` (finite and |Δ| ≤ `TOLERANCE`)."""
     delta = st.deltas(scores, tools)
     delta = delta.loc[delta["kind"] != "no_reference"].reset_index(drop=True)
     unit = delta["metric"].map(st.display_unit)
@@ -85,7 +101,6 @@ def pair_deltas(scores: pd.DataFrame, tools: Sequence[str] | None = None) -> pd.
     return delta.assign(
         scaled=scaled,
         unit=unit,
-        grid_kind=delta["spacing"].map(grid_kind),
         within=finite & (scaled.abs() <= unit.map(TOLERANCE)),
     )
 
@@ -93,8 +108,10 @@ def pair_deltas(scores: pd.DataFrame, tools: Sequence[str] | None = None) -> pd.
 def agreement(delta: pd.DataFrame, by: Sequence[str]) -> pd.DataFrame:
     """Per group of `pair_deltas` rows: n pairs; n_failed and n_nonfinite; of the finite Δ
     (n_finite) the median, SD (ddof = 1), worst (the Δ of the largest |Δ|, with its sign) and
-    the OAR category it occurred in, and the `INTERVAL` percentiles lo and hi; `within`, the
-    share of all n pairs with |Δ| ≤ `TOLERANCE`."""
+    the OAR category it occurred in, the `INTERVAL` percentiles lo and hi, how many are above
+    and below zero (n_above, n_below), and `ratio`, the median of tool / reference over the
+    pairs with a positive reference (NaN for NSD, BIoU and DSC); `within`, the share of all n
+    pairs with |Δ| ≤ `TOLERANCE`."""
     rows = []
     for key, group in delta.groupby(list(by), sort=False, observed=True):
         finite = group.loc[group["kind"] == "finite"]
@@ -115,10 +132,43 @@ def agreement(delta: pd.DataFrame, by: Sequence[str]) -> pd.DataFrame:
                 "worst_category": "" if worst is None else finite.loc[worst, "category"],
                 "lo": lo,
                 "hi": hi,
+                "n_above": int((scaled > 0).sum()),
+                "n_below": int((scaled < 0).sum()),
+                **bias_size(finite),
                 "within": float(group["within"].mean()),
             }
         )
     return pd.DataFrame(rows)
+
+
+def bias_size(finite: pd.DataFrame) -> dict[str, float | str]:
+    """How a consistent Δ is best told, from one group's finite `pair_deltas` rows: `ratio`,
+    the median of tool / reference (distances with a positive reference only, else NaN), and
+    `bias_kind`, "factor" when the tool's value is closer to ratio × reference than to
+    reference + median Δ (median absolute residual, in mm), else "offset"."""
+    positive = finite.loc[(finite["unit"] == "mm") & (finite["value_reference"].astype(float) > 0)]
+    if positive.empty:
+        return {"ratio": np.nan, "bias_kind": "offset"}
+    value = positive["value"].astype(float)
+    reference = positive["value_reference"].astype(float)
+    ratio = float((value / reference).median())
+    as_factor = (value - ratio * reference).abs().median()
+    as_offset = (positive["scaled"] - positive["scaled"].median()).abs().median()
+    return {"ratio": ratio, "bias_kind": "factor" if as_factor < as_offset else "offset"}
+
+
+def interval_text(row: Mapping) -> str:
+    """ "Δ in [-0.31, +4.25] %pt on 95 % of pairs: the exact value lies in [v - 4.25, v + 0.31]
+    for a published v" from a row's `INTERVAL` bounds lo and hi."""
+    low, high = INTERVAL
+    unit = row["unit"]
+    if not np.isfinite(row["lo"]):
+        return "no finite Δ"
+    return (
+        f"Δ in [{st.signed(row['lo'])}, {st.signed(row['hi'])}] {unit} on {high - low:g} % of "
+        f"pairs: a published v is within [v {st.signed(-row['hi'])}, v {st.signed(-row['lo'])}]"
+        " of the exact value"
+    )
 
 
 # --------------------------------------------------------------------------------------------
@@ -126,31 +176,40 @@ def agreement(delta: pd.DataFrame, by: Sequence[str]) -> pd.DataFrame:
 # --------------------------------------------------------------------------------------------
 
 
-def ignores_voxel_size(delta: pd.DataFrame) -> dict[tuple[str, str], str]:
-    """(tool, metric) -> the measured sign that the tool ignores the voxel size, for the
-    distance metrics. With r(s) the median ratio of the tool's value to the reference's at
-    isotropic voxel size s, a tool computing in voxels has r(s) = c / s for its own c, so s r(s)
-    is the same at every s (within `VOXEL_RATIO_TOLERANCE`), while a tool in millimetres keeps
-    r(s) itself roughly constant. Comparing sizes with each other, not r(s) with 1 / s, keeps a
-    tool whose quantity differs from the reference's by a factor that happens to be near 1 / s
-    at one size from being accused. Nothing can be said with fewer than two isotropic sizes."""
+def ignores_voxel_size(delta: pd.DataFrame) -> dict[tuple[str, str], pd.Series]:
+    """(tool, metric) -> r(s) per isotropic voxel size s (the measured sign that the tool
+    ignores the voxel size), for the distance metrics. With r(s) the median ratio of the
+    tool's value to the reference's at isotropic voxel size s, a tool computing in voxels has
+    r(s) = c / s for its own c, so s r(s) is the same at every s (within
+    `VOXEL_RATIO_TOLERANCE`), while a tool in millimetres keeps r(s) itself roughly constant.
+    Comparing sizes with each other, not r(s) with 1 / s, keeps a tool whose quantity differs
+    from the reference's by a factor that happens to be near 1 / s at one size from being
+    accused. Nothing can be said with fewer than two isotropic sizes."""
     finite = delta.loc[(delta["kind"] == "finite") & ~delta["metric"].isin(RELATIVE_METRICS)]
-    finite = finite.loc[
-        (finite["value_reference"].astype(float) > 0) & (finite["grid_kind"] == "isotropic")
+    sides = finite["spacing"].map(isotropic_side)
+    finite = finite.assign(side=sides).loc[
+        (finite["value_reference"].astype(float) > 0) & sides.notna()
     ]
     found = {}
     for (tool, metric), rows in finite.groupby(["tool", "metric"], sort=False):
         ratios = (rows["value"] / rows["value_reference"]).groupby(rows["spacing"]).median()
         if len(ratios) < 2:
             continue
-        in_voxels = ratios.to_numpy() * ratios.index.map(lambda s: voxel_sides(s)[0]).to_numpy()
+        in_voxels = ratios.to_numpy() * ratios.index.map(isotropic_side).to_numpy(dtype=float)
         if np.all(np.abs(in_voxels / in_voxels[0] - 1) <= VOXEL_RATIO_TOLERANCE):
-            at = ", ".join(f"{r:.2f} × at {spacing_title(s)}" for s, r in ratios.items())
-            found[tool, metric] = (
-                f"ignores the voxel size: its {metric} is the reference's {at} "
-                "(distances in voxels)"
-            )
+            found[tool, metric] = ratios
     return found
+
+
+def voxel_size_reason(ratios: pd.Series, metric: str, spacing: str, here: float) -> str:
+    """Why a tool measured to ignore the voxel size (`ignores_voxel_size`'s `ratios`) is to be
+    avoided on one grid: where it was measured, and its own ratio on this grid (`here`)."""
+    measured = ", ".join(f"{r:.2f} × at {spacing_title(s)}" for s, r in ratios.items())
+    own = f"; here {here:.2f} ×" if np.isfinite(here) and spacing not in ratios.index else ""
+    return (
+        f"ignores the voxel size (measured: its {metric} is the reference's {measured}, "
+        f"distances in voxels{own})"
+    )
 
 
 def field_of_view_dependence(rows: pd.DataFrame | None) -> dict[tuple[str, str], str]:
@@ -175,14 +234,21 @@ def field_of_view_changes(differences: pd.DataFrame) -> dict[tuple[str, str], st
 def empty_mask_errors(edge_cases: pd.DataFrame | None) -> dict[tuple[str, str], str]:
     """(tool, metric) -> "raises an error on empty masks (O1, O3)" from the edge-case records
     (Table A3's numeric rows), naming the cases O1, O2, O3 (A, B or both empty) on which the
-    tool raised, for the tools that raise on an empty mask."""
+    tool raised, for the tools that raise on an empty mask. When every such error comes from
+    the environment (`edge_comparison.environment_error`: NumPy 2 lacks what the tool calls),
+    the caution says so: it is not the tool's designed handling."""
     if edge_cases is None or edge_cases.empty:
         return {}
     raised = edge_cases.loc[(edge_cases["output"] == "error") & (edge_cases["case"] != "S")]
-    return {
-        (tool, metric): f"raises an error on empty masks ({', '.join(sorted(rows['case']))})"
-        for (tool, metric), rows in raised.groupby(["tool", "metric"])
-    }
+    found = {}
+    for (tool, metric), rows in raised.groupby(["tool", "metric"]):
+        text = f"raises an error on empty masks ({', '.join(sorted(rows['case']))})"
+        messages = rows["message"] if "message" in rows else pd.Series([""] * len(rows))
+        causes = {edge_comparison.environment_error(m) for m in messages}
+        if None not in causes:
+            text += f" in this environment, not by design: {'; '.join(sorted(causes))}"
+        found[tool, metric] = text
+    return found
 
 
 def declared_spacing_ignored(tool: str, metric: str) -> str:
@@ -195,15 +261,41 @@ def declared_spacing_ignored(tool: str, metric: str) -> str:
     return ""
 
 
+def identical_tools(delta: pd.DataFrame) -> dict[tuple[str, str, str], list[str]]:
+    """(metric, spacing, tool) -> the tools whose scores on that grid equal its own on every
+    pair (value and status alike), itself first, in tool order; a tool without a twin maps to
+    itself alone."""
+    keys = ["dataset", "case", "oar"]
+    groups: dict[tuple[str, str, str], list[str]] = {}
+    for (metric, spacing), rows in delta.groupby(["metric", "spacing"], sort=False):
+        by_scores: dict[tuple, list[str]] = {}
+        for tool in st.ordered_tools(rows["tool"]):
+            mine = rows.loc[rows["tool"] == tool].sort_values(keys)
+            signature = tuple(
+                zip(
+                    *(mine[k].astype(str) for k in keys),
+                    mine["status"].astype(str),
+                    mine["value"].astype(float).map(repr),
+                    strict=True,
+                )
+            )
+            by_scores.setdefault(signature, []).append(tool)
+        for members in by_scores.values():
+            for tool in members:
+                groups[metric, spacing, tool] = members
+    return groups
+
+
 # --------------------------------------------------------------------------------------------
 # Recommendations
 # --------------------------------------------------------------------------------------------
 
 RECOMMENDATION_COLUMNS: tuple[str, ...] = (
     "metric",
-    "grid_kind",
-    "spacings",
+    "spacing",
+    "grid",
     "tool",
+    "identical",
     "verdict",
     "rank",
     "unit",
@@ -212,37 +304,59 @@ RECOMMENDATION_COLUMNS: tuple[str, ...] = (
     "median",
     "worst",
     "worst_category",
+    "lo",
+    "hi",
     "n_failed",
     "n_nonfinite",
     "reasons",
     "cautions",
+    "reference_seconds",
+    "reference_max_seconds",
 )
-"""Columns of the recommendations table: verdict "use" (ranked by |worst|) or "avoid" (with
-the measured reasons, "; "-joined); cautions hold what a user of a recommended tool must handle
-(empty masks)."""
+"""Columns of the recommendations table, one row per metric, grid (`spacing`, its label; `grid`,
+its title) and tool, tools with identical scores on that grid and the same verdict in one row
+(`tool` the first in tool order, `identical` the others, ", "-joined). Verdict "use" (ranked by
+|worst|), "closest" (where no tool passes: the `CLOSEST` best, ranked) or "avoid" (rank 0);
+`reasons`: every measured reason it misses ("; "-joined); `cautions`: what a user of the tool
+must handle (empty masks, a declared voxel size ignored); lo and hi: the `INTERVAL` of Δ;
+`reference_seconds` and `reference_max_seconds`: the reference's median and longest time per
+pair on that grid (one call for every metric), the exact route. Grids in `grid_order`."""
+
+VERDICTS: tuple[str, ...] = ("use", "closest", "avoid")
+"""Verdicts in the order the rows are listed."""
 
 
 def bias_reason(row: Mapping) -> str:
-    """Why a tool misses the tolerance: its share within, the median and worst Δ."""
-    unit = row["unit"]
-    if row["n_finite"] == 0:
+    """Why a tool misses the tolerance: a bias (Δ of one sign on at least `SAME_SIGN` of the
+    finite Δ; its size as a factor or an offset, `bias_size`) or scatter, then its share
+    within and its worst Δ."""
+    unit, finite = row["unit"], row["n_finite"]
+    if finite == 0:
         return f"no finite Δ on {row['n']} pairs"
-    direction = (
-        "over-estimates"
-        if row["median"] > TOLERANCE[unit]
-        else "under-estimates"
-        if row["median"] < -TOLERANCE[unit]
-        else "scatters"
-    )
+    above, below = row["n_above"], row["n_below"]
+    share = f"{row['within']:.0%} of {row['n']} pairs within {tolerance_text(unit)}"
+    worst = f"worst {st.signed(row['worst'])} {unit} ({row['worst_category']} OARs)"
+    if max(above, below) >= SAME_SIGN * finite:
+        high = above >= below
+        size = (
+            f"by a factor of {row['ratio']:.2f} (median tool / reference; median Δ "
+            f"{st.signed(row['median'])} {unit})"
+            if row["bias_kind"] == "factor" and np.isfinite(row["ratio"])
+            else f"by {st.signed(row['median'])} {unit} (median Δ)"
+        )
+        return (
+            f"{'over' if high else 'under'}-estimates {size}, a bias: Δ "
+            f"{'>' if high else '<'} 0 on {above if high else below} of {finite} pairs; "
+            f"{share}, {worst}"
+        )
     return (
-        f"{direction}: {row['within']:.0%} of {row['n']} pairs within {tolerance_text(unit)}, "
-        f"median Δ {st.signed(row['median'])}, worst {st.signed(row['worst'])} {unit} "
-        f"({row['worst_category']} OARs)"
+        f"scatters: Δ > 0 on {above}, = 0 on {finite - above - below}, < 0 on {below} of "
+        f"{finite} pairs, median Δ {st.signed(row['median'])} {unit}; {share}, {worst}"
     )
 
 
 def verdict_reasons(row: Mapping, measured: Mapping[str, Mapping], message: str) -> list[str]:
-    """Every measured reason to avoid one tool for one metric and grid kind (none: use it).
+    """Every measured reason to avoid one tool for one metric and grid (none: use it).
     `measured`: the (tool, metric) findings of `ignores_voxel_size` ("spacing") and
     `field_of_view_dependence` ("field of view"); `message`: the tool's error, if it failed."""
     key = (row["tool"], row["metric"])
@@ -253,10 +367,43 @@ def verdict_reasons(row: Mapping, measured: Mapping[str, Mapping], message: str)
         reasons.append(f"fails on {row['n_failed']} of {row['n']} pairs ({message})")
     if row["n_nonfinite"]:
         reasons.append(f"{row['n_nonfinite']} of {row['n']} Δ not finite")
-    reasons += [
-        measured[kind][key] for kind in ("spacing", "field of view") if key in measured[kind]
-    ]
+    if key in measured["spacing"]:
+        reasons.append(
+            voxel_size_reason(measured["spacing"][key], row["metric"], row["spacing"], row["ratio"])
+        )
+    if key in measured["field of view"]:
+        reasons.append(measured["field of view"][key])
     return reasons
+
+
+def joined(texts: Mapping[str, Sequence[str]]) -> str:
+    """One text for tools with identical scores (tool -> its reasons or cautions): what all
+    share once, then what only some have, labelled ("SimpleITK only: ...")."""
+    lists = list(texts.values())
+    common = [text for text in dict.fromkeys(sum(lists, [])) if all(text in x for x in lists)]
+    own = [
+        f"{st.tool_label(tool)} only: {text}"
+        for tool, mine in texts.items()
+        for text in mine
+        if text not in common
+    ]
+    return "; ".join(common + own)
+
+
+def reference_seconds(scores: pd.DataFrame) -> pd.DataFrame:
+    """Per grid (spacing label, the index), the reference's median and longest time per pair
+    (columns median, max): its one call for every metric of a pair (the scores' `seconds`)."""
+    rows = st.measured(scores)
+    rows = rows.loc[(rows["tool"] == REFERENCE) & (rows["status"] == "ok")]
+    calls = rows.drop_duplicates(["dataset", "case", "oar", "spacing"])
+    return calls.groupby("spacing")["seconds"].agg(["median", "max"])
+
+
+def grid_order(spacing: str) -> tuple:
+    """Sort key of the grids: the isotropic voxel sizes from the finest, then the others by
+    label ("0.5x0.5x2" before "native")."""
+    side = isotropic_side(spacing)
+    return (side is None, side or 0.0, str(spacing))
 
 
 def recommendations(
@@ -265,10 +412,13 @@ def recommendations(
     edge_cases: pd.DataFrame | None = None,
     tools: Sequence[str] | None = None,
 ) -> pd.DataFrame:
-    """Per metric of `statistics.TESTED_METRICS` and grid kind, every scored tool: "use" when
-    at least `MOST_PAIRS` of the pairs lie within `TOLERANCE`, it failed on none and neither
-    ignores the voxel size nor depends on the field of view (measured); ranked by |worst Δ|.
-    Else "avoid", with each measured reason. Columns: `RECOMMENDATION_COLUMNS`."""
+    """Per metric of `statistics.TESTED_METRICS` and grid (each spacing label of the scores,
+    never pooled), every scored tool: "use" when at least `MOST_PAIRS` of the grid's pairs
+    lie within `TOLERANCE`, it failed on none and neither ignores the voxel size nor depends
+    on the field of view (measured); ranked by |worst Δ|. Else "avoid", with each measured
+    reason; where no tool is to be used, the `CLOSEST` best are "closest". Tools with
+    identical scores on the grid and the same verdict share one row. Columns:
+    `RECOMMENDATION_COLUMNS`."""
     delta = pair_deltas(scores, tools)
     delta = delta.loc[delta["metric"].isin(st.TESTED_METRICS)]
     if delta.empty:
@@ -279,40 +429,89 @@ def recommendations(
     }
     empty = empty_mask_errors(edge_cases)
     messages = {tool: error_messages(scores, tool) for tool in delta["tool"].unique()}
-    spacings = delta.groupby("grid_kind")["spacing"].agg(lambda s: list(dict.fromkeys(s)))
+    twins = identical_tools(delta)
+    seconds = reference_seconds(scores)
+    summary = {
+        (r["metric"], r["spacing"], r["tool"]): r
+        for r in agreement(delta, ["metric", "spacing", "tool"]).to_dict("records")
+    }
     rows = []
-    for row in agreement(delta, ["metric", "grid_kind", "tool"]).to_dict("records"):
-        key = (row["tool"], row["metric"])
-        reasons = verdict_reasons(row, measured, messages[row["tool"]].get(row["metric"], ""))
-        cautions = [text for text in (empty.get(key), declared_spacing_ignored(*key)) if text]
-        rows.append(
-            {
-                **row,
-                "spacings": ", ".join(spacing_title(s) for s in spacings[row["grid_kind"]]),
-                "verdict": "avoid" if reasons else "use",
-                "reasons": "; ".join(reasons),
-                "cautions": "; ".join(cautions),
-            }
-        )
+    for (metric, spacing, tool), row in summary.items():
+        members = twins.get((metric, spacing, tool), [tool])
+        if members[0] != tool:
+            continue  # its twin's rows speak for it
+        reasons, cautions = {}, {}
+        for member in members:
+            key = (member, metric)
+            mine = {**row, "tool": member}
+            reasons[member] = verdict_reasons(mine, measured, messages[member].get(metric, ""))
+            cautions[member] = [
+                text for text in (empty.get(key), declared_spacing_ignored(*key)) if text
+            ]
+        # Identical scores, one row per verdict: a tool avoided for what it alone does (its
+        # adapter ignores the voxel size) does not take its twin down with it.
+        for avoided in (False, True):
+            alike = [m for m in members if bool(reasons[m]) == avoided]
+            if not alike:
+                continue
+            rows.append(
+                {
+                    **row,
+                    "tool": alike[0],
+                    "grid": spacing_title(spacing),
+                    "identical": ", ".join(alike[1:]),
+                    "verdict": "avoid" if avoided else "use",
+                    "reasons": joined({m: reasons[m] for m in alike}),
+                    "cautions": joined({m: cautions[m] for m in alike}),
+                    "reference_seconds": seconds["median"].get(spacing, np.nan),
+                    "reference_max_seconds": seconds["max"].get(spacing, np.nan),
+                }
+            )
     table = pd.DataFrame(rows)
     return rank(table)[list(RECOMMENDATION_COLUMNS)]
 
 
 def rank(table: pd.DataFrame) -> pd.DataFrame:
-    """Order per metric (table order) and grid kind: the tools to use by |worst Δ|, numbered
-    from 1, then the tools to avoid in tool order."""
+    """Order per metric (table order) and grid (`grid_order`): the tools to use by
+    |worst Δ|, numbered from 1; where there is none, the `CLOSEST` tools with most pairs
+    within `TOLERANCE`, then smallest |worst Δ|, marked "closest" and numbered from 1; then the
+    tools to avoid in tool order (rank 0)."""
     metric_rank = {m: i for i, m in enumerate(st.TESTED_METRICS)}
+    grid_rank = {s: i for i, s in enumerate(sorted(set(table["spacing"]), key=grid_order))}
     tool_rank = {t: i for i, t in enumerate(st.ordered_tools(table["tool"]))}
+    used = table["verdict"] == "use"
     table = table.assign(
         _metric=table["metric"].map(metric_rank),
-        _grid=table["grid_kind"].map(GRID_KINDS.index),
-        _avoid=table["verdict"] == "avoid",
-        _worst=np.where(table["verdict"] == "use", table["worst"].abs(), np.inf),
+        _grid=table["spacing"].map(grid_rank),
+        _avoid=~used,
+        _within=np.where(used, 0.0, -table["within"]),
+        _worst=table["worst"].abs().fillna(np.inf),
         _tool=table["tool"].map(tool_rank),
-    ).sort_values(["_metric", "_grid", "_avoid", "_worst", "_tool"])
-    table["rank"] = table.groupby(["metric", "grid_kind"]).cumcount() + 1
-    table.loc[table["verdict"] == "avoid", "rank"] = 0
-    return table.drop(columns=["_metric", "_grid", "_avoid", "_worst", "_tool"])
+    ).sort_values(["_metric", "_grid", "_avoid", "_within", "_worst", "_tool"])
+    groups = table.groupby(["metric", "spacing"], sort=False)
+    none_used = ~groups["verdict"].transform(lambda v: (v == "use").any())
+    order = groups.cumcount() + 1
+    table.loc[none_used & (order <= CLOSEST), "verdict"] = "closest"
+    table = table.assign(_v=table["verdict"].map(VERDICTS.index))
+    table = table.sort_values(["_metric", "_grid", "_v", "_within", "_worst", "_tool"])
+    table["rank"] = np.where(table["verdict"] == "avoid", 0, order.loc[table.index])
+    return table.drop(columns=["_metric", "_grid", "_avoid", "_within", "_worst", "_tool", "_v"])
+
+
+def recommended_tools(table: pd.DataFrame) -> list[str]:
+    """Every tool of the recommendations, those sharing a row with a twin included."""
+    return st.ordered_tools([t for row in table.itertuples() for t in [row.tool, *twins_of(row)]])
+
+
+def twins_of(row) -> list[str]:
+    """The tools sharing a recommendations row with its `tool` (identical scores)."""
+    identical = row.identical if isinstance(row.identical, str) else ""
+    return [t for t in identical.split(", ") if t]
+
+
+def tool_names(row) -> str:
+    """ "Google DeepMind = pymia": a row's tool and those with identical scores."""
+    return " = ".join(st.tool_label(t) for t in [row.tool, *twins_of(row)])
 
 
 def listed(names: Sequence[str], shown: int) -> str:
@@ -321,42 +520,75 @@ def listed(names: Sequence[str], shown: int) -> str:
     return ", ".join(names[:shown]) + more if names else "none"
 
 
+def seconds_text(seconds: float) -> str:
+    """ "0.42 s" or "1.3 min" (a time per pair)."""
+    if not np.isfinite(seconds):
+        return "time not recorded"
+    return f"{seconds:.2g} s" if seconds < 90 else f"{seconds / 60:.2g} min"
+
+
+def exact_route(row) -> str:
+    """The reference as the exact route, with its measured time per pair (a row of the
+    recommendations)."""
+    return (
+        f"the exact value: `python -m reference A B` (median {seconds_text(row.reference_seconds)}"
+        f", at most {seconds_text(row.reference_max_seconds)} per pair on this grid)"
+    )
+
+
+def grid_verdict(group: pd.DataFrame, shown: int = 3) -> str:
+    """One metric on one grid, in a sentence: the tools to use (best `shown`, with their worst
+    Δ) and to avoid; where none passes, the closest tools with their `INTERVAL` and the exact
+    route."""
+    unit = group["unit"].iloc[0]
+    used = [
+        f"{tool_names(r)} (worst {st.signed(r.worst)})"
+        for r in group.loc[group["verdict"] == "use"].itertuples()
+    ]
+    avoided = [tool_names(r) for r in group.loc[group["verdict"] == "avoid"].itertuples()]
+    if used:
+        return f"use {listed(used, shown)}; avoid {listed(avoided, shown)}"
+    closest = [
+        f"{tool_names(r)} ({r.within:.0%} within; {interval_text(r._asdict())})"
+        for r in group.loc[group["verdict"] == "closest"].itertuples()
+    ]
+    return (
+        f"no tool within {tolerance_text(unit)} on {MOST_PAIRS:.0%} of pairs; closest "
+        f"{listed(closest, shown)}; {exact_route(next(group.itertuples()))}"
+    )
+
+
 def summary_lines(table: pd.DataFrame, shown: int = 3) -> list[str]:
-    """One line per metric: per grid kind the best `shown` tools to use with their worst Δ,
-    and the first `shown` to avoid (their reasons: the recommendations)."""
+    """One line per metric: per grid (by its voxel size) `grid_verdict`."""
     lines = []
     for metric, rows in table.groupby("metric", sort=False):
-        parts = []
-        for kind, group in rows.groupby("grid_kind", sort=False):
-            used = [
-                f"{st.tool_label(r.tool)} (worst {st.signed(r.worst)})"
-                for r in group.loc[group["verdict"] == "use"].itertuples()
-            ]
-            avoided = [st.tool_label(t) for t in group.loc[group["verdict"] == "avoid", "tool"]]
-            parts.append(f"{kind}: use {listed(used, shown)}; avoid {listed(avoided, shown)}")
+        parts = [
+            f"{group['grid'].iloc[0]}: {grid_verdict(group, shown)}"
+            for _, group in rows.groupby("spacing", sort=False)
+        ]
         unit = rows["unit"].iloc[0]
         lines.append(f"**{metric}** ({tolerance_text(unit)}) — " + " · ".join(parts) + ".")
     return lines
 
 
 def recommendations_frame(rows: pd.DataFrame) -> pd.DataFrame:
-    """Display of one metric's recommendations: grid kind, rank, tool, the numbers, and the
-    verdict with its reasons or cautions."""
+    """Display of one metric's recommendations on one grid: verdict (its word first), rank,
+    tool(s), the numbers, the 95 % interval of Δ, and the reasons or cautions."""
+    low, high = INTERVAL
     return pd.DataFrame(
         {
-            "Grid": rows["grid_kind"],
+            "Verdict": rows["verdict"].str.upper(),
             "Rank": rows["rank"].map(lambda r: str(r) if r else "–"),
-            "Tool": rows["tool"].map(st.tool_label),
+            "Tool": [tool_names(r) for r in rows.itertuples()],
             "Pairs": rows["n"],
             "Within": rows["within"].map(lambda w: f"{w:.0%}"),
             "Median Δ": rows["median"].map(st.signed),
             "Worst Δ": rows["worst"].map(st.signed),
-            "Verdict": [
-                f"avoid: {r.reasons}"
-                if r.verdict == "avoid"
-                else ("use" + (f" ({r.cautions})" if r.cautions else ""))
+            f"Δ on {high - low:g} % of pairs": [
+                f"[{st.signed(r.lo)}, {st.signed(r.hi)}]" if np.isfinite(r.lo) else "–"
                 for r in rows.itertuples()
             ],
+            "Why": [r.reasons or r.cautions or "" for r in rows.itertuples()],
         }
     )
 

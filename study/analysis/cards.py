@@ -11,6 +11,7 @@ from `advice`.
 
 from __future__ import annotations
 
+import html
 import inspect
 import re
 from collections.abc import Mapping, Sequence
@@ -20,7 +21,7 @@ import pandas as pd
 
 from study.analysis import advice, findings
 from study.analysis import statistics as st
-from study.analysis.document import Section, render_html, render_markdown
+from study.analysis.document import VERDICT_STYLES, Section, render_html, render_markdown
 from study.analysis.tables import Table, configured_spacings, format_number, shorten, write_table
 from study.records import METRICS, REFERENCE, spacing_title
 from study.scoring import grid_check
@@ -120,22 +121,30 @@ def field_of_view_text(grid_checked: pd.DataFrame | None, tool: str) -> str:
 
 
 def verdicts_text(recommended: pd.DataFrame, tool: str) -> list[str]:
-    """What the recommendations say of the tool: where to use it, where to avoid it and why."""
-    mine = recommended.loc[recommended["tool"] == tool]
-    use = mine.loc[mine["verdict"] == "use"]
+    """What the recommendations say of the tool (or of the row it shares with the tools of
+    identical scores): per metric and grid, where to use it, where it is the closest, where
+    to avoid it and why."""
+    mine = recommended.loc[
+        [tool in (row.tool, *advice.twins_of(row)) for row in recommended.itertuples()]
+    ]
     lines = []
-    if not use.empty:
-        lines.append(
-            "**Use** for "
-            + "; ".join(
-                f"{r.metric} on {r.grid_kind} grids (rank {r.rank}, worst "
-                f"{st.signed(r.worst)} {r.unit})"
-                for r in use.itertuples()
+    for verdict, title in (("use", "Use"), ("closest", "Closest, where no tool passes,")):
+        rows = mine.loc[mine["verdict"] == verdict]
+        if not rows.empty:
+            lines.append(
+                f"**{title}** for "
+                + "; ".join(
+                    f"{r.metric} at {r.grid} (rank {r.rank}"
+                    + (f", with {advice.tool_names(r)}" if r.identical else "")
+                    + f", worst {st.signed(r.worst)} {r.unit}"
+                    + (f"; {advice.interval_text(r._asdict())}" if verdict == "closest" else "")
+                    + ")"
+                    for r in rows.itertuples()
+                )
+                + "."
             )
-            + "."
-        )
     for r in mine.loc[mine["verdict"] == "avoid"].itertuples():
-        lines.append(f"**Avoid** for {r.metric} on {r.grid_kind} grids: {r.reasons}.")
+        lines.append(f"**Avoid** for {r.metric} at {r.grid}: {r.reasons}.")
     return lines
 
 
@@ -213,13 +222,20 @@ def build_cards(inputs: findings.AnalysisInputs, recommended: pd.DataFrame) -> l
 
 def thresholds_text() -> str:
     """The recommendation rule, with its thresholds."""
+    low, high = advice.INTERVAL
     return (
-        f"A tool is recommended for a metric on a kind of grid when at least "
-        f"{advice.MOST_PAIRS:.0%} of the pairs have |Δ| within {advice.tolerance_text('mm')} "
-        f"({advice.tolerance_text('%pt')} for NSD and BIoU), none of its scores failed, and "
-        "it is not measured to ignore the voxel size or to depend on the field of view; the "
-        "recommended tools are ranked by their worst |Δ|. Every other tool is to be avoided "
-        "for it, for the reasons given."
+        f"A tool is recommended for a metric on a grid (each voxel size on its own) when at "
+        f"least {advice.MOST_PAIRS:.0%} of the grid's pairs have |Δ| within "
+        f"{advice.tolerance_text('mm')} ({advice.tolerance_text('%pt')} for NSD and BIoU), none "
+        "of its scores failed, and it is not measured to ignore the voxel size or to depend on "
+        "the field of view; the recommended tools are ranked by their worst |Δ|, tools with "
+        "identical scores sharing one row. Where no tool passes, the "
+        f"{advice.CLOSEST} with most pairs within (then the smallest worst |Δ|) are named the "
+        f"closest, with the interval holding {high - low:g} % of their Δ, beside the exact "
+        "route, the reference (`python -m reference`) and its time per pair. Every other tool "
+        f"is to be avoided for it, for the reasons given: a bias when Δ has one sign on at "
+        f"least {advice.SAME_SIGN:.0%} of the pairs (its size as a factor or an offset, "
+        "whichever varies less), else scatter."
     )
 
 
@@ -234,19 +250,17 @@ def caveat(scores: pd.DataFrame) -> str:
 
 
 def recommendation_sections(recommended: pd.DataFrame) -> list[Section]:
-    """One section per metric: its table of tools to use (ranked) and to avoid (why)."""
-    return [
-        Section(
-            f"{metric}",
-            tables=[
-                (
-                    f"{metric}, tolerance {advice.tolerance_text(rows['unit'].iloc[0])}:",
-                    advice.recommendations_frame(rows),
-                ),
-            ],
-        )
-        for metric, rows in recommended.groupby("metric", sort=False)
-    ]
+    """One section per metric: per grid (voxel size), its verdict in a sentence and its table
+    of tools to use (ranked), the closest where none passes, and those to avoid (why)."""
+    sections = []
+    for metric, rows in recommended.groupby("metric", sort=False):
+        unit = advice.tolerance_text(rows["unit"].iloc[0])
+        section = Section(f"{metric} (tolerance {unit})")
+        for _, group in rows.groupby("spacing", sort=False):
+            caption = f"**{metric} at {group['grid'].iloc[0]}**: {advice.grid_verdict(group)}."
+            section.tables.append((caption, advice.recommendations_frame(group)))
+        sections.append(section)
+    return sections
 
 
 def interval_table(scores: pd.DataFrame) -> Table:
@@ -280,6 +294,63 @@ def interval_table(scores: pd.DataFrame) -> Table:
     return Table("intervals", "How far off is a published number", numeric, display, notes)
 
 
+def verdict_cell(group: pd.DataFrame) -> str:
+    """One metric on one grid at a glance (HTML): its verdict's word, coloured, and the best
+    tools, or the closest with their interval where none passes."""
+    used = group.loc[group["verdict"] == "use"]
+    if not used.empty:
+        names = [f"{advice.tool_names(r)} ({st.signed(r.worst)})" for r in used.itertuples()]
+        return _badge("USE") + html.escape(advice.listed(names, 2))
+    closest = group.loc[group["verdict"] == "closest"]
+    names = [
+        f"{advice.tool_names(r)}: Δ in [{st.signed(r.lo)}, {st.signed(r.hi)}]"
+        for r in closest.itertuples()
+    ]
+    return _badge("CLOSEST") + "none passes; " + html.escape(advice.listed(names, 2))
+
+
+def _badge(word: str) -> str:
+    return f"<span style='{VERDICT_STYLES[word]};padding:0 4px;margin-right:4px'>{word}</span>"
+
+
+def verdict_overview(recommended: pd.DataFrame) -> str:
+    """The verdicts at a glance, an HTML fragment for the report's opening page: metric ×
+    grid, each cell `verdict_cell`; the worst Δ or the `advice.INTERVAL` of Δ in brackets."""
+    titles = dict(zip(recommended["spacing"], recommended["grid"], strict=True))
+    grids = [titles[s] for s in sorted(titles, key=advice.grid_order)]
+    rows = []
+    for metric, rows_of in recommended.groupby("metric", sort=False):
+        unit = advice.tolerance_text(rows_of["unit"].iloc[0])
+        cells = {g["grid"].iloc[0]: verdict_cell(g) for _, g in rows_of.groupby("spacing")}
+        rows.append(
+            f"<tr><th>{metric}<br><small>{html.escape(unit)}</small></th>"
+            + "".join(f"<td>{cells.get(grid, '–')}</td>" for grid in grids)
+            + "</tr>"
+        )
+    low, high = advice.INTERVAL
+    head = "".join(f"<th>{html.escape(grid)}</th>" for grid in grids)
+    return (
+        "<style>.prose.max-w-lg{max-width:64rem}.verdicts td,.verdicts th{vertical-align:top;"
+        "padding:3px 6px;border-bottom:1px solid #ddd;text-align:left;font-size:13px}</style>"
+        "<div class='verdicts'><h3>The answer first: which tool for your grid</h3>"
+        f"<table><thead><tr><th>Metric</th>{head}</tr></thead><tbody>{''.join(rows)}</tbody>"
+        f"</table><p><small>USE: the tools within the tolerance on at least "
+        f"{advice.MOST_PAIRS:.0%} of that grid's pairs (worst Δ in brackets; tools with "
+        "identical scores joined by =). CLOSEST: no tool passes; the closest, with the range "
+        f"holding {high - low:g} % of their Δ; the exact value is the reference's "
+        "(python -m reference). Every reason, caution and number: the recommendations.</small>"
+        "</p></div>\n"
+    )
+
+
+LINKS = (
+    "Beside this page: each tool's card (cards.md; in the report's Tools category), how far "
+    "off a published number is per tool, metric and voxel size (tables/intervals.md), and the "
+    "numbers of every row (tables/recommendations.csv)."
+)
+"""Where the recommendations' reader goes next."""
+
+
 def make_cards(
     scores_path,
     outputs: Mapping[str, str | Path],
@@ -291,26 +362,32 @@ def make_cards(
     """Write the cards, the recommendations and the interval table from a run's files.
 
     `outputs` keys: cards_md, cards_html, recommendations_md, recommendations_html,
-    recommendations_csv, intervals_csv, intervals_md, intervals_tex, intervals_html.
+    recommendations_csv, verdicts_html, intervals_csv, intervals_md, intervals_tex, intervals_html.
     Returns the recommendations."""
     inputs = findings.read_inputs(
         scores_path, timing_paths, grid_check_paths, edge_case_paths, config=config
     )
     recommended = advice.recommendations(inputs.scores, inputs.grid_check, inputs.edge_cases)
     preamble = [thresholds_text(), caveat(inputs.scores)]
+    summary = Section("Summary: a verdict per metric and grid", advice.summary_lines(recommended))
     pages = {
-        "cards": ("Tool cards", build_cards(inputs, recommended)),
-        "recommendations": ("Recommendations", recommendation_sections(recommended)),
+        "cards": ("Tool cards", build_cards(inputs, recommended), preamble),
+        "recommendations": (
+            "Recommendations",
+            [summary, *recommendation_sections(recommended)],
+            [*preamble, LINKS],
+        ),
     }
-    for name, (title, sections) in pages.items():
+    for name, (title, sections, opening) in pages.items():
         Path(outputs[f"{name}_md"]).parent.mkdir(parents=True, exist_ok=True)
         Path(outputs[f"{name}_md"]).write_text(
-            render_markdown(sections, title, preamble), encoding="utf-8"
+            render_markdown(sections, title, opening), encoding="utf-8"
         )
         Path(outputs[f"{name}_html"]).write_text(
-            render_html(sections, title, preamble), encoding="utf-8"
+            render_html(sections, title, opening), encoding="utf-8"
         )
     recommended.to_csv(outputs["recommendations_csv"], index=False)
+    Path(outputs["verdicts_html"]).write_text(verdict_overview(recommended), encoding="utf-8")
     write_table(
         interval_table(inputs.scores),
         outputs["intervals_csv"],

@@ -38,10 +38,41 @@ def render_markdown(
     return "\n".join(out)
 
 
+VERDICT_STYLES: dict[str, str] = {
+    "USE": "background:#d7f0dd;color:#0b5d1e;font-weight:bold",
+    "CLOSEST": "background:#fff1c9;color:#6b4e00;font-weight:bold",
+    "AVOID": "background:#f9d9d9;color:#8a1010;font-weight:bold",
+}
+"""Colours of a table's Verdict cells (the word itself says the same): green, amber, red."""
+
+
+def _table_html(frame: pd.DataFrame) -> str:
+    """A frame as an HTML table whose Verdict cells are coloured (`VERDICT_STYLES`) and whose
+    longest column (reasons) wraps, so the table fits a page without cut columns."""
+    head = "".join(f"<th>{html.escape(str(c))}</th>" for c in frame.columns)
+    rows = []
+    for record in frame.itertuples(index=False):
+        cells = []
+        for column, value in zip(frame.columns, record, strict=True):
+            text = "" if value is None or (isinstance(value, float) and value != value) else value
+            style = VERDICT_STYLES.get(str(text)) if column == "Verdict" else None
+            wrap = " class='wrap'" if column in WRAPPED else ""
+            attribute = f" style='{style}'" if style else wrap
+            cells.append(f"<td{attribute}>{_inline(str(text))}</td>")
+        rows.append("<tr>" + "".join(cells) + "</tr>")
+    return f"<table><thead><tr>{head}</tr></thead><tbody>{''.join(rows)}</tbody></table>"
+
+
+WRAPPED = ("Why", "Verdict")
+"""Columns whose text wraps (the others keep one line)."""
+
+
 def _inline(text: str) -> str:
     escaped = html.escape(text)
     parts = escaped.split("**")  # **bold** -> <b>bold</b>
-    return "".join(f"<b>{p}</b>" if i % 2 else p for i, p in enumerate(parts))
+    bold = "".join(f"<b>{p}</b>" if i % 2 else p for i, p in enumerate(parts))
+    parts = bold.split("`")  # `code` -> <code>code</code>
+    return "".join(f"<code>{p}</code>" if i % 2 else p for i, p in enumerate(parts))
 
 
 def render_html(
@@ -55,12 +86,12 @@ def render_html(
             body += "<ul>" + "".join(f"<li>{_inline(line)}</li>" for line in section.lines)
             body += "</ul>"
         for caption, frame in section.tables:
-            table = frame.to_html(index=False, border=0, na_rep="")
-            body += f"<p>{_inline(caption)}</p>{table}"
+            body += f"<p>{_inline(caption)}</p>{_table_html(frame)}"
     style = (
-        "body{font-family:sans-serif;font-size:14px;max-width:72em}li{margin:0.3em 0}"
-        "table{border-collapse:collapse;font-size:13px}th,td{padding:2px 8px;"
-        "border-bottom:1px solid #ddd;text-align:left;white-space:nowrap}"
+        "body{font-family:sans-serif;font-size:14px;max-width:80em}li{margin:0.3em 0}"
+        "table{border-collapse:collapse;font-size:13px;max-width:100%}th,td{padding:2px 8px;"
+        "border-bottom:1px solid #ddd;text-align:left;white-space:nowrap;vertical-align:top}"
+        "td.wrap{white-space:normal;min-width:20em}"
     )
     return (
         f"<!DOCTYPE html><html><head><meta charset='utf-8'><title>{html.escape(title)}"

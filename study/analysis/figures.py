@@ -33,12 +33,6 @@ PAGE_WIDTH_IN = 7.2
 
 DPI = 300
 
-_STUDY_PALETTE = [plt.get_cmap("tab20")(i) for i in (0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 1)]
-"""Eleven distinct colours for the eleven study tools, in the study's order."""
-
-_EXTRA_PALETTE = [plt.get_cmap("tab20")(i) for i in (3, 5, 7, 9, 11, 13, 15, 17, 19)]
-"""Colours for tools outside the study list; picked by a stable hash of the key."""
-
 _REFERENCE_COLOURS = dict(zip(REFERENCE_VARIANTS, ("#222222", "#777777", "#AAAAAA"), strict=True))
 """Greys for the reference variants, darkest for the reference itself (the first)."""
 
@@ -64,34 +58,66 @@ _STYLE = {
 }
 
 
-_LATER_PALETTE = [
-    "#393b79",
-    "#637939",
-    "#e6ab02",
-    "#1b9e77",
-    "#e7298a",
-    "#d6616b",
-    "#a1d99b",
-    "#fdae6b",
-    "#a6761d",
-]
-"""Colours for the tools since the paper, in the registry's order, each chosen to lie at least
-26 CIE-Lab units (ΔE*ab) from every colour of the eleven and from the other later tools', so no
-two tools of one figure look alike (tests/test_figures.py measures it)."""
+QUALITATIVE = (
+    "#332288",
+    "#88CCEE",
+    "#44AA99",
+    "#117733",
+    "#999933",
+    "#DDCC77",
+    "#CC6677",
+    "#882255",
+    "#AA4499",
+)
+"""Paul Tol's muted qualitative scheme: nine colours told apart with every common colour-vision
+deficiency (and in grey scale by their lightness only in part, hence the hatches)."""
+
+HATCHES = ("", "////", "....", "xxxx", "\\\\\\\\", "++++")
+"""Fill patterns that part tools of one colour: the first `len(QUALITATIVE)` tools are plain,
+the next as many hatched, and so on, so any number of tools has a look of its own."""
+
+MARKERS = ("o", "s", "^", "D", "v", "P")
+"""Point markers, by the same rule as `HATCHES` (a tool's points in Fig. A5)."""
+
+
+def tool_index(tool: str) -> int:
+    """A tool's place in the registry's tool order (`statistics.ordered_tools`), which decides
+    its look; a tool outside the registry is placed after every registered one by a stable hash
+    of its key, so it never looks like a registered tool."""
+    from adapters import REGISTRY
+
+    registered = st.ordered_tools(REGISTRY)
+    if tool in registered:
+        return registered.index(tool)
+    return len(registered) + zlib.crc32(tool.encode()) % (len(QUALITATIVE) * 4)
 
 
 def tool_colour(tool: str):
     """The one colour of a tool in every figure; depends on the tool key only."""
     if tool in _REFERENCE_COLOURS:
         return _REFERENCE_COLOURS[tool]
-    from adapters import PAPER_TOOLS, REGISTRY
+    return QUALITATIVE[tool_index(tool) % len(QUALITATIVE)]
 
-    if tool in PAPER_TOOLS and PAPER_TOOLS.index(tool) < len(_STUDY_PALETTE):
-        return _STUDY_PALETTE[PAPER_TOOLS.index(tool)]
-    later = [name for name in REGISTRY if st.tool_group(name) == "later"]
-    if tool in later and later.index(tool) < len(_LATER_PALETTE):
-        return _LATER_PALETTE[later.index(tool)]
-    return _EXTRA_PALETTE[zlib.crc32(tool.encode()) % len(_EXTRA_PALETTE)]
+
+def tool_hatch(tool: str) -> str:
+    """The one fill pattern of a tool's boxes (`HATCHES`); plain for the reference."""
+    if tool in _REFERENCE_COLOURS:
+        return ""
+    return HATCHES[tool_index(tool) // len(QUALITATIVE) % len(HATCHES)]
+
+
+def tool_marker(tool: str) -> str:
+    """The one point marker of a tool (`MARKERS`)."""
+    if tool in _REFERENCE_COLOURS:
+        return "o"
+    return MARKERS[tool_index(tool) // len(QUALITATIVE) % len(MARKERS)]
+
+
+def _fill(patch, tool: str) -> None:
+    """Colour and hatch a tool's box (or legend patch)."""
+    patch.set_facecolor(tool_colour(tool))
+    patch.set_hatch(tool_hatch(tool))
+    patch.set_edgecolor("black")
 
 
 def save(figure: plt.Figure, png_path: str | Path, pdf_path: str | Path | None = None) -> None:
@@ -107,7 +133,13 @@ def save(figure: plt.Figure, png_path: str | Path, pdf_path: str | Path | None =
 
 def _legend_handles(tools: Sequence[str]) -> list[Patch]:
     return [
-        Patch(facecolor=tool_colour(t), edgecolor="black", linewidth=0.4, label=st.tool_label(t))
+        Patch(
+            facecolor=tool_colour(t),
+            hatch=tool_hatch(t),
+            edgecolor="black",
+            linewidth=0.4,
+            label=st.tool_label(t),
+        )
         for t in tools
     ]
 
@@ -212,7 +244,7 @@ def _box_panel(axis, delta: pd.DataFrame, tools: Sequence[str]) -> None:
             capprops={"linewidth": 0.5},
         )
         for patch, i in zip(boxes["boxes"], drawn, strict=True):
-            patch.set_facecolor(tool_colour(tools[i]))
+            _fill(patch, tools[i])
             patch.set_linewidth(0.5)
     axis.set_yscale("symlog", linthresh=1.0, linscale=1.0)
     low, high = axis.get_ylim()
@@ -229,27 +261,13 @@ def _box_panel(axis, delta: pd.DataFrame, tools: Sequence[str]) -> None:
 
 
 def _annotate_excluded(axis, delta: pd.DataFrame, tools: Sequence[str]) -> None:
-    """Write the number of Δ that could not be plotted (non-finite or failed) above each tool."""
+    """Above each tool, the number of Δ that could not be plotted: "3∞" not finite, "90E" the
+    tool raised an error (or the reference had no score) on that many pairs."""
     transform = axis.get_xaxis_transform()
     for i, tool in enumerate(tools):
         rows = delta.loc[delta["tool"] == tool]
         nonfinite = int((rows["kind"] == "nonfinite").sum())
         failed = int(rows["kind"].isin(["failed", "no_reference"]).sum())
-        if not len(rows) or len(rows) == failed:
-            axis.text(
-                i,
-                0.5,
-                "n/a",
-                transform=transform,
-                ha="center",
-                va="center",
-                fontsize=5,
-                rotation=90,
-                color="grey",
-            )
-            if not len(rows):
-                continue  # not offered or not installed; a tool that failed on every pair
-            # gets its count of failures above the "n/a" (torchmetrics' HD on 3D masks)
         label = "\n".join(
             x for x in (f"{nonfinite}∞" if nonfinite else "", f"{failed}E" if failed else "") if x
         )
@@ -268,6 +286,52 @@ def _annotate_excluded(axis, delta: pd.DataFrame, tools: Sequence[str]) -> None:
             )
 
 
+ABSENT = {
+    "not installed": "#B00020",
+    "not offered": "grey",
+    "all failed": "#B00020",
+}
+"""What stands in a panel for a tool without a box, and its colour: not installed here, the
+metric not offered by the tool, or every pair failed (its count of E above)."""
+
+
+def _mark_absent(
+    axis, delta: pd.DataFrame, tools: Sequence[str], unavailable: Sequence[str]
+) -> None:
+    """Write `ABSENT`'s words, vertically, where a tool has no box in this panel."""
+    transform = axis.get_xaxis_transform()
+    for i, tool in enumerate(tools):
+        rows = delta.loc[delta["tool"] == tool]
+        if (rows["kind"] == "finite").any() or (rows["kind"] == "nonfinite").any():
+            continue
+        word = (
+            "not installed" if tool in unavailable else "all failed" if len(rows) else "not offered"
+        )
+        axis.text(
+            i,
+            0.5,
+            word,
+            transform=transform,
+            ha="center",
+            va="center",
+            fontsize=4.2,
+            rotation=90,
+            color=ABSENT[word],
+        )
+
+
+def _tolerance_band(axis, metric: str) -> None:
+    """The recommendations' tolerance (`advice.TOLERANCE`) as a band around Δ = 0."""
+    from study.analysis.advice import TOLERANCE
+
+    tolerance = TOLERANCE[st.display_unit(metric)]
+    axis.axhspan(-tolerance, tolerance, color=TOLERANCE_COLOUR, linewidth=0, zorder=0)
+
+
+TOLERANCE_COLOUR = "#d9efd9"
+"""Fill of Fig. 4's tolerance band."""
+
+
 def figure_4(
     delta: pd.DataFrame,
     png_path,
@@ -280,9 +344,11 @@ def figure_4(
 ) -> None:
     """Box plots of Δ per metric (rows), voxel size (columns) and tool (colour).
 
-    Linear inside [-1, 1] and logarithmic outside (symlog, linthresh = 1); Δ of NSD and BIoU
-    in percentage points. Above each box: how many Δ were non-finite (∞) or failed (E).
-    Tools in `unavailable` (not installed, so no Δ at all) keep their place, marked "n/a".
+    Linear inside [-1, 1] and logarithmic outside (symlog, linthresh = 1), one y range per
+    metric (row) across voxel sizes; Δ of NSD and BIoU in percentage points; the band is the
+    recommendations' tolerance. Above each box: how many Δ were non-finite (∞) or failed (E).
+    A tool without a box keeps its place, marked "not installed" (`unavailable`), "not
+    offered" (no score of the metric) or "all failed" (`ABSENT`).
     Tools of more than one group (the paper's, since the paper: `statistics.TOOL_GROUPS`) are
     parted by a dashed line in every panel, with the groups' titles in the top row.
     """
@@ -303,8 +369,11 @@ def figure_4(
             in_metric = delta.loc[delta["metric"] == metric]
             for col, spacing in enumerate(spacings):
                 axis = axes[row, col]
-                # Same tools at the same x in every panel; a tool without the metric is "n/a".
-                _box_panel(axis, in_metric.loc[in_metric["spacing"] == spacing], all_tools)
+                # Same tools at the same x in every panel; a tool without a box is named why.
+                panel = in_metric.loc[in_metric["spacing"] == spacing]
+                _box_panel(axis, panel, all_tools)
+                _mark_absent(axis, panel, all_tools, unavailable)
+                _tolerance_band(axis, metric)
                 _group_dividers(axis, all_tools)
                 if row == 0:
                     _group_labels(axis, all_tools)
@@ -320,8 +389,18 @@ def figure_4(
                     axis.set_title(spacing_title(spacing), pad=9)
                 if col == 0:
                     axis.set_ylabel(f"Δ{metric} ({st.display_unit(metric)})")
+            limits = [axis.get_ylim() for axis in axes[row]]
+            for axis in axes[row]:  # one y range per metric, across voxel sizes
+                axis.set_ylim(min(lo for lo, _ in limits), max(hi for _, hi in limits))
+        from study.analysis.advice import tolerance_text
+
+        units = dict.fromkeys(st.display_unit(m) for m in metrics)
+        band = Patch(
+            facecolor=TOLERANCE_COLOUR,
+            label=f"tolerance of the verdicts ({'; '.join(map(tolerance_text, units))})",
+        )
         figure.legend(
-            handles=_legend_handles(all_tools),
+            handles=[*_legend_handles(all_tools), band],
             loc="lower center",
             bbox_to_anchor=(0.5, 1.0),
             ncol=min(6, len(all_tools)),
@@ -561,13 +640,14 @@ def figure_a5(timing: pd.DataFrame, png_path, pdf_path=None, *, footer: str = ""
                     flierprops={"markersize": 1.2},
                     medianprops={"color": "black", "linewidth": 0.7},
                 )
-                box["boxes"][0].set_facecolor(tool_colour(tool))
+                _fill(box["boxes"][0], tool)
                 box["boxes"][0].set_linewidth(0.4)
                 # The cases themselves, so a category with one or two cases is still visible.
                 axis.scatter(
                     np.full(len(values), box["medians"][0].get_xdata().mean()),
                     values,
                     s=3,
+                    marker=tool_marker(tool),
                     color=tool_colour(tool),
                     edgecolors="black",
                     linewidths=0.2,

@@ -561,8 +561,17 @@ def measured_problems(recommended: pd.DataFrame) -> str:
     from the reasons of the recommendations ("" when none was measured)."""
     parts = []
     for words in ("ignores the voxel size", "depends on the field of view"):
-        flagged = recommended.loc[recommended["reasons"].str.contains(words, regex=False)]
-        pairs = dict.fromkeys(zip(flagged["tool"], flagged["metric"], strict=True))
+        flagged = recommended.loc[
+            recommended["reasons"].fillna("").str.contains(words, regex=False)
+        ]
+        pairs = dict.fromkeys(
+            (tool, row.metric)
+            for row in flagged.itertuples()
+            for tool in [row.tool, *advice.twins_of(row)]
+            # A reason of the whole row, or this tool's own ("MISeval only: ...").
+            if f"only: {words}" not in row.reasons
+            or f"{st.tool_label(tool)} only: {words}" in row.reasons
+        )
         if pairs:
             listed = ", ".join(f"{st.tool_label(t)} {m}" for t, m in pairs)
             parts.append(f"{words}: {listed}")
@@ -575,17 +584,19 @@ def summary_section(
     """At most `SUMMARY_LINES` lines: what was scored, per metric the tools to use (the
     recommendations, `advice`), the measured problems, and the verdicts on the paper's claims."""
     pairs = st.measured(inputs.scores)[["dataset", "case", "oar", "spacing"]]
-    tools = recommended["tool"].unique()
+    tools = advice.recommended_tools(recommended)
     verdicts = pd.Series(
         [claims.verdict_of(line) for line in compared.lines if "— " in line], dtype=str
     ).value_counts()
     lines = [
         f"{len(pairs.drop_duplicates(['dataset', 'case', 'oar']))} mask pairs at "
         f"{pairs['spacing'].nunique()} voxel sizes, {len(tools)} tools against the mesh "
-        f"reference. Use a tool for a metric when {advice.MOST_PAIRS:.0%} of the pairs are "
-        f"within {advice.tolerance_text('mm')} ({advice.tolerance_text('%pt')}) of the "
-        "reference; ranked by worst Δ (the recommendations, tool cards and interval table "
-        "beside these findings give every number and each reason to avoid a tool):",
+        f"reference. A verdict per metric and voxel size (find your grid by its spacing): use "
+        f"a tool when {advice.MOST_PAIRS:.0%} of that grid's pairs are within "
+        f"{advice.tolerance_text('mm')} ({advice.tolerance_text('%pt')}) of the reference, "
+        "ranked by worst Δ; where none is, the closest with the interval of its Δ on 95 % of "
+        "pairs, and the reference's exact route (the recommendations, tool cards and interval "
+        "table beside these findings give every number and each reason to avoid a tool):",
         *advice.summary_lines(recommended),
         measured_problems(recommended),
         "The paper's claims: "

@@ -135,14 +135,16 @@ INTERVALS_TABLE = "intervals"
 
 def cards_paths() -> dict[str, str]:
     """What the cards rule writes (`study.analysis.cards.make_cards`'s output keys): the tool
-    cards and the recommendations (Markdown, HTML; the recommendations' numbers as CSV) and
-    the interval table in every table format."""
+    cards and the recommendations (Markdown, HTML; the recommendations' numbers as CSV), the
+    verdicts at a glance (the report's opening page includes them) and the interval table in
+    every table format."""
     pages = {
         f"{page}_{fmt}": pattern.format(fmt=fmt)
         for page, pattern in (("cards", Layout.CARDS), ("recommendations", Layout.RECOMMENDATIONS))
         for fmt in ("md", "html")
     }
     pages["recommendations_csv"] = Layout.TABLE.format(name="recommendations", fmt="csv")
+    pages["verdicts_html"] = Layout.VERDICTS
     return pages | {
         f"intervals_{fmt}": Layout.TABLE.format(name=INTERVALS_TABLE, fmt=fmt)
         for fmt in TABLE_FORMATS

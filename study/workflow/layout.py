@@ -41,6 +41,8 @@ class Layout:
     FINDINGS = "results/findings.{fmt}"
     CARDS = "results/cards.{fmt}"
     RECOMMENDATIONS = "results/recommendations.{fmt}"
+    VERDICTS = "results/verdicts.html"
+    """The verdicts at a glance, an HTML fragment the report's opening page includes."""
 
     @staticmethod
     def log(rule: str, *wildcards: str) -> str:
