@@ -24,6 +24,7 @@ from adapters.monai import MONAI
 from adapters.panoptica import Panoptica
 from adapters.plastimatch import Plastimatch
 from adapters.pymia import Pymia
+from adapters.segauge import Segauge
 from adapters.segmetrics import SegMetrics
 from adapters.simpleitk import SimpleITK
 from adapters.skimage import ScikitImage
@@ -46,6 +47,7 @@ _ADAPTERS: tuple[Adapter, ...] = (
     Mikan(),
     Panoptica(),
     GrandChallenge(),
+    Segauge(),
     MeshMetrics(),
 )
 

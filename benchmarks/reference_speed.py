@@ -25,7 +25,15 @@ Tools timed, and what is like for like:
   a result anyone should report, but it shows what the accuracy work costs on top of it;
 * DeepMind surface-distance through the project's adapter (HD, HD95, MASD, ASSD, NSD, DSC);
 * pymeshmetrics through the project's adapter (all seven), and without BIoU (like for like with
-  the reference without BIoU: the two BIoU parts are the differences of the two calls).
+  the reference without BIoU: the two BIoU parts are the differences of the two calls);
+* segauge through the project's adapter (HD, HD95, MASD, ASSD, NSD, DSC; its HD95 is fixed at
+  the 95th percentile, as the reference's is called here) - like for like with the reference
+  without BIoU; the one mesh-based tool of the study.
+
+Distance to the reference: per pair, each of DeepMind, pymeshmetrics and segauge minus the
+reference, metric by metric (mm; NSD and DSC as fractions), from the values of the calls that
+were timed; printed per pair for segauge and as medians of |difference| per voxel size for
+all three.
 
 Brackets: per pair, one call with `bounds=True` (all seven metrics): the width of each
 metric's proven bracket (docs/reference.md, "What the brackets prove"), its time against
@@ -167,6 +175,25 @@ def tools() -> dict[str, Call]:
         "deepmind": adapter_call("deepmind", NO_BIOU),
         "pymeshmetrics": adapter_call("meshmetrics", crosscheck.METRICS),
         "pmm_noBIoU": adapter_call("meshmetrics", NO_BIOU),
+        "segauge": adapter_call("segauge", NO_BIOU),
+    }
+
+
+COMPARED = {"deepmind": "dm", "pymeshmetrics": "pmm", "segauge": "sg"}
+"""The tools whose values are set against the reference's (label -> short column name)."""
+
+DELTA = "Δ"
+"""Prefix of the columns of a tool's value minus the reference's: "Δsg HD95"."""
+
+
+def differences(values: dict) -> dict:
+    """Each compared tool's value minus the reference's, per metric both compute."""
+    ours = values["reference"]
+    return {
+        f"{DELTA}{short} {metric}": float(values[label][metric]) - float(ours[metric])
+        for label, short in COMPARED.items()
+        for metric in NO_BIOU
+        if metric in values.get(label, {})
     }
 
 
@@ -220,13 +247,28 @@ def large_pair(size: int) -> tuple[np.ndarray, np.ndarray]:
 
 
 def time_pair(calls, a, b, spacing, *, repeats: int, budget_s: float) -> dict:
-    """Every tool's median seconds on one pair, the reference's query profile and its
-    brackets' widths."""
+    """Every tool's median seconds on one pair, the compared tools' differences from the
+    reference (values of the timed calls), the reference's query profile and its brackets'
+    widths."""
+    values: dict[str, object] = {}
+
+    def keeping(label: str, call: Call) -> Call:
+        def kept(*arguments):
+            values[label] = call(*arguments)
+            return values[label]
+
+        return kept
+
     row = {
-        label: time_call(call, a, b, spacing, repeats=repeats, budget_s=budget_s)
+        label: time_call(keeping(label, call), a, b, spacing, repeats=repeats, budget_s=budget_s)
         for label, call in calls.items()
     }
-    return row | query_profile(a, b, spacing, repeats=repeats) | bracket_widths(a, b, spacing)
+    return (
+        row
+        | differences(values)
+        | query_profile(a, b, spacing, repeats=repeats)
+        | bracket_widths(a, b, spacing)
+    )
 
 
 WIDTH = "w_"
@@ -512,6 +554,8 @@ def add_ratios(frame: pd.DataFrame) -> pd.DataFrame:
     frame["refnoB/dm"] = frame["reference_noBIoU"] / frame["deepmind"]
     frame["centres/dm"] = frame["ref_centres"] / frame["deepmind"]
     frame["bounds/ref"] = frame["bounds"] / frame["reference"]
+    frame["sg/refnoB"] = frame["segauge"] / frame["reference_noBIoU"]
+    frame["sg/dm"] = frame["segauge"] / frame["deepmind"]
     return frame
 
 
@@ -598,6 +642,7 @@ def targets(
         f"{(accuracy.verdict == 'better').sum()} better, "
         f"{(accuracy.verdict == 'equal').sum()} equal, {len(worse)} worse"
     )
+    lines += segauge_figures(timings)
     centres = timings["ref_centres"].median()
     lines.append(
         f"[for scale] the reference's meshing and index at centres only (no "
@@ -605,6 +650,21 @@ def targets(
         f"{centres:.3f} s = {centres / medians['deepmind']:.2f}x DeepMind's median"
     )
     return lines
+
+
+def segauge_figures(timings: pd.DataFrame, pairs: str = "") -> list[str]:
+    """segauge's time against the reference without BIoU and DeepMind (the same six metrics),
+    and its largest distance to the reference per metric."""
+    largest = ", ".join(
+        f"{metric} {timings[f'{DELTA}sg {metric}'].abs().max():.3f}" for metric in NO_BIOU
+    )
+    return [
+        f"[figure] {pairs}segauge (six metrics, no BIoU): median per pair "
+        f"{float(timings['segauge'].median()):.3f} s = "
+        f"{float(timings['sg/refnoB'].median()):.2f}x the reference without BIoU, "
+        f"{float(timings['sg/dm'].median()):.2f}x DeepMind (medians of per-pair ratios); "
+        f"largest |segauge - reference|: {largest}"
+    ]
 
 
 def biou_split(timings: pd.DataFrame, pairs: str = "") -> list[str]:
@@ -638,6 +698,7 @@ def mask_file_targets(files: pd.DataFrame) -> list[str]:
         f"first pair of its spacing {float(first_pair.min()):.2f}x at worst); without BIoU "
         f"{float(files['refnoB/dm'].median()):.2f}x DeepMind's time (median per pair)",
         *biou_split(files, pairs="mask files: "),
+        *segauge_figures(files, pairs="mask files: "),
     ]
 
 
@@ -651,10 +712,13 @@ def print_tables(
     pd.set_option("display.max_rows", 500)
     seconds = "{:.3f}".format
     widths = [c for c in timings.columns if c.startswith(WIDTH)] + [OUTSIDE]
+    deltas = [c for c in timings.columns if c.startswith(DELTA)]
     print("== Median seconds per pair (one call computing all of a tool's metrics)")
-    print(timings.drop(columns=widths).to_string(index=False, float_format=seconds))
+    print(timings.drop(columns=widths + deltas).to_string(index=False, float_format=seconds))
     numeric = [
-        c for c in timings.columns if c not in ("pair", "category", "spacing", "voxels", *widths)
+        c
+        for c in timings.columns
+        if c not in ("pair", "category", "spacing", "voxels", *widths, *deltas)
     ]
     for by in (["category", "spacing"], ["category"], ["spacing"]):
         print(f"\n== Medians by {' and '.join(by)}")
@@ -667,8 +731,23 @@ def print_tables(
     print(accuracy.to_string(index=False, float_format="{:.4f}".format))
     if files is not None:
         print("\n== Mask files (--masks): median seconds per pair")
-        print(files.drop(columns=widths).to_string(index=False, float_format=seconds))
+        print(files.drop(columns=widths + deltas).to_string(index=False, float_format=seconds))
+    print_differences(timings, files, deltas)
     print_brackets(timings if files is None else pd.concat([timings, files]), widths)
+
+
+def print_differences(timings: pd.DataFrame, files: pd.DataFrame | None, deltas) -> None:
+    """segauge minus the reference per pair, and every compared tool's median |difference|
+    per voxel size (the mask files a group of their own)."""
+    both = timings if files is None else pd.concat([timings, files.assign(category="files")])
+    print("\n== segauge minus the reference, per pair (mm; NSD and DSC as fractions)")
+    own = [c for c in deltas if c.startswith(f"{DELTA}sg ")]
+    print(both[["pair", "spacing", *own]].to_string(index=False, float_format="{:+.4f}".format))
+    grouped = both.assign(group=both["spacing"].where(both["category"] != "files", "files"))
+    apart = "" if files is None else " (the mask files apart)"
+    print(f"\n== Median |tool - reference| per voxel size{apart}")
+    medians = grouped.groupby("group", sort=False)[deltas].agg(lambda c: c.abs().median())
+    print(medians.T.to_string(float_format="{:.4f}".format))
 
 
 def print_brackets(frame: pd.DataFrame, widths: list[str]) -> None:

@@ -149,6 +149,12 @@ def test_reference_speed_quick_run_prints_targets():
     assert "mask files" not in printed  # only with --masks
     timed = printed.split("== Median seconds per pair")[1].split("==")[0]
     assert "Cochlea_L" in timed and "0.5x0.5x2" in timed and "1x1x1" in timed
+    assert "segauge" in timed and "sg/refnoB" in printed
+    assert "[figure] segauge (six metrics, no BIoU)" in targets
+    own = printed.split("== segauge minus the reference, per pair")[1].split("==")[0]
+    assert "Cochlea_L" in own and "Δsg HD95" in own and "Δsg NSD" in own
+    medians = printed.split("== Median |tool - reference| per voxel size")[1].split("==")[0]
+    assert all(f"Δ{tool} HD95" in medians for tool in ("dm", "pmm", "sg"))
 
 
 def write_label_maps(folder: Path) -> tuple[Path, Path]:
@@ -189,6 +195,11 @@ def test_reference_speed_times_the_users_mask_files(tmp_path):
     assert "on the mask files (--masks)" in targets and "over 2 pairs" in targets
     assert "first pair of its spacing" in targets
     assert "[figure] mask files: without BIoU, like for like" in targets
+    assert "[figure] mask files: segauge (six metrics, no BIoU)" in targets
+    own = printed.split("== segauge minus the reference, per pair")[1].split("==")[0]
+    assert "label 1" in own and "label 2" in own
+    medians = printed.split("== Median |tool - reference| per voxel size")[1].split("==")[0]
+    assert "files" in medians
     synthetic = printed.split("== Median seconds per pair")[1].split("==")[0]
     assert "label 1" not in synthetic  # the files stay out of the synthetic medians
 

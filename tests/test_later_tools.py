@@ -8,9 +8,9 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from test_adapters import require, shifted_boxes
+from test_adapters import UNEVEN_SPACING, require, shifted_boxes, uneven_pair
 
-from adapters import invoke
+from adapters import CallSettings, invoke
 from reference.analytic import offset_ball_masks
 
 
@@ -97,3 +97,75 @@ def test_skimage_counts_voxels_whatever_the_spacing():
         s: invoke("skimage", a, b, (s, s, 2 * s), metrics=("HD",)).values["HD"] for s in (0.5, 3.0)
     }
     assert values == {0.5: 3.0, 3.0: 3.0}
+
+
+SEGAUGE_PAIRS = {
+    "uneven boxes": (*uneven_pair(), UNEVEN_SPACING),
+    "offset balls 1 mm": (*offset_ball_masks((1.0,) * 3, offset=(0.0, 0.0, 3.0)), (1.0,) * 3),
+    "offset balls 0.5x0.5x2": (
+        *offset_ball_masks((0.5, 0.5, 2.0), offset=(0.0, 0.0, 3.0)),
+        (0.5, 0.5, 2.0),
+    ),
+}
+
+
+@pytest.mark.parametrize("pair", list(SEGAUGE_PAIRS))
+def test_segauge_adapter_equals_its_readme_call(pair):
+    """`segauge.surface_metrics(pred, gt, spacing)` as its README's FAQ shows, with the
+    study's tau as `nsd_tolerance` (its default is 1 mm), and `segauge.dice(pred, gt)`."""
+    require("segauge")
+    import segauge
+
+    a, b, spacing = SEGAUGE_PAIRS[pair]
+    tau = 1.5
+    outcome = invoke("segauge", a, b, spacing, settings=CallSettings(tau=tau))
+    direct = segauge.surface_metrics(b, a, spacing, nsd_tolerance=tau)
+    names = {"HD": "hd", "HD95": "hd95", "MASD": "masd", "ASSD": "assd", "NSD": "nsd"}
+    expected = {key: direct[name] for key, name in names.items()} | {"DSC": segauge.dice(b, a)}
+    assert outcome.error is None and not outcome.failed, outcome
+    assert outcome.values == pytest.approx(expected, rel=1e-12, abs=1e-12)
+
+
+def test_segauge_hd95_is_one_percentile_of_both_directions_pooled():
+    """Its HD95 reads the area-weighted distances of both surfaces as one set (each at the
+    middle of its weight, interpolated), not the larger of two directed percentiles."""
+    require("segauge")
+    import segauge
+
+    a, b = uneven_pair()
+    found = segauge.compute_surface_distances(b, a, UNEVEN_SPACING)
+    values, weights = found.both
+    order = np.argsort(values)
+    middles = np.cumsum(weights[order]) - weights[order] / 2
+    pooled = np.interp(0.95, middles / weights.sum(), values[order])
+    outcome = invoke("segauge", a, b, UNEVEN_SPACING, metrics=("HD95", "NSD"))
+    assert outcome.values["HD95"] == pytest.approx(pooled, abs=1e-12)
+    within = sum(w[d <= 2.0].sum() for d, w in ((found.d_pg, found.w_pg), (found.d_gp, found.w_gp)))
+    assert outcome.values["NSD"] == pytest.approx(within / weights.sum(), abs=1e-12)
+
+
+@pytest.mark.parametrize("empty", ["a", "b", "both"])
+def test_segauge_answers_empty_masks_by_its_own_convention(empty):
+    """Not an error: one empty mask gives infinite distances and NSD 0, both empty give 0
+    and NSD 1 (and its DSC of two empty masks is 1)."""
+    require("segauge")
+    a, b = shifted_boxes(2)
+    none = np.zeros_like(a)
+    pair = {"a": (none, b), "b": (a, none), "both": (none, none)}[empty]
+    outcome = invoke("segauge", *pair, (1.0, 1.0, 1.0))
+    assert outcome.error is None and not outcome.failed, outcome
+    if empty == "both":
+        expected = {"HD": 0, "HD95": 0, "MASD": 0, "ASSD": 0, "NSD": 1, "DSC": 1}
+    else:
+        inf = float("inf")
+        expected = {"HD": inf, "HD95": inf, "MASD": inf, "ASSD": inf, "NSD": 0, "DSC": 0}
+    assert outcome.values == expected
+
+
+def test_segauge_refuses_2d_distances_in_its_own_words_and_dsc_survives():
+    require("segauge")
+    a, b = shifted_boxes(2)
+    outcome = invoke("segauge", a[:, :, 8], b[:, :, 8], (1.5, 1.0))
+    assert outcome.values == {"DSC": pytest.approx(0.75)}
+    assert set(outcome.failed) == {"HD", "HD95", "MASD", "ASSD", "NSD"}
+    assert all("ValueError" in said and "2D" in said for said in outcome.failed.values())

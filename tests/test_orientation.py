@@ -183,6 +183,17 @@ def grandchallenge_direct(path_a, path_b) -> dict[str, float]:
     }
 
 
+def segauge_direct(path_a, path_b) -> dict[str, float]:
+    """Its README's `segauge.evaluate([segauge.Case(id, pred=..., gt=...)])` on the files, which
+    it reads with nibabel, the spacing from the ground truth's header; tau as `nsd_tolerance`."""
+    import segauge
+
+    case = segauge.Case("pair", pred=str(path_b), gt=str(path_a))
+    row = segauge.evaluate([case], nsd_tolerance=2.0, detection=False).rows[0]
+    names = {"HD": "hd", "HD95": "hd95", "MASD": "masd", "ASSD": "assd", "NSD": "nsd"}
+    return {key: row[name] for key, name in names.items()} | {"DSC": row["dice"]}
+
+
 def skimage_direct(path_a, path_b) -> dict[str, float]:
     """`skimage.metrics.hausdorff_distance` on the arrays as read (it takes no spacing)."""
     from skimage.metrics import hausdorff_distance
@@ -210,6 +221,7 @@ DIRECT_CALLS = {
     "metricsreloaded": metricsreloaded_direct,
     "mikan": mikan_direct,
     "grandchallenge": grandchallenge_direct,
+    "segauge": segauge_direct,
     "skimage": skimage_direct,
     "torchmetrics": torchmetrics_direct,
 }

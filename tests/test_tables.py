@@ -154,12 +154,12 @@ def test_analysis_plan_of_the_default_configuration():
     from study.workflow.config import load_config
 
     root = Path(__file__).resolve().parents[1]
-    # The paper's eleven and the reference: the paper's factor; all 16 tools: every pair of 17.
+    # The paper's eleven and the reference: the paper's factor; all 17 tools: every pair of 18.
     paper = AnalysisPlan(load_config(root / "workflow/presets/paper.yaml"))
     assert paper.params["factor"] == 1188 and paper.params["n_implementations"] == 12
     config = load_config(root / "config.yaml")
     plan = AnalysisPlan(config)
-    assert plan.params["factor"] == 3 * 6 * 136 and plan.params["n_implementations"] == 17
+    assert plan.params["factor"] == 3 * 6 * 153 and plan.params["n_implementations"] == 18
     targets = plan.targets()
     assert "results/tables/table_a4.tex" in targets and "results/findings.html" in targets
     assert "results/tables/table_observers.html" in targets  # the data report
