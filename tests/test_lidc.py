@@ -3,6 +3,7 @@ and every bad input a one-line error or a counted skip with its reason."""
 
 from __future__ import annotations
 
+import json
 import sys
 from math import comb
 
@@ -216,3 +217,17 @@ def test_a_group_of_more_annotations_than_readers_is_skipped(tmp_path, monkeypat
         f"{lidc.case_name(scan)} nodule 1: pylidc's clustering grouped 5 annotations, "
         "more than the 4 readers of a scan"
     ]
+
+
+def test_pairs_made_under_older_rules_are_made_again(tmp_path):
+    selection = lidc.Selection(patients=("LIDC-IDRI-0002",))
+    lidc.write_lidc_dataset(tmp_path, selection)
+    marker = tmp_path / lidc.MARKER_FILE
+    old = json.loads(marker.read_text()) | {"rules": lidc.RULES_VERSION - 1}
+    marker.write_text(json.dumps(old))
+    stale = tmp_path / "masks" / "gone" / "x.nii.gz"
+    stale.parent.mkdir(parents=True)
+    stale.write_text("")
+    again = lidc.write_lidc_dataset(tmp_path, selection)
+    assert again.pairs == 1 and not stale.exists()
+    assert json.loads(marker.read_text())["rules"] == lidc.RULES_VERSION

