@@ -10,6 +10,10 @@ observers --scores scores.parquet --pairs pairs.csv [--pairs ...]
 cards --scores scores.parquet [--edge-cases ...] [--timing ...] [--grid-check ...] --out DIR
                the tool cards, the recommendations and the interval table of any scores
                table (the workflow's cards rule), written into DIR
+publish --configfile CONFIG [--results results] [--compare OTHER_RESULTS] [--note TEXT ...]
+        --out PAGE.md
+               a finished run as a page of the docs (docs/results/lidc.md), its figures in a
+               folder beside it; --compare sets its verdicts beside another run's
 """
 
 from __future__ import annotations
@@ -110,6 +114,36 @@ def _cards(arguments) -> int:
     return 0
 
 
+def _publish(arguments) -> int:
+    from study.analysis.published import Run, write_page
+    from study.workflow.config import ConfigError, load_config
+
+    try:
+        config = load_config(arguments.configfile)
+    except ConfigError as error:
+        arguments.parser.exit(2, f"error: {error}\n")
+    dataset = config["dataset"]
+    results = Path(arguments.results)
+    for folder in filter(None, [results, arguments.compare]):
+        if not (Path(folder) / "findings.md").is_file():
+            arguments.parser.exit(2, f"error: {folder}: no finished run here (no findings.md)\n")
+    manifest = Path(dataset["manifest"]) if dataset["manifest"] else None
+    setup = [
+        f"Run as `make run CONFIG={arguments.configfile}`.",
+        *arguments.note,
+    ]
+    out = write_page(
+        Run(results, manifest),
+        Path(arguments.out),
+        title=arguments.title or f"Results: {dataset['name']}",
+        setup=setup,
+        other=Run(Path(arguments.compare)) if arguments.compare else None,
+        repo=Path(__file__).resolve().parents[1],
+    )
+    print(f"{out}: written, figures in {out.with_suffix('')}/")
+    return 0
+
+
 def _repeats(text: str) -> int:
     if not text.isdigit() or int(text) < 1:
         raise argparse.ArgumentTypeError(f"{text!r} is not a whole number of at least 1")
@@ -172,6 +206,14 @@ def parser() -> argparse.ArgumentParser:
     cards.add_argument("--grid-check", nargs="*", default=[], help="grid-check records (.parquet)")
     cards.add_argument("--out", required=True, help="output folder")
     cards.set_defaults(handler=_cards, parser=cards)
+    publish = commands.add_parser("publish", help="a finished run as a page of the docs")
+    publish.add_argument("--configfile", required=True, help="the run's configuration")
+    publish.add_argument("--results", default="results", help="the run's results folder")
+    publish.add_argument("--compare", help="another run's results folder, set beside it")
+    publish.add_argument("--note", nargs="*", default=[], help="set-up lines to add (wall time)")
+    publish.add_argument("--title", help="the page's title")
+    publish.add_argument("--out", required=True, help="the page (Markdown)")
+    publish.set_defaults(handler=_publish, parser=publish)
     return main
 
 

@@ -101,7 +101,10 @@ def test_where_no_tool_passes_the_closest_are_named_with_their_interval():
     assert list(closest["rank"]) == [1, 2]
     assert closest.loc["deepmind", ["lo", "hi"]].tolist() == pytest.approx([0.9, 0.9])
     verdict = advice.grid_verdict(grid)
-    assert verdict.startswith("no tool within ±0.5 mm on 90% of pairs; closest Google DeepMind")
+    assert verdict.startswith(
+        "no tool passes (within ±0.5 mm on 90% of pairs, no Δ failed or not finite); "
+        "closest Google DeepMind"
+    )
     assert (
         "Δ in [+0.90, +0.90] mm on 95 % of pairs: a published v is within [v -0.90, v -0.90] "
         "of the exact value"

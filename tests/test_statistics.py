@@ -140,6 +140,8 @@ def test_wilcoxon_marks_identical_and_untestable_pairs(scores):
 def test_smallest_attainable_p():
     assert st.smallest_attainable_p(10) == pytest.approx(2 / 1024)
     assert st.smallest_attainable_p(0) == 1.0
+    # The paper-sized LIDC run tests 1,578 pairs of one voxel size: no overflow.
+    assert st.smallest_attainable_p(1578) == 0.0 and st.smallest_attainable_p(1024) > 0
 
 
 def test_tool_order_puts_unknown_tools_before_the_reference():

@@ -110,3 +110,36 @@ def test_table_a1_and_the_report_carry_the_native_grid(lidc_run):
     assert "native grid: mean ± SD" in table and "(2, 2, 2) mm: mean ± SD" in table
     assert "native grid" in (lidc_run / "results/findings.md").read_text()
     assert (lidc_run / "results/report.html").stat().st_size > 100_000
+
+
+def test_the_run_is_published_as_a_page_with_one_command(lidc_run, tmp_path):
+    """`python -m study publish`, as docs/dataset.md gives it, against the run itself as the
+    comparison: every verdict confirmed, every section there, the figures beside the page."""
+    page = tmp_path / "docs/results/lidc-test.md"
+    command = [sys.executable, "-m", "study", "publish", "--configfile", PRESET]
+    command += ["--results", "results", "--compare", "results", "--out", str(page)]
+    done = subprocess.run(command, cwd=lidc_run, capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr[-3000:]
+    text = page.read_text()
+    for title in (
+        "Set-up",
+        "Data",
+        "Summary",
+        "Verdicts per metric and grid",
+        "Table A1",
+        "Figures",
+        "Edge cases that occurred",
+        "Real readers beside",
+        "Compared with",
+    ):
+        assert f"## {title}" in text, title
+    assert "4 reader pairs of 4 nodules in 3 scans" in text and "native grid" in text
+    assert "contradict 0." in text
+    assert (page.with_suffix("") / "figure_4.png").stat().st_size > 10_000
+    missing = subprocess.run(
+        [*command[:-4], "--results", "nowhere", "--out", str(page)],
+        cwd=lidc_run,
+        capture_output=True,
+        text=True,
+    )
+    assert missing.returncode == 2 and "nowhere: no finished run here" in missing.stderr

@@ -553,7 +553,8 @@ def grid_verdict(group: pd.DataFrame, shown: int = 3) -> str:
         for r in group.loc[group["verdict"] == "closest"].itertuples()
     ]
     return (
-        f"no tool within {tolerance_text(unit)} on {MOST_PAIRS:.0%} of pairs; closest "
+        f"no tool passes (within {tolerance_text(unit)} on {MOST_PAIRS:.0%} of pairs, no Δ "
+        f"failed or not finite); closest "
         f"{listed(closest, shown)}; {exact_route(next(group.itertuples()))}"
     )
 

@@ -453,11 +453,12 @@ def smallest_attainable_p(n_pairs: int) -> float:
     """Smallest two-sided p of the exact signed-rank test on n non-zero differences: 2 / 2^n.
 
     With few pairs even a perfectly consistent difference cannot survive a large Bonferroni
-    factor; the findings say so instead of reporting "no difference".
+    factor; the findings say so instead of reporting "no difference". Written as 2^(1 - n),
+    which underflows to 0 past about 1,075 pairs, where 2 / 2^n would overflow first (1,024).
     """
     if n_pairs < 1:
         return 1.0
-    return min(1.0, 2.0 / 2.0**n_pairs)
+    return min(1.0, 2.0 ** (1 - n_pairs))
 
 
 # --------------------------------------------------------------------------------------------
