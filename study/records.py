@@ -115,8 +115,8 @@ NATIVE = "native"
 def grid_labels(config) -> list[str]:
     """The spacing labels a validated configuration scores, in its order: every voxel size,
     then the native grid when `dataset.native_grid` asks for it."""
-    labels = [spacing_label(size) for size in config["voxel_sizes"]]
-    return labels + [NATIVE] if config["dataset"].get("native_grid") else labels
+    labels = [spacing_label(size) for size in config.get("voxel_sizes", [])]
+    return labels + [NATIVE] if config.get("dataset", {}).get("native_grid") else labels
 
 
 GRID_NAMES: dict[str, str] = {"scan": "scan-sized", "union_bbox": "cropped", "fixed": "fixed-size"}

@@ -24,7 +24,7 @@ from study.records import (
     EDGE_CASES,
     EDGE_OUTPUTS,
     METRICS,
-    spacing_label,
+    grid_labels,
     spacing_title,
 )
 
@@ -604,8 +604,9 @@ def read_scores(path: str | Path, environment: str | None = STUDY_ENVIRONMENT) -
 
 
 def configured_spacings(config: Mapping) -> list[str]:
-    """Voxel-size labels of the configuration, in its order."""
-    return [spacing_label(v) for v in config.get("voxel_sizes", [])]
+    """Grid labels of the configuration, in its order: its voxel sizes, then the native grid
+    when it scores one."""
+    return grid_labels(config)
 
 
 def configured_tools(config: Mapping, scores: pd.DataFrame) -> list[str]:

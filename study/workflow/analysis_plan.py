@@ -13,7 +13,13 @@ from snakemake.io import report
 
 from adapters.environments import STUDY_ENVIRONMENT
 from study.analysis.statistics import bonferroni_factor_from_config, implementations
-from study.records import GRID_NAMES, REFERENCE, REFERENCE_VARIANTS, spacing_label, spacing_title
+from study.records import (
+    GRID_NAMES,
+    REFERENCE,
+    REFERENCE_VARIANTS,
+    grid_labels,
+    spacing_title,
+)
 from study.workflow.layout import Layout
 
 TABLE_FORMATS: tuple[str, ...] = ("csv", "md", "tex", "html")
@@ -79,9 +85,7 @@ class AnalysisPlan:
         self.params = {
             "factor": bonferroni_factor_from_config(config),
             "n_implementations": len(implementations(config["tools"])),
-            "voxel_sizes": ", ".join(
-                spacing_title(spacing_label(size)) for size in config["voxel_sizes"]
-            ),
+            "voxel_sizes": ", ".join(spacing_title(label) for label in grid_labels(config)),
             "timing_grid": timing_grid_text(config),
         }
 
