@@ -96,17 +96,18 @@ def _counts(values: pd.Series, noun: str) -> str:
     return ", ".join(f"{key}: {count:,}" for key, count in counts.items()) + f" {noun}"
 
 
+SKIP_KINDS: tuple[tuple[str, str], ...] = (
+    ("unevenly spaced", "nodules on unevenly spaced slices"),
+    ("clustering grouped", "clusters of more annotations than readers"),
+    ("point(s)", "readers with a contour of fewer than three points"),
+    ("empty mask", "readers with an empty mask"),
+)
+"""A word of a skip's reason (study.dataset.lidc) and the kind it is counted as."""
+
+
 def _reason_kind(reason: str) -> str:
     """A skip's reason without its particulars (case, nodule, numbers)."""
-    for kind in ("unevenly spaced", "clustering grouped", "point(s)", "empty mask"):
-        if kind in reason:
-            return {
-                "unevenly spaced": "nodules on unevenly spaced slices",
-                "clustering grouped": "clusters of more annotations than readers",
-                "point(s)": "readers with a contour of fewer than three points",
-                "empty mask": "readers with an empty mask",
-            }[kind]
-    return "other"
+    return next((kind for word, kind in SKIP_KINDS if word in reason), "other")
 
 
 def occurred(scores: pd.DataFrame) -> pd.DataFrame:

