@@ -27,7 +27,7 @@ $(STAMP): requirements.txt constraints.txt pyproject.toml
 
 # A run killed hard (SIGKILL) leaves Snakemake's lock: released first when no run is alive here.
 run: $(STAMP)
-	$(BIN)/python -m study.workflow.locks
+	$(BIN)/python -m study.pipeline.locks
 	$(BIN)/snakemake --cores $(CORES) $(CONFIG_ARGS) $(SNAKEMAKE_ARGS)
 	$(BIN)/snakemake --cores $(CORES) $(CONFIG_ARGS) --report results/report.html $(SNAKEMAKE_ARGS)
 

@@ -158,7 +158,7 @@ def parse_arguments(argv: Sequence[str] | None) -> argparse.Namespace:
 
 
 def main(argv: Sequence[str] | None = None) -> None:
-    from study.workflow.config import load_config
+    from study.pipeline.config import load_config
 
     args = parse_arguments(argv)
     commit = crosscheck.reference_commit()

@@ -38,7 +38,7 @@ from study.records import REFERENCE_VARIANTS, grid_labels
 from study.scoring.grid_check import EMPTY_SUFFIX, read_grid_check
 from study.scoring.score import read_pairs
 from study.scoring.timing import timed_pair_count
-from study.workflow.config import load_config
+from study.pipeline.config import load_config
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from recording import add_record_option, recorded  # noqa: E402  (a sibling script)

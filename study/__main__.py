@@ -90,7 +90,7 @@ def _observers(arguments) -> int:
 def _cards(arguments) -> int:
     from study.analysis import advice
     from study.analysis.cards import make_cards
-    from study.workflow.analysis_plan import cards_paths
+    from study.pipeline.analysis_plan import cards_paths
 
     out = Path(arguments.out)
     out.mkdir(parents=True, exist_ok=True)
@@ -116,7 +116,7 @@ def _cards(arguments) -> int:
 
 def _publish(arguments) -> int:
     from study.analysis.published import Run, write_page
-    from study.workflow.config import ConfigError, load_config
+    from study.pipeline.config import ConfigError, load_config
 
     try:
         config = load_config(arguments.configfile)

@@ -23,7 +23,7 @@ import pytest
 
 from adapters import LATER_TOOLS
 from maskio import write_mask
-from study.workflow.config import load_config
+from study.pipeline.config import load_config
 
 BENCHMARKS = Path(__file__).resolve().parents[1] / "benchmarks"
 

@@ -30,7 +30,7 @@ from study.analysis.environments import (
 )
 from study.scoring.edge_cases import probe
 from study.scoring.score import scored_name, split_scored_name
-from study.workflow.config import ConfigError, load_config
+from study.pipeline.config import ConfigError, load_config
 
 PAPER = ENVIRONMENTS["paper"]
 PAPER_CALLS = CallSettings(environment="paper")
@@ -304,7 +304,7 @@ def test_a_tool_with_a_home_environment_runs_there_for_the_study(monkeypatch, tm
 
 
 def test_only_the_papers_tools_are_scored_in_the_papers_environment(monkeypatch, tmp_path):
-    from study.workflow.scoring_plan import ScoringPlan
+    from study.pipeline.scoring_plan import ScoringPlan
 
     monkeypatch.setattr("adapters.environments.ENVIRONMENTS_DIR", tmp_path)
     config = load_config({"environments": ["study", "paper"], "tools": ["monai", "mikan"]})

@@ -22,7 +22,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("study.dataset",),
     ("study.scoring",),
     ("study.analysis",),
-    ("study.workflow", "study.__main__"),
+    ("study.pipeline", "study.__main__"),
 )
 """Lowest first: a module may import its own layer and the layers below it."""
 
@@ -84,7 +84,7 @@ def test_imports_point_down_the_layers():
     [
         ("reference/late.py", "from study.dataset import meshes"),
         ("study/dataset/late.py", "from study.analysis.statistics import deltas"),
-        ("study/scoring/late.py", "import study.workflow.layout"),
+        ("study/scoring/late.py", "import study.pipeline.layout"),
     ],
 )
 def test_the_checker_sees_an_upward_import(tmp_path, late, imported):

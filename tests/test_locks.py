@@ -1,5 +1,5 @@
 """A run killed hard leaves Snakemake's lock behind; the next `make run` releases it, but never
-the lock of a run that is alive (`study.workflow.locks`)."""
+the lock of a run that is alive (`study.pipeline.locks`)."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from study.workflow.locks import LOCKS, is_snakemake, live_runs, main, release_stale_lock
+from study.pipeline.locks import LOCKS, is_snakemake, live_runs, main, release_stale_lock
 
 pytestmark = pytest.mark.skipif(not Path("/proc").is_dir(), reason="reads /proc (Linux)")
 

@@ -15,7 +15,7 @@ from analysis_fixtures import make_config, write_results
 from nbclient import NotebookClient
 
 from study.analysis import statistics as st
-from study.workflow.config import load_config
+from study.pipeline.config import load_config
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -39,7 +39,7 @@ class PlantedRecords:
 SCORING = PlantedRecords()
 # Stand in for common.smk's: the planted run deploys no software.
 STUDY_ENV = None
-from study.workflow.layout import Layout
+from study.pipeline.layout import Layout
 
 LAYOUT = Layout(config)
 

@@ -150,8 +150,8 @@ def test_format_number():
 
 
 def test_analysis_plan_of_the_default_configuration():
-    from study.workflow.analysis_plan import AnalysisPlan
-    from study.workflow.config import load_config
+    from study.pipeline.analysis_plan import AnalysisPlan
+    from study.pipeline.config import load_config
 
     root = Path(__file__).resolve().parents[1]
     # The paper's eleven and the reference: the paper's factor; all 17 tools: every pair of 18.
@@ -185,8 +185,8 @@ def test_analysis_plan_of_the_default_configuration():
     ],
 )
 def test_figure_a5_caption_names_the_timed_grid(overrides, caption):
-    from study.workflow.analysis_plan import AnalysisPlan
-    from study.workflow.config import load_config
+    from study.pipeline.analysis_plan import AnalysisPlan
+    from study.pipeline.config import load_config
 
     assert AnalysisPlan(load_config(overrides)).params["timing_grid"] == caption
 

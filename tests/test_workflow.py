@@ -12,8 +12,8 @@ import pandas as pd
 import pytest
 
 from adapters import CallSettings
-from study.workflow.config import load_config
-from study.workflow.scoring_plan import ScoringPlan
+from study.pipeline.config import load_config
+from study.pipeline.scoring_plan import ScoringPlan
 
 ROOT = Path(__file__).resolve().parent.parent
 SNAKEMAKE = Path(sys.executable).with_name("snakemake")

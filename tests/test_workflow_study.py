@@ -22,8 +22,8 @@ import yaml
 
 from study.records import SCORE_COLUMNS, spacing_label
 from study.scoring.score import collect
-from study.workflow.config import load_config
-from study.workflow.layout import Layout
+from study.pipeline.config import load_config
+from study.pipeline.layout import Layout
 
 REPO = Path(__file__).resolve().parents[1]
 TEST_PRESET = REPO / "workflow/presets/test.yaml"

@@ -5,7 +5,7 @@
 # Snakemake report shows). Captions in workflow/report/ are Jinja templates over the config
 # and the rule's params. Edge-case and timing inputs come from the scoring plan (SCORING).
 
-from study.workflow.analysis_plan import (
+from study.pipeline.analysis_plan import (
     AnalysisPlan,
     cards_outputs,
     findings_paths,
@@ -16,7 +16,7 @@ ANALYSIS = AnalysisPlan(config)
 ANALYSIS_PARAMS = ANALYSIS.params
 
 
-# What each item reads (study.workflow.analysis_plan.ITEMS names these keys): other rules'
+# What each item reads (study.pipeline.analysis_plan.ITEMS names these keys): other rules'
 # outputs and the scoring plan's files, looked up when the item's rule is made (Table Wilcoxon
 # is made before Fig. A4).
 ANALYSIS_INPUTS = {

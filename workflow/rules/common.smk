@@ -2,8 +2,8 @@
 import re
 
 from study.oars import selected_oars
-from study.workflow.config import load_config
-from study.workflow.layout import Layout
+from study.pipeline.config import load_config
+from study.pipeline.layout import Layout
 from study.dataset.synthetic import MARKER_FILE, is_foreign_folder
 from study.dataset import lidc
 
@@ -16,7 +16,7 @@ config.update(load_config(dict(config)))
 if config["dataset"]["source"] == "lidc":
     lidc.prepare(config)
 
-# Every path of the workflow (study/workflow/layout.py).
+# Every path of the workflow (study/pipeline/layout.py).
 LAYOUT = Layout(config)
 # The one software environment of every rule (Snakemake's conda deployment); conda: paths are
 # relative to the rule files in workflow/rules/.

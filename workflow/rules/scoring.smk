@@ -7,7 +7,7 @@
 # the import cost; a job per case with every tool would serialize the tools of a small study
 # onto one core. Large studies batch several cases per job to pay the imports less often.
 
-from study.workflow.scoring_plan import ScoringPlan
+from study.pipeline.scoring_plan import ScoringPlan
 
 SCORING = ScoringPlan(config, dataset=DATASET, cases=CASES)
 # Every job of a tool, the reference or a meshing takes SCORING.producer(tool) as a param: the

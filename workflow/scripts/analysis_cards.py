@@ -2,7 +2,7 @@
 table (study.analysis.cards)."""
 
 from study.analysis.cards import make_cards
-from study.workflow.logs import log_to
+from study.pipeline.logs import log_to
 
 snakemake = globals()["snakemake"]
 

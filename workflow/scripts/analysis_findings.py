@@ -1,7 +1,7 @@
 """Snakemake entry point of rule findings: the generated summary (Markdown and HTML)."""
 
 from study.analysis.findings import make_findings
-from study.workflow.logs import log_to
+from study.pipeline.logs import log_to
 
 snakemake = globals()["snakemake"]
 

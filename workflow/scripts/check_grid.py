@@ -3,7 +3,7 @@
 from adapters import CallSettings, configure
 from study.scoring.cores import claim_cores
 from study.scoring.grid_check import GRIDS, score_on_grids
-from study.workflow.logs import log_to
+from study.pipeline.logs import log_to
 
 snakemake = globals()["snakemake"]  # injected by Snakemake's script directive
 claim_cores(snakemake.threads)  # its threads stay off the other jobs' cores

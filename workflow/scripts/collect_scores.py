@@ -3,7 +3,7 @@ once every tool's records are known to come from one version of it."""
 
 from study.scoring.score import collect
 from study.scoring.versions import check_one_version
-from study.workflow.logs import log_to
+from study.pipeline.logs import log_to
 
 snakemake = globals()["snakemake"]
 

@@ -1,7 +1,7 @@
 """Snakemake entry point of rule figure_4: box plots of Δ per metric, tool and voxel size."""
 
 from study.analysis.figures import make_figure_4
-from study.workflow.logs import log_to
+from study.pipeline.logs import log_to
 
 snakemake = globals()["snakemake"]
 

@@ -1,7 +1,7 @@
 """Snakemake entry point of rule figure_a4: significance matrices from the Wilcoxon table."""
 
 from study.analysis.figures import make_figure_a4
-from study.workflow.logs import log_to
+from study.pipeline.logs import log_to
 
 snakemake = globals()["snakemake"]
 

@@ -1,7 +1,7 @@
 """Snakemake entry point of rule figure_a5: HD time per case by OAR category."""
 
 from study.analysis.figures import make_figure_a5
-from study.workflow.logs import log_to
+from study.pipeline.logs import log_to
 
 snakemake = globals()["snakemake"]
 

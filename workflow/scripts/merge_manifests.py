@@ -1,7 +1,7 @@
 """Snakemake entry point of rule dataset_manifest: one mesh manifest for the dataset."""
 
 from study.dataset.meshes import merge_manifests
-from study.workflow.logs import log_to
+from study.pipeline.logs import log_to
 
 snakemake = globals()["snakemake"]  # injected by Snakemake's script directive
 

@@ -6,7 +6,7 @@ from adapters import CallSettings, configure
 from study.scoring.cores import claim_cores
 from study.scoring.edge_cases import probe
 from study.scoring.score import implementation, split_scored_name
-from study.workflow.logs import log_to
+from study.pipeline.logs import log_to
 
 snakemake = globals()["snakemake"]
 claim_cores(snakemake.threads)  # its threads stay off the other jobs' cores

@@ -2,7 +2,7 @@
 
 from adapters import describe
 from study.scoring.score import implementation, split_scored_name, unavailable_rows
-from study.workflow.logs import log_to
+from study.pipeline.logs import log_to
 
 snakemake = globals()["snakemake"]
 

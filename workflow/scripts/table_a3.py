@@ -1,7 +1,7 @@
 """Snakemake entry point of rule table_a3: edge-case handling of every tool."""
 
 from study.analysis.tables import make_edge_case_table
-from study.workflow.logs import log_to
+from study.pipeline.logs import log_to
 
 snakemake = globals()["snakemake"]
 

@@ -1,7 +1,7 @@
 """Snakemake entry point of rule table_a3_paper: Table A3 of the tools in the paper's versions."""
 
 from study.analysis.environments import make_environment_a3
-from study.workflow.logs import log_to
+from study.pipeline.logs import log_to
 
 snakemake = globals()["snakemake"]
 

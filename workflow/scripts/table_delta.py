@@ -1,7 +1,7 @@
 """Snakemake entry point of rules table_a1, table_a2 and table_a4: Δ against the reference."""
 
 from study.analysis.tables import make_delta_table
-from study.workflow.logs import log_to
+from study.pipeline.logs import log_to
 
 snakemake = globals()["snakemake"]
 

@@ -1,7 +1,7 @@
 """Snakemake entry point of rule table_drift: the paper's versions against today's."""
 
 from study.analysis.environments import make_drift_table
-from study.workflow.logs import log_to
+from study.pipeline.logs import log_to
 
 snakemake = globals()["snakemake"]
 

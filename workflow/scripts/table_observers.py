@@ -1,7 +1,7 @@
 """Snakemake entry point of rule table_observers: the data report (observer agreement)."""
 
 from study.analysis.observers import make_observer_table
-from study.workflow.logs import log_to
+from study.pipeline.logs import log_to
 
 snakemake = globals()["snakemake"]
 

@@ -1,7 +1,7 @@
 """Snakemake entry point of rule table_wilcoxon: pairwise tests, Bonferroni-corrected."""
 
 from study.analysis.tables import make_wilcoxon_table
-from study.workflow.logs import log_to
+from study.pipeline.logs import log_to
 
 snakemake = globals()["snakemake"]
 

@@ -3,7 +3,7 @@
 from adapters import CallSettings, configure
 from study.scoring.score import implementation, read_pairs
 from study.scoring.timing import time_hd, timed_pairs
-from study.workflow.logs import log_to
+from study.pipeline.logs import log_to
 
 snakemake = globals()["snakemake"]
 

@@ -20,7 +20,7 @@ from study.records import (
     grid_labels,
     spacing_title,
 )
-from study.workflow.layout import Layout
+from study.pipeline.layout import Layout
 
 TABLE_FORMATS: tuple[str, ...] = ("csv", "md", "tex", "html")
 """Renderings of every table; the HTML one goes into the Snakemake report."""

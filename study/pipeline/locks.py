@@ -6,7 +6,7 @@ a lost session). The next run then refuses to start until `snakemake --unlock`. 
 stale when no Snakemake process is alive in the directory; `make run` calls this module
 first, which then unlocks, and leaves a live run's lock alone.
 
-    python -m study.workflow.locks [DIRECTORY]   (Linux: reads /proc)
+    python -m study.pipeline.locks [DIRECTORY]   (Linux: reads /proc)
 """
 
 from __future__ import annotations

@@ -16,7 +16,7 @@ from adapters.environments import STUDY_ENVIRONMENT
 from study.records import REFERENCE, REFERENCE_VARIANTS, spacing_label
 from study.scoring.grid_check import GRIDS
 from study.scoring.score import implementation, scored_name, split_scored_name
-from study.workflow.layout import Layout
+from study.pipeline.layout import Layout
 
 
 class ScoringPlan:
