@@ -27,10 +27,10 @@ from pathlib import Path
 import pandas as pd
 
 from study.oars import CATEGORIES, OARS
+from study.pipeline.config import load_config
 from study.records import spacing_label
 from study.scoring.score import implementation
 from study.scoring.timing import cropped_to_masks
-from study.pipeline.config import load_config
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from recording import add_record_option, recorded  # noqa: E402  (a sibling script)

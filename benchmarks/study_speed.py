@@ -34,11 +34,11 @@ from adapters import REGISTRY
 from study.dataset import lidc
 from study.dataset.realdata import read_pair_manifest
 from study.oars import selected_oars
+from study.pipeline.config import load_config
 from study.records import REFERENCE_VARIANTS, grid_labels
 from study.scoring.grid_check import EMPTY_SUFFIX, read_grid_check
 from study.scoring.score import read_pairs
 from study.scoring.timing import timed_pair_count
-from study.pipeline.config import load_config
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from recording import add_record_option, recorded  # noqa: E402  (a sibling script)

@@ -10,9 +10,9 @@ import yaml
 
 from adapters import LATER_TOOLS, PAPER_TOOLS, STUDY_TOOLS
 from study.oars import CATEGORIES, OARS, selected_oars
-from study.records import NATIVE, grid_labels
 from study.pipeline.config import ConfigError, load_config
 from study.pipeline.layout import Layout
+from study.records import NATIVE, grid_labels
 
 ROOT = Path(__file__).resolve().parent.parent
 

@@ -28,9 +28,9 @@ from study.analysis.environments import (
     findings_section,
     score_drift,
 )
+from study.pipeline.config import ConfigError, load_config
 from study.scoring.edge_cases import probe
 from study.scoring.score import scored_name, split_scored_name
-from study.pipeline.config import ConfigError, load_config
 
 PAPER = ENVIRONMENTS["paper"]
 PAPER_CALLS = CallSettings(environment="paper")

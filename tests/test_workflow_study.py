@@ -20,10 +20,10 @@ import pandas as pd
 import pytest
 import yaml
 
-from study.records import SCORE_COLUMNS, spacing_label
-from study.scoring.score import collect
 from study.pipeline.config import load_config
 from study.pipeline.layout import Layout
+from study.records import SCORE_COLUMNS, spacing_label
+from study.scoring.score import collect
 
 REPO = Path(__file__).resolve().parents[1]
 TEST_PRESET = REPO / "workflow/presets/test.yaml"

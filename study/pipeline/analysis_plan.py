@@ -13,6 +13,7 @@ from snakemake.io import report
 
 from adapters.environments import STUDY_ENVIRONMENT
 from study.analysis.statistics import bonferroni_factor_from_config, implementations
+from study.pipeline.layout import Layout
 from study.records import (
     GRID_NAMES,
     REFERENCE,
@@ -20,7 +21,6 @@ from study.records import (
     grid_labels,
     spacing_title,
 )
-from study.pipeline.layout import Layout
 
 TABLE_FORMATS: tuple[str, ...] = ("csv", "md", "tex", "html")
 """Renderings of every table; the HTML one goes into the Snakemake report."""

@@ -13,10 +13,10 @@ from collections.abc import Mapping, Sequence
 
 from adapters import CallSettings, Identity, configure, identify
 from adapters.environments import STUDY_ENVIRONMENT
+from study.pipeline.layout import Layout
 from study.records import REFERENCE, REFERENCE_VARIANTS, spacing_label
 from study.scoring.grid_check import GRIDS
 from study.scoring.score import implementation, scored_name, split_scored_name
-from study.pipeline.layout import Layout
 
 
 class ScoringPlan:

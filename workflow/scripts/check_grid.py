@@ -1,9 +1,9 @@
 """Snakemake entry point of rule check_grid: one tool on the checked pairs, on both grids."""
 
 from adapters import CallSettings, configure
+from study.pipeline.logs import log_to
 from study.scoring.cores import claim_cores
 from study.scoring.grid_check import GRIDS, score_on_grids
-from study.pipeline.logs import log_to
 
 snakemake = globals()["snakemake"]  # injected by Snakemake's script directive
 claim_cores(snakemake.threads)  # its threads stay off the other jobs' cores

@@ -1,9 +1,9 @@
 """Snakemake entry point of rule collect_scores: every per-job file into one long table,
 once every tool's records are known to come from one version of it."""
 
+from study.pipeline.logs import log_to
 from study.scoring.score import collect
 from study.scoring.versions import check_one_version
-from study.pipeline.logs import log_to
 
 snakemake = globals()["snakemake"]
 

@@ -2,9 +2,9 @@
 
 from pathlib import Path
 
+from study.pipeline.logs import log_to
 from study.scoring.cores import claim_cores
 from study.scoring.grid_check import GRIDS, prepare_masks
-from study.pipeline.logs import log_to
 
 snakemake = globals()["snakemake"]  # injected by Snakemake's script directive
 claim_cores(snakemake.threads)  # its threads stay off the other jobs' cores

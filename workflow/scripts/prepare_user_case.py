@@ -4,8 +4,8 @@ voxelized at every voxel size and, for the native grid, cropped."""
 from pathlib import Path
 
 from study.dataset.realdata import prepare_user_case
-from study.scoring.cores import claim_cores
 from study.pipeline.logs import log_to
+from study.scoring.cores import claim_cores
 
 snakemake = globals()["snakemake"]  # injected by Snakemake's script directive
 claim_cores(snakemake.threads)  # its threads stay off the other jobs' cores

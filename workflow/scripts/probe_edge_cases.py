@@ -3,10 +3,10 @@
 import json
 
 from adapters import CallSettings, configure
+from study.pipeline.logs import log_to
 from study.scoring.cores import claim_cores
 from study.scoring.edge_cases import probe
 from study.scoring.score import implementation, split_scored_name
-from study.pipeline.logs import log_to
 
 snakemake = globals()["snakemake"]
 claim_cores(snakemake.threads)  # its threads stay off the other jobs' cores

@@ -1,8 +1,8 @@
 """Snakemake entry point of rule record_unavailable: one row for a tool missing here."""
 
 from adapters import describe
-from study.scoring.score import implementation, split_scored_name, unavailable_rows
 from study.pipeline.logs import log_to
+from study.scoring.score import implementation, split_scored_name, unavailable_rows
 
 snakemake = globals()["snakemake"]
 

@@ -1,9 +1,9 @@
 """Snakemake entry point of rule score_case: one tool on every pair of a batch of cases."""
 
 from adapters import CallSettings, configure
+from study.pipeline.logs import log_to
 from study.scoring.cores import claim_cores
 from study.scoring.score import read_pairs, score_pairs, split_scored_name
-from study.pipeline.logs import log_to
 
 snakemake = globals()["snakemake"]  # injected by Snakemake's script directive
 claim_cores(snakemake.threads)  # its threads stay off the other jobs' cores

@@ -3,8 +3,8 @@
 from pathlib import Path
 
 from study.dataset.synthetic import write_case
-from study.scoring.cores import claim_cores
 from study.pipeline.logs import log_to
+from study.scoring.cores import claim_cores
 
 snakemake = globals()["snakemake"]  # injected by Snakemake's script directive
 claim_cores(snakemake.threads)  # its threads stay off the other jobs' cores

@@ -1,9 +1,9 @@
 """Snakemake entry point of rule time_hd: HD call time per pair, repeated, for Fig. A5."""
 
 from adapters import CallSettings, configure
+from study.pipeline.logs import log_to
 from study.scoring.score import implementation, read_pairs
 from study.scoring.timing import time_hd, timed_pairs
-from study.pipeline.logs import log_to
 
 snakemake = globals()["snakemake"]
 

@@ -3,9 +3,9 @@
 from pathlib import Path
 
 from study.dataset.voxelize import voxelize_case
+from study.pipeline.logs import log_to
 from study.records import parse_spacing_label
 from study.scoring.cores import claim_cores
-from study.pipeline.logs import log_to
 
 snakemake = globals()["snakemake"]  # injected by Snakemake's script directive
 claim_cores(snakemake.threads)  # its threads stay off the other jobs' cores
