@@ -31,6 +31,7 @@ import numpy as np
 
 from adapters.environments import STUDY_ENVIRONMENT, environment, in_built_environment
 from maskio import write_mask
+from vocabulary import DEFAULT_PERCENTILE, DEFAULT_TAU
 
 BUILT_TOOLS_DIR = Path(__file__).resolve().parent.parent / "tools" / "built" / "bin"
 """Where `make tools` (tools/build.py) puts the programs it builds; searched after PATH."""
@@ -139,8 +140,8 @@ class Adapter:
         spacing: Sequence[float],
         *,
         metrics: Sequence[str],
-        percentile: float = 95,
-        tau: float = 2.0,
+        percentile: float = DEFAULT_PERCENTILE,
+        tau: float = DEFAULT_TAU,
         **options,
     ) -> dict[str, float]:
         """Metric key -> the tool's value for the requested `metrics` it supports.

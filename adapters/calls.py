@@ -27,6 +27,7 @@ import numpy as np
 
 from adapters.base import Adapter, MetricsFailed
 from adapters.environments import STUDY_ENVIRONMENT
+from vocabulary import DEFAULT_PERCENTILE, DEFAULT_TAU
 
 DEFAULT_MEMORY_GB = 8.0
 """Address-space limit of a worker unless the config says otherwise: above the 3.9 GB
@@ -53,8 +54,8 @@ class CallSettings:
     environment: the Python environment the tool runs in (`adapters.environments`).
     """
 
-    percentile: float = 95
-    tau: float = 2.0
+    percentile: float = DEFAULT_PERCENTILE
+    tau: float = DEFAULT_TAU
     timeout: float = 600.0
     memory_gb: float | None = DEFAULT_MEMORY_GB
     environment: str = STUDY_ENVIRONMENT

@@ -18,7 +18,7 @@ from adapters.calls import DEFAULT_SETTINGS, CallSettings, Outcome
 from adapters.harness import describe, invoke_files
 from adapters.registry import REGISTRY, resolve
 from maskio import load_pair
-from reference.keys import METRIC_KEYS
+from vocabulary import METRIC_KEYS
 
 
 @dataclass

@@ -31,7 +31,7 @@ from adapters.environments import STUDY_ENVIRONMENT, Environment
 from adapters.environments import environment as named
 from adapters.registry import resolve
 from maskio import load_pair, write_mask
-from reference.keys import METRIC_KEYS
+from vocabulary import METRIC_KEYS
 
 
 def check_pair(a: np.ndarray, b: np.ndarray, spacing: Sequence[float]) -> tuple[float, ...]:

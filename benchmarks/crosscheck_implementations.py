@@ -24,6 +24,8 @@ from pathlib import Path
 
 import pandas as pd
 
+from vocabulary import METRIC_KEYS
+
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import crosscheck_meshmetrics as crosscheck  # noqa: E402  (a sibling script, not a package)
 from recording import add_record_option, recorded  # noqa: E402
@@ -86,7 +88,7 @@ def compare(config: dict, cases: Sequence[int], oars: Sequence[str] | None) -> p
                 **options,
             )
             seconds[implementation] = time.process_time() - started
-        for metric in reference.METRIC_KEYS:
+        for metric in METRIC_KEYS:
             rows.append(
                 {
                     "case": case,

@@ -14,10 +14,10 @@ from pathlib import Path
 
 from reference.api import DEFAULT_SUBDIVISION
 from reference.convergence import differences
-from reference.keys import DISTANCE_KEYS
 from study.dataset.synthetic import generate_case
 from study.dataset.voxelize import voxelize_pair
 from study.oars import OARS
+from vocabulary import DISTANCE_KEYS
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from recording import add_record_option, recorded  # noqa: E402  (a sibling script)

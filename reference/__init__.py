@@ -5,14 +5,12 @@ distances between the meshes, weighted by boundary element size (the paper's Alg
 `compute_surface_metrics(surface_a, surface_b)` does the same for two closed surfaces.
 """
 
-from reference.keys import METRIC_KEYS
-
 _API = ("DEFAULT_SUBDIVISION", "compute_metrics", "compute_surface_metrics")
 
 
 def __getattr__(name: str):
     """The API on first use: importing it loads VTK and the BVH library (about 1.5 s), which
-    code that needs only `METRIC_KEYS` (or `__version__`) should not pay."""
+    code that needs only `__version__` should not pay."""
     if name in _API:
         from reference import api
 
@@ -34,4 +32,4 @@ MASD and ASSD move by up to 1e-3 mm (the other metrics by less than 1e-6); brack
 (module `bounds`). 1.1: elements still open after subdivision are interpolated for NSD and HDp,
 default subdivision 2 (was 4, centres only)."""
 
-__all__ = ["DEFAULT_SUBDIVISION", "METRIC_KEYS", "compute_metrics", "compute_surface_metrics"]
+__all__ = ["DEFAULT_SUBDIVISION", "compute_metrics", "compute_surface_metrics"]

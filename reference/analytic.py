@@ -22,6 +22,8 @@ from scipy import integrate, optimize
 from vtkmodules.util.numpy_support import vtk_to_numpy
 from vtkmodules.vtkFiltersSources import vtkSphereSource
 
+from vocabulary import DEFAULT_PERCENTILE
+
 
 def sphere_surface(radius: float, centre=(0.0, 0.0, 0.0), resolution: int = 200):
     """Triangulated sphere (vertices, triangles), outward oriented."""
@@ -93,7 +95,9 @@ def concentric(r_a: float, r_b: float, tau: float, dim: int) -> dict[str, float]
     }
 
 
-def offset_spheres(radius: float, offset: float, tau: float, percentile: float = 95):
+def offset_spheres(
+    radius: float, offset: float, tau: float, percentile: float = DEFAULT_PERCENTILE
+):
     """Exact HD, HDp, MASD, ASSD, NSD of two equal spheres whose centres are `offset` apart."""
     r, c = radius, offset
 

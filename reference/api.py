@@ -14,14 +14,15 @@ from reference import bounds as bounds_lib
 from reference import meshing as meshing_lib
 from reference.closest import SurfaceIndex, check_implementation
 from reference.hausdorff import directed_hausdorff
-from reference.keys import METRIC_KEYS
 from reference.metrics import (
+    PASS_KEYS,
     QUADRATURES,
     both_directions,
     tie_threshold,
     weighted_metrics,
 )
 from reference.signed import orient_outward
+from vocabulary import BY_KEY, DEFAULT_PERCENTILE, DEFAULT_TAU, METRIC_KEYS
 
 DEFAULT_SUBDIVISION = 2
 """Levels of selective subdivision; chosen by the convergence study (docs/reference.md)."""
@@ -99,16 +100,8 @@ def _empty_result(empty_a: bool, empty_b: bool, keys=METRIC_KEYS) -> dict[str, f
         f"mask {'a' if empty_a else 'b'} is empty: distances are inf, NSD, BIoU and DSC are 0",
         stacklevel=3,
     )
-    values = {
-        "HD": math.inf,
-        "HD95": math.inf,
-        "MASD": math.inf,
-        "ASSD": math.inf,
-        "NSD": 0.0,
-        "BIoU": 0.0,
-        "DSC": 0.0,
-    }
-    return {key: values[key] for key in keys}
+    # With one boundary missing, no distance is finite and nothing overlaps.
+    return {key: math.inf if BY_KEY[key].unit == "mm" else 0.0 for key in keys}
 
 
 class DistancePass(NamedTuple):
@@ -153,7 +146,7 @@ def _distance_metrics(
 ) -> DistancePass:
     """Weighted metrics from one distance pass per direction (`DistancePass`).
 
-    The pass runs only if one of HD95, MASD, ASSD, NSD is asked, the HD bracket only for HD.
+    The pass runs only if a metric of `PASS_KEYS` is asked, the HD bracket only for HD.
     coinciding: the elements of A and of B at distance 0 (`lattice.coinciding_elements`);
     indexes: the two surfaces' indexes (default: `closest.SurfaceIndex`).
     """
@@ -163,7 +156,7 @@ def _distance_metrics(
     )
     scores: dict[str, float] = {}
     centres = [None, None]  # the distance pass's queries at the element centres, if it ran
-    if set(keys) & {"HD95", "MASD", "ASSD", "NSD"}:
+    if set(keys) & PASS_KEYS:
         directed = both_directions(
             (surface_a, surface_b),
             (index_a, index_b),
@@ -197,8 +190,8 @@ def compute_metrics(
     b,
     spacing=None,
     *,
-    percentile: float = 95,
-    tau: float = 2.0,
+    percentile: float = DEFAULT_PERCENTILE,
+    tau: float = DEFAULT_TAU,
     meshing: str = "discrete_marching_cubes",
     subdivision: int = DEFAULT_SUBDIVISION,
     origin=None,
@@ -406,8 +399,8 @@ def compute_surface_metrics(
     surface_a,
     surface_b,
     *,
-    percentile: float = 95,
-    tau: float = 2.0,
+    percentile: float = DEFAULT_PERCENTILE,
+    tau: float = DEFAULT_TAU,
     subdivision: int = DEFAULT_SUBDIVISION,
     grid_step: float | None = None,
     refine: str = "adaptive",

@@ -50,6 +50,7 @@ from reference.closest import SurfaceIndex
 from reference.geometry import element_normals
 from reference.hausdorff import Bracket, candidate_distances
 from reference.metrics import (
+    PASS_KEYS,
     PERCENTILE_TOLERANCE,
     Directed,
     _distinct_points,
@@ -57,6 +58,7 @@ from reference.metrics import (
     element_radius,
     split_elements,
 )
+from vocabulary import metric_keys
 
 SEARCH_SLACK = 1e-4
 """mm. A queried distance exceeds the true one by at most this: the BVH searches in float32
@@ -329,7 +331,7 @@ def bound_direction(
     return pieces
 
 
-COUNTED = ("BIoU", "DSC")
+COUNTED = metric_keys(family="overlap")
 """Metrics counted on a grid (voxels, or BIoU's dense points): each count is exact for its
 definition, so their brackets are their values (docs/reference.md)."""
 
@@ -366,7 +368,7 @@ def distance_brackets(
         brackets["HD"] = _bracket(
             max(scores["HD"] - SEARCH_SLACK, 0.0), max(hd_upper, scores["HD"])
         )
-    if not set(keys) & {"HD95", "MASD", "ASSD", "NSD"}:
+    if not set(keys) & PASS_KEYS:
         return brackets
     directions = [
         bound_direction(vertices[cells], target, threshold=threshold, percentile=percentile)

@@ -13,12 +13,17 @@ import numpy as np
 
 from reference.api import compute_metrics, mesh_surface
 from reference.closest import SurfaceIndex
-from reference.keys import DISTANCE_KEYS
 from reference.metrics import directed_distances, split_elements, tie_threshold, weighted_metrics
+from vocabulary import DEFAULT_PERCENTILE, DEFAULT_TAU, DISTANCE_KEYS
 
 
 def fine_scores(
-    surface_a, surface_b, *, fine: int, percentile: float = 95, tau: float = 2.0
+    surface_a,
+    surface_b,
+    *,
+    fine: int,
+    percentile: float = DEFAULT_PERCENTILE,
+    tau: float = DEFAULT_TAU,
 ) -> dict[str, float]:
     """Distance metrics with every element split `fine` times; HD = max at fine centres and
     fine corners (the corners are the mesh vertices and the midpoints added by splitting)."""

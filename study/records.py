@@ -8,18 +8,6 @@ from __future__ import annotations
 
 import math
 
-from reference.keys import METRIC_KEYS
-
-METRICS: tuple[str, ...] = METRIC_KEYS
-"""Metric keys everywhere (owned by the reference). "HD95" stands for HDp at the configured
-percentile."""
-
-DISTANCE_METRICS: tuple[str, ...] = ("HD", "HD95", "MASD", "ASSD")
-"""Absolute metrics in mm, lower is better; inf when exactly one mask is empty."""
-
-RELATIVE_METRICS: tuple[str, ...] = ("NSD", "BIoU", "DSC")
-"""Relative metrics in [0, 1], higher is better."""
-
 SCORE_COLUMNS: tuple[str, ...] = (
     "dataset",
     "case",

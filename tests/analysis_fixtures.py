@@ -26,7 +26,8 @@ import numpy as np
 import pandas as pd
 
 from adapters.base import Adapter
-from study.records import METRICS, RELATIVE_METRICS, SCORE_COLUMNS, TIMING_COLUMNS
+from study.records import SCORE_COLUMNS, TIMING_COLUMNS
+from vocabulary import METRIC_KEYS, RATIO_KEYS
 
 SPACINGS = ("1x1x1", "2x2x2", "0.5x0.5x2")
 OARS = {
@@ -44,9 +45,9 @@ TOOLS = ("anima", "deepmind", "medpy", "metricsreloaded", "miseval", "monai")
 """Configured tools of the fixture: 7 implementations with the reference."""
 
 SUPPORTED = {
-    "deepmind": METRICS,
-    "monai": METRICS,
-    "metricsreloaded": METRICS,
+    "deepmind": METRIC_KEYS,
+    "monai": METRIC_KEYS,
+    "metricsreloaded": METRIC_KEYS,
     "medpy": ("HD", "HD95", "MASD", "DSC"),
     "miseval": ("HD", "DSC"),
     "anima": ("HD", "MASD", "ASSD", "DSC"),
@@ -119,12 +120,12 @@ def _row(case, oar, spacing, tool, metric, value, status="ok", message=""):
 
 
 def _reference_value(rng: np.random.Generator, metric: str) -> float:
-    return float(rng.uniform(0.4, 0.95) if metric in RELATIVE_METRICS else rng.uniform(1, 20))
+    return float(rng.uniform(0.4, 0.95) if metric in RATIO_KEYS else rng.uniform(1, 20))
 
 
 def _tool_value(tool, metric, spacing, ref, rng):
     """Planted tool score and status for one reference score."""
-    relative = metric in RELATIVE_METRICS
+    relative = metric in RATIO_KEYS
     if tool == "deepmind":
         return ref, "ok"
     if tool in ("monai", "metricsreloaded"):
@@ -143,7 +144,7 @@ def make_scores(seed: int = 7) -> pd.DataFrame:
     for spacing in SPACINGS:
         for case in CASES:
             for oar in OARS:
-                for metric in METRICS:
+                for metric in METRIC_KEYS:
                     ref = _reference_value(rng, metric)
                     rows.append(_row(case, oar, spacing, "reference", metric, ref))
                     rows.append(

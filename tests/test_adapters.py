@@ -14,7 +14,7 @@ from scipy import ndimage
 
 import adapters
 from adapters import REGISTRY, CallSettings, invoke
-from study.records import METRICS
+from vocabulary import METRIC_KEYS
 
 # Anima writes six decimals; everything else is compared at float round-off.
 TOLERANCE = 2e-6
@@ -88,7 +88,7 @@ def test_registry_names_and_order():
     for name, adapter in REGISTRY.items():
         assert adapter.name == name and adapter.label
         # Any subset of the study's metrics: nothing assumes a tool offers DSC, or HD.
-        assert adapter.metrics and set(adapter.metrics) <= set(METRICS)
+        assert adapter.metrics and set(adapter.metrics) <= set(METRIC_KEYS)
         assert adapter.ignores_spacing <= set(adapter.metrics)
         assert set(adapter.fails_on_3d) <= set(adapter.metrics)
     assert REGISTRY["miseval"].ignores_spacing == {"HD"}

@@ -20,8 +20,8 @@ from reference.bounds import SEARCH_SLACK, Neighbours, bound_direction, bound_el
 from reference.closest import SurfaceIndex
 from reference.geometry import brute_force_distances
 from reference.hausdorff import Bracket
-from reference.keys import DISTANCE_KEYS
 from reference.metrics import Directed, split_elements, tie_threshold
+from vocabulary import DISTANCE_KEYS
 
 TAU, PERCENTILE = 2.0, 95
 

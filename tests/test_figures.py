@@ -19,6 +19,7 @@ from analysis_fixtures import (
 from adapters import STUDY_TOOLS
 from study.analysis import figures
 from study.analysis import statistics as st
+from vocabulary import TESTED_KEYS
 
 
 @pytest.fixture(scope="module")
@@ -221,7 +222,7 @@ def test_figure_4_tells_what_each_mark_means(monkeypatch, scores):
         ),
     )
     tools = st.ordered_tools([*delta["tool"], "anima"])
-    metrics = [m for m in st.TESTED_METRICS if m in set(delta["metric"])]
+    metrics = [m for m in TESTED_KEYS if m in set(delta["metric"])]
     for row, metric in enumerate(metrics):
         panels = axes[row * len(SPACINGS) : (row + 1) * len(SPACINGS)]
         assert len({axis.get_ylim() for axis in panels}) == 1, metric

@@ -1,8 +1,8 @@
-"""The project's imports point one way, down the data flow: maskio at the bottom, then the
-reference, the adapters, the study's shared leaves (record schema, organ table), and the
-study's stages in pipeline order (dataset -> scoring -> analysis), with the workflow support
-(configuration, file layout, plans) and the command line on top. Each layer can then be used
-(and tested) without the layers above it."""
+"""The project's imports point one way, down the data flow: the metric vocabulary at the
+bottom, then maskio, the reference, the adapters, the study's shared leaves (record schema,
+organ table), and the study's stages in pipeline order (dataset -> scoring -> analysis), with
+the pipeline (configuration, file layout, plans) and the command line on top. Each layer can
+then be used (and tested) without the layers above it."""
 
 from __future__ import annotations
 
@@ -15,6 +15,7 @@ import pytest
 
 REPO = Path(__file__).resolve().parents[1]
 LAYERS: tuple[tuple[str, ...], ...] = (
+    ("vocabulary",),
     ("maskio",),
     ("reference",),
     ("adapters",),
@@ -26,7 +27,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
 )
 """Lowest first: a module may import its own layer and the layers below it."""
 
-PACKAGES = ("maskio", "reference", "adapters", "study")
+PACKAGES = ("vocabulary", "maskio", "reference", "adapters", "study")
 
 
 def layer_of(module: str) -> int | None:

@@ -15,6 +15,7 @@ import pytest
 from adapters import PAPER_TOOLS, REGISTRY
 from study.analysis import claims, edge_comparison, paper, tables
 from study.analysis import statistics as st
+from vocabulary import TESTED_KEYS
 
 
 def verdict(check: claims.Check, evidence: claims.Evidence) -> str:
@@ -46,13 +47,13 @@ def test_the_tables_hold_the_numbers_the_text_quotes():
     worst = a2.query("metric == 'HD95' and tool == 'plastimatch'").set_index("category")["min"]
     assert worst.idxmin() == "large"
     # Fig. A4 caption: corr = 1,188 = 3 voxel sizes x 6 metrics x C(12, 2).
-    assert st.bonferroni_factor(3, len(st.TESTED_METRICS), 12) == paper.BONFERRONI_FACTOR
+    assert st.bonferroni_factor(3, len(TESTED_KEYS), 12) == paper.BONFERRONI_FACTOR
 
 
 @pytest.mark.parametrize("reader", [paper.table_a1, paper.table_a2], ids=["A1", "A2"])
 def test_each_tool_has_a_row_for_exactly_the_metrics_it_offers(reader):
     table = reader()
-    for metric in st.TESTED_METRICS:
+    for metric in TESTED_KEYS:
         offered = {t for t in PAPER_TOOLS if metric in REGISTRY[t].metrics}
         assert set(table.loc[table["metric"] == metric, "tool"]) == offered, metric
     groups = table.groupby(["metric", "tool"]).size()

@@ -22,15 +22,9 @@ import pandas as pd
 from study.analysis import edge_comparison
 from study.analysis import statistics as st
 from study.analysis.tables import shorten
-from study.records import (
-    METRICS,
-    NATIVE,
-    REFERENCE,
-    RELATIVE_METRICS,
-    parse_spacing_label,
-    spacing_title,
-)
+from study.records import NATIVE, REFERENCE, parse_spacing_label, spacing_title
 from study.scoring import grid_check
+from vocabulary import METRIC_KEYS, RATIO_KEYS, TESTED_KEYS
 
 TOLERANCE: dict[str, float] = {"mm": 0.5, "%pt": 2.0}
 """|Δ| within which a tool's score stands in for the reference's (display units): half a
@@ -185,7 +179,7 @@ def ignores_voxel_size(delta: pd.DataFrame) -> dict[tuple[str, str], pd.Series]:
     Comparing sizes with each other, not r(s) with 1 / s, keeps a tool whose quantity differs
     from the reference's by a factor that happens to be near 1 / s at one size from being
     accused. Nothing can be said with fewer than two isotropic sizes."""
-    finite = delta.loc[(delta["kind"] == "finite") & ~delta["metric"].isin(RELATIVE_METRICS)]
+    finite = delta.loc[(delta["kind"] == "finite") & ~delta["metric"].isin(RATIO_KEYS)]
     sides = finite["spacing"].map(isotropic_side)
     finite = finite.assign(side=sides).loc[
         (finite["value_reference"].astype(float) > 0) & sides.notna()
@@ -412,7 +406,7 @@ def recommendations(
     edge_cases: pd.DataFrame | None = None,
     tools: Sequence[str] | None = None,
 ) -> pd.DataFrame:
-    """Per metric of `statistics.TESTED_METRICS` and grid (each spacing label of the scores,
+    """Per metric of `vocabulary.TESTED_KEYS` and grid (each spacing label of the scores,
     never pooled), every scored tool: "use" when at least `MOST_PAIRS` of the grid's pairs
     lie within `TOLERANCE`, it failed on none and neither ignores the voxel size nor depends
     on the field of view (measured); ranked by |worst Δ|. Else "avoid", with each measured
@@ -420,7 +414,7 @@ def recommendations(
     identical scores on the grid and the same verdict share one row. Columns:
     `RECOMMENDATION_COLUMNS`."""
     delta = pair_deltas(scores, tools)
-    delta = delta.loc[delta["metric"].isin(st.TESTED_METRICS)]
+    delta = delta.loc[delta["metric"].isin(TESTED_KEYS)]
     if delta.empty:
         return pd.DataFrame(columns=list(RECOMMENDATION_COLUMNS))
     measured = {
@@ -476,7 +470,7 @@ def rank(table: pd.DataFrame) -> pd.DataFrame:
     |worst Δ|, numbered from 1; where there is none, the `CLOSEST` tools with most pairs
     within `TOLERANCE`, then smallest |worst Δ|, marked "closest" and numbered from 1; then the
     tools to avoid in tool order (rank 0)."""
-    metric_rank = {m: i for i, m in enumerate(st.TESTED_METRICS)}
+    metric_rank = {m: i for i, m in enumerate(TESTED_KEYS)}
     grid_rank = {s: i for i, s in enumerate(sorted(set(table["spacing"]), key=grid_order))}
     tool_rank = {t: i for i, t in enumerate(st.ordered_tools(table["tool"]))}
     used = table["verdict"] == "use"
@@ -617,7 +611,7 @@ def intervals(scores: pd.DataFrame, tools: Sequence[str] | None = None) -> pd.Da
     )
     table = table.loc[table["n_finite"] > 0]
     order = {t: i for i, t in enumerate(st.ordered_tools(table["tool"]))}
-    metric_order = {m: i for i, m in enumerate(METRICS)}
+    metric_order = {m: i for i, m in enumerate(METRIC_KEYS)}
     table = table.assign(
         _t=table["tool"].map(order),
         _m=table["metric"].map(metric_order),

@@ -23,8 +23,9 @@ from study.analysis import advice, findings
 from study.analysis import statistics as st
 from study.analysis.document import VERDICT_STYLES, Section, render_html, render_markdown
 from study.analysis.tables import Table, configured_spacings, format_number, shorten, write_table
-from study.records import METRICS, REFERENCE, spacing_title
+from study.records import REFERENCE, spacing_title
 from study.scoring import grid_check
+from vocabulary import METRIC_KEYS
 
 HEADER_SECTION = re.compile(r"^([A-Z][a-z]+): ")
 """A section of an adapter's module header: a line starting "Boundary: ", "Quirks: ", ..."""
@@ -202,7 +203,9 @@ def tool_card(
     ]
     mine = summary.loc[summary["tool"] == tool]
     spacings = st.ordered_spacings(mine["spacing"], configured_spacings(inputs.config))
-    mine = mine.assign(_m=mine["metric"].map(METRICS.index), _s=mine["spacing"].map(spacings.index))
+    mine = mine.assign(
+        _m=mine["metric"].map(METRIC_KEYS.index), _s=mine["spacing"].map(spacings.index)
+    )
     mine = mine.sort_values(["_m", "_s"])
     if not mine.empty:
         card.tables.append(("Δ = tool − reference per metric and voxel size:", delta_frame(mine)))

@@ -25,6 +25,7 @@ import pandas as pd
 from study.analysis import edge_comparison, paper
 from study.analysis import statistics as st
 from study.records import REFERENCE, is_anisotropic, spacing_title
+from vocabulary import TESTED_KEYS
 
 
 @dataclass
@@ -554,7 +555,7 @@ def check_meshing_signs(e: Evidence) -> str | None:
         rows = e.meshing.loc[e.meshing["tool"] == variant].set_index(["metric", "spacing"])
         keys = [
             (variant, metric, spacing, rows.loc[(metric, spacing), "mean"])
-            for metric in st.TESTED_METRICS
+            for metric in TESTED_KEYS
             for spacing in e.spacings
             if (metric, spacing) in rows.index and (variant, metric, spacing) in theirs.index
         ]

@@ -27,6 +27,7 @@ from matplotlib.ticker import FuncFormatter  # noqa: E402
 from study.analysis import statistics as st  # noqa: E402
 from study.oars import MIDSIZE_MAX_MM3, SMALL_MAX_MM3, ordered_categories  # noqa: E402
 from study.records import REFERENCE_VARIANTS, spacing_title  # noqa: E402
+from vocabulary import TESTED_KEYS
 
 PAGE_WIDTH_IN = 7.2
 """Two-column width of a typical journal page, inches."""
@@ -338,7 +339,7 @@ def figure_4(
     pdf_path=None,
     *,
     spacings: Sequence[str] | None = None,
-    metrics: Sequence[str] = st.TESTED_METRICS,
+    metrics: Sequence[str] = TESTED_KEYS,
     footer: str = "",
     unavailable: Sequence[str] = (),
 ) -> None:
@@ -516,7 +517,7 @@ def figure_a4(
     if wilcoxon.empty:
         raise ValueError("figure_a4: the Wilcoxon table is empty")
     factor = int(wilcoxon["factor"].iloc[0])
-    metrics = [m for m in st.TESTED_METRICS if m in set(wilcoxon["metric"])]
+    metrics = [m for m in TESTED_KEYS if m in set(wilcoxon["metric"])]
     spacings = st.ordered_spacings(wilcoxon["spacing"], spacings)
     tools = st.ordered_tools([*wilcoxon["tool_a"], *wilcoxon["tool_b"]])
     labels = [st.tool_label(t) for t in tools]

@@ -27,8 +27,9 @@ from study.analysis.tables import (
     shorten,
     table_a3,
 )
-from study.records import EDGE_CASES, METRICS, REFERENCE, spacing_title
+from study.records import EDGE_CASES, REFERENCE, spacing_title
 from study.scoring import grid_check
+from vocabulary import METRIC_KEYS, TESTED_KEYS
 
 
 @dataclass
@@ -125,7 +126,7 @@ def deviation_section(summary: pd.DataFrame, spacings: Sequence[str]) -> Section
     """Per metric, a table of every tool's direction and size of Δ per voxel size (mean
     [min, max]), largest mean |Δ| first."""
     section = Section("Over- and under-estimation")
-    metrics = [m for m in st.TESTED_METRICS if m in set(summary["metric"])]
+    metrics = [m for m in TESTED_KEYS if m in set(summary["metric"])]
     if metrics:
         section.lines.append(
             "Per metric, each tool's Δ per voxel size: *agrees* when every |Δ| ≤ "
@@ -193,7 +194,7 @@ def significance_counts(tested: pd.DataFrame, spacings: Sequence[str]) -> pd.Dat
     significantly different."""
     tools = tested.loc[(tested["tool_a"] != REFERENCE) & (tested["tool_b"] != REFERENCE)]
     rows = []
-    for metric in [m for m in st.TESTED_METRICS if m in set(tools["metric"])]:
+    for metric in [m for m in TESTED_KEYS if m in set(tools["metric"])]:
         of = tools.loc[tools["metric"] == metric]
         row = {"Metric": metric}
         for spacing in [s for s in spacings if s in set(of["spacing"])]:
@@ -410,7 +411,7 @@ def later_tools_section(inputs: AnalysisInputs, spacings: Sequence[str]) -> Sect
             continue
         mine = delta.loc[delta["tool"] == tool]
         versions = "/".join(sorted(set(map(str, mine["tool_version"]))))
-        metrics = [m for m in METRICS if m in set(mine["metric"])]
+        metrics = [m for m in METRIC_KEYS if m in set(mine["metric"])]
         errors = advice.error_messages(inputs.scores, tool)
         section.lines += [
             f"{label} {versions} against the reference: "

@@ -22,7 +22,8 @@ from pathlib import Path
 import pandas as pd
 
 from study.analysis.tables import pipe_table
-from study.records import METRICS, spacing_title
+from study.records import spacing_title
+from vocabulary import METRIC_KEYS
 
 FIGURES = ("figure_4", "figure_a3", "figure_a5")
 """Figures copied beside the page (PNG), in this order."""
@@ -134,7 +135,7 @@ def side_by_side(here: pd.DataFrame, there: pd.DataFrame) -> pd.DataFrame:
     keys = ["metric", "spacing", "tool"]
     merged = there.merge(here, on=keys, suffixes=("_other", "_here"))
     merged = merged.assign(
-        _m=merged["metric"].map(list(METRICS).index),
+        _m=merged["metric"].map(list(METRIC_KEYS).index),
         _s=merged["spacing"].map(list(dict.fromkeys(there["spacing"])).index),
     ).sort_values(["_m", "_s", "rank_here"])
     return pd.DataFrame(

@@ -19,22 +19,13 @@ import numpy as np
 import pandas as pd
 from scipy.stats import wilcoxon
 
-from study.records import (
-    GRID_NAMES,
-    REFERENCE,
-    REFERENCE_LABELS,
-    REFERENCE_VARIANTS,
-    RELATIVE_METRICS,
-    SCORE_COLUMNS,
-)
+from study.records import GRID_NAMES, REFERENCE, REFERENCE_LABELS, REFERENCE_VARIANTS, SCORE_COLUMNS
+from vocabulary import BY_KEY, TESTED_KEYS
 
 REFERENCE_MESHING_VARIANTS: tuple[str, ...] = tuple(
     name for name in REFERENCE_VARIANTS if name != REFERENCE
 )
 """Reference variants compared against `REFERENCE` in Table A4."""
-
-TESTED_METRICS: tuple[str, ...] = ("HD", "HD95", "MASD", "ASSD", "NSD", "BIoU")
-"""Metrics of the Wilcoxon tests and of Fig. 4 (DSC is not a distance metric and is left out)."""
 
 ALPHA = 0.05
 """Significance level applied to Bonferroni-corrected p-values."""
@@ -169,12 +160,12 @@ def ordered_spacings(spacings: Iterable[str], configured: Sequence[str] | None =
 def display_scale(metric: str) -> float:
     """Factor from a metric's unit to its display unit: 100 (percentage points) for relative
     metrics, 1 (mm) for distance metrics."""
-    return 100.0 if metric in RELATIVE_METRICS else 1.0
+    return BY_KEY[metric].delta_scale
 
 
 def display_unit(metric: str) -> str:
     """Unit of Δ in tables and figures: "%pt" for relative metrics, "mm" otherwise."""
-    return "%pt" if metric in RELATIVE_METRICS else "mm"
+    return BY_KEY[metric].delta_unit
 
 
 def tool_versions(frame: pd.DataFrame) -> str:
@@ -230,7 +221,7 @@ def bonferroni_factor_from_config(config: Mapping) -> int:
         if key not in config:
             raise KeyError(f"config has no {key!r}; needed for the Bonferroni factor")
     return bonferroni_factor(
-        len(config["voxel_sizes"]), len(TESTED_METRICS), len(implementations(config["tools"]))
+        len(config["voxel_sizes"]), len(TESTED_KEYS), len(implementations(config["tools"]))
     )
 
 
@@ -425,7 +416,7 @@ def wilcoxon_table(
     implementation_names: Sequence[str],
     spacings: Sequence[str],
     factor: int,
-    metrics: Sequence[str] = TESTED_METRICS,
+    metrics: Sequence[str] = TESTED_KEYS,
 ) -> pd.DataFrame:
     """Every pair of implementations, per voxel size and metric (in table order)."""
     check_scores(scores)

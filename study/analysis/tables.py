@@ -20,13 +20,8 @@ from adapters.environments import STUDY_ENVIRONMENT
 from study.analysis import statistics as st
 from study.analysis.edge_comparison import environment_error
 from study.oars import ordered_categories
-from study.records import (
-    EDGE_CASES,
-    EDGE_OUTPUTS,
-    METRICS,
-    grid_labels,
-    spacing_title,
-)
+from study.records import EDGE_CASES, EDGE_OUTPUTS, grid_labels, spacing_title
+from vocabulary import METRIC_KEYS, TESTED_KEYS
 
 
 @dataclass
@@ -209,7 +204,7 @@ def table_a1(
     delta = st.deltas(scores, tools)
     summary = st.summarize_deltas(delta, ["metric", "spacing", "tool"])
     order = st.ordered_spacings(summary["spacing"], spacings)
-    metrics = _metrics_present(summary, st.TESTED_METRICS)
+    metrics = _metrics_present(summary, TESTED_KEYS)
     display = _delta_display(summary, "spacing", order, metrics, spacing_title)
     notes = (
         _delta_notes(_n_pairs(scores))
@@ -231,7 +226,7 @@ def table_a2(scores: pd.DataFrame, tools: Sequence[str] | None = None) -> Table:
     delta = st.deltas(scores, tools)
     summary = st.summarize_deltas(delta, ["metric", "category", "tool"])
     order = ordered_categories(summary["category"])
-    metrics = _metrics_present(summary, st.TESTED_METRICS)
+    metrics = _metrics_present(summary, TESTED_KEYS)
     display = _delta_display(summary, "category", order, metrics, str)
     notes = _delta_notes(_n_pairs(scores)) + [
         "All voxel sizes pooled.",
@@ -260,7 +255,7 @@ def table_a4(scores: pd.DataFrame, spacings: Sequence[str] | None = None) -> Tab
     delta = st.deltas(scores, variants)
     summary = st.summarize_deltas(delta, ["metric", "spacing", "tool"])
     order = st.ordered_spacings(summary["spacing"], spacings)
-    metrics = _metrics_present(summary, st.TESTED_METRICS)
+    metrics = _metrics_present(summary, TESTED_KEYS)
     display = _delta_display(summary, "spacing", order, metrics, spacing_title)
     notes = [
         "Δ = variant − reference (discrete marching cubes) on the same mask pair; NSD and "
@@ -278,7 +273,7 @@ def table_a4(scores: pd.DataFrame, spacings: Sequence[str] | None = None) -> Tab
 
 def _sort_numeric(summary: pd.DataFrame, keys: Sequence[str], last_order: Sequence[str]):
     """Numeric table sorted by metric, tool (study order) and the last key's given order."""
-    metric_rank = {m: i for i, m in enumerate(METRICS)}
+    metric_rank = {m: i for i, m in enumerate(METRIC_KEYS)}
     tool_rank = {t: i for i, t in enumerate(st.ordered_tools(summary["tool"]))}
     last_rank = {v: i for i, v in enumerate(last_order)}
     ranked = summary.assign(
@@ -361,7 +356,7 @@ EDGE_SYMBOLS: dict[str, str] = {
 }
 """Display of each output class; "number" shows the value itself."""
 
-EDGE_METRICS: tuple[str, ...] = ("DSC", *(m for m in METRICS if m != "DSC"))
+EDGE_METRICS: tuple[str, ...] = ("DSC", *(m for m in METRIC_KEYS if m != "DSC"))
 """Table A3's metric order, as the paper's: DSC first."""
 
 ENVIRONMENT_MARK = "†"

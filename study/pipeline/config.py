@@ -1,7 +1,8 @@
 """Loading and validating the study configuration (config.yaml).
 
 The JSON Schema in workflow/schemas/config.schema.yaml states every key, its type and its
-default; `load_config` validates against it, fills in defaults, and then checks what a schema
+default (the metrics' keys and parameters from `vocabulary`, added as the schema is loaded);
+`load_config` validates against it, fills in defaults, and then checks what a schema
 cannot say well (finite numbers, known OAR names, a manifest that exists).
 """
 
@@ -19,6 +20,7 @@ import yaml
 from adapters.environments import STUDY_ENVIRONMENT
 from study.oars import check_oar_names
 from study.records import REFERENCE, REFERENCE_VARIANTS
+from vocabulary import METRIC_KEYS, PARAMETERS, TESTED_KEYS
 
 SCHEMA_PATH = Path(__file__).resolve().parents[2] / "workflow/schemas/config.schema.yaml"
 
@@ -28,8 +30,21 @@ class ConfigError(ValueError):
 
 
 def load_schema() -> dict:
+    """The config schema, with the metric vocabulary's facts in place (`_add_vocabulary`)."""
     with open(SCHEMA_PATH, encoding="utf-8") as handle:
-        return yaml.safe_load(handle)
+        return _add_vocabulary(yaml.safe_load(handle))
+
+
+def _add_vocabulary(schema: dict) -> dict:
+    """The `metrics:` block's parameter defaults and descriptions, the scored keys' enum and
+    default (the tested metrics), all owned by `vocabulary`."""
+    block = schema["properties"]["metrics"]["properties"]
+    for parameter in PARAMETERS:
+        block[parameter.config_key].update(
+            default=parameter.default, description=parameter.description
+        )
+    block["scored"].update(items={"enum": list(METRIC_KEYS)}, default=list(TESTED_KEYS))
+    return schema
 
 
 def _key_path(path) -> str:

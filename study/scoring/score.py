@@ -19,7 +19,8 @@ import pandas as pd
 import reference
 from adapters import REGISTRY, Adapter, CallSettings, describe, invoke_files
 from adapters.environments import STUDY_ENVIRONMENT
-from study.records import METRICS, REFERENCE_LABELS, REFERENCE_VARIANTS, SCORE_COLUMNS, status_of
+from study.records import REFERENCE_LABELS, REFERENCE_VARIANTS, SCORE_COLUMNS, status_of
+from vocabulary import METRIC_KEYS
 
 log = logging.getLogger(__name__)
 
@@ -33,7 +34,7 @@ MESSAGE_LIMIT = 500
 class ReferenceImplementation(Adapter):
     """The mesh-based reference behind the adapter interface, for one meshing method."""
 
-    metrics = METRICS
+    metrics = METRIC_KEYS
     in_process = True
 
     def __init__(self, name: str, meshing: str) -> None:
@@ -136,7 +137,7 @@ def score_pairs(
     *,
     dataset: str,
     settings: CallSettings,
-    metrics: Sequence[str] = METRICS,
+    metrics: Sequence[str] = METRIC_KEYS,
     progress_every: int = 10,
 ) -> pd.DataFrame:
     """Score every pair in `pairs` (rows of pairs.csv) with one tool; tidy rows out.
@@ -146,7 +147,7 @@ def score_pairs(
     call, with `settings` (its environment among them).
     """
     impl = implementation(tool)
-    metrics = [m for m in METRICS if m in impl.metrics and m in metrics]
+    metrics = [m for m in METRIC_KEYS if m in impl.metrics and m in metrics]
     environment = settings.environment
     version = tool_version(impl, environment)
     rows: list[dict] = []
