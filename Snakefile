@@ -1,8 +1,7 @@
 # The benchmark of segmentation-metric implementations as one Snakemake workflow.
-# Stages live in workflow/rules/<stage>.smk; each defines <stage>_targets(), and `rule all`
-# asks for the targets of every stage present. Adding a stage = one .smk file + its name below.
-from pathlib import Path
-
+# Stages live in workflow/rules/<stage>.smk, included below in data-flow order; `rule all`
+# asks for every stage's targets (all_targets). Adding a stage = one .smk file, its include
+# and its targets below.
 from snakemake.utils import min_version
 
 min_version("9.0")
@@ -17,23 +16,23 @@ report: "workflow/report/workflow.rst"
 include: "workflow/rules/common.smk"
 include: "workflow/rules/dataset.smk"
 include: "workflow/rules/voxelize.smk"
+include: "workflow/rules/scoring.smk"
+include: "workflow/rules/analysis.smk"
 
 
-# Later stages, included when their rule files exist, in data-flow order.
-OPTIONAL_STAGES = ["scoring", "analysis"]
-for stage in OPTIONAL_STAGES:
-    if Path(workflow.basedir, "workflow", "rules", f"{stage}.smk").exists():
-
-        include: f"workflow/rules/{stage}.smk"
-
-
-# Union of the targets of every included stage, each stage's <stage>_targets().
-TARGET_FUNCTIONS = [
-    globals().get(f"{name}_targets") for name in ["dataset", "voxelize", *OPTIONAL_STAGES]
-]
+def all_targets():
+    """Every file the study makes, stage by stage in data-flow order: the dataset's masks and
+    manifest, the voxelized pairs, the scores, edge cases and timing, the tables, figures and
+    pages."""
+    return [
+        *LAYOUT.dataset_targets(),
+        *LAYOUT.voxelize_targets(),
+        *SCORING.targets(),
+        *ANALYSIS.targets(),
+    ]
 
 
 rule all:
     default_target: True
     input:
-        [path for targets in TARGET_FUNCTIONS if targets is not None for path in targets()],
+        all_targets(),

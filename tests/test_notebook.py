@@ -66,7 +66,7 @@ include: "{rules}"
 rule all:
     default_target: True
     input:
-        analysis_targets(),
+        ANALYSIS.targets(),
 """
 
 

@@ -140,6 +140,3 @@ rule cards:
         **ANALYSIS_PARAMS,
     script:
         "../scripts/analysis_cards.py"
-
-
-analysis_targets = ANALYSIS.targets

@@ -73,6 +73,3 @@ rule dataset_manifest:
         runtime=5,
     script:
         "../scripts/merge_manifests.py"
-
-
-dataset_targets = LAYOUT.dataset_targets

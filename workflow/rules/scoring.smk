@@ -201,6 +201,3 @@ rule check_grid:
         metrics=config["metrics"]["scored"],
     script:
         "../scripts/check_grid.py"
-
-
-scoring_targets = SCORING.targets

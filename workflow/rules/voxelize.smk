@@ -59,6 +59,3 @@ rule voxelize_scan_case:
         scan_mm=config["field_of_view"]["scan_mm"],
     script:
         "../scripts/voxelize_scan_case.py"
-
-
-voxelize_targets = LAYOUT.voxelize_targets
