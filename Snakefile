@@ -1,7 +1,7 @@
 # The benchmark of segmentation-metric implementations as one Snakemake workflow.
 # Stages live in workflow/rules/<stage>.smk, included below in data-flow order; `rule all`
-# asks for every stage's targets (all_targets). Adding a stage = one .smk file, its include
-# and its targets below.
+# asks for every stage's targets. Adding a stage = one .smk file, its include and its targets
+# below.
 from snakemake.utils import min_version
 
 min_version("9.0")
@@ -20,19 +20,12 @@ include: "workflow/rules/scoring.smk"
 include: "workflow/rules/analysis.smk"
 
 
-def all_targets():
-    """Every file the study makes, stage by stage in data-flow order: the dataset's masks and
-    manifest, the voxelized pairs, the scores, edge cases and timing, the tables, figures and
-    pages."""
-    return [
-        *LAYOUT.dataset_targets(),
-        *LAYOUT.voxelize_targets(),
-        *SCORING.targets(),
-        *ANALYSIS.targets(),
-    ]
-
-
+# Every file the study makes, stage by stage: the dataset's masks and manifest, the voxelized
+# pairs, the scores, edge cases and timing, the tables, figures and pages.
 rule all:
     default_target: True
     input:
-        all_targets(),
+        LAYOUT.dataset_targets(),
+        LAYOUT.voxelize_targets(),
+        SCORING.targets(),
+        ANALYSIS.targets(),
