@@ -2,7 +2,7 @@
 
 An adapter converts the study's inputs (bool masks `a` and `b`, spacing in mm along array axes)
 into what its tool wants, calls the tool the way the study did, and maps the tool's names back
-to the study's metric keys (`study.records.METRICS`). It never fixes the tool's arithmetic.
+to the study's metric keys (`vocabulary.METRIC_KEYS`). It never fixes the tool's arithmetic.
 
 Two kinds exist: Python tools, imported by the worker process that runs them
 (`adapters.worker`: it lives as long as the job, so torch and MONAI are imported once), and
@@ -73,7 +73,7 @@ class Adapter:
     Attributes:
         name: registry key ("monai").
         label: the tool's own name as in the paper's tables ("MONAI").
-        metrics: metric keys (from `study.records.METRICS`) the tool offers: any subset (a
+        metrics: metric keys (from `vocabulary.METRIC_KEYS`) the tool offers: any subset (a
             tool may offer HD alone); nothing may assume a metric a tool does not declare.
         in_paper: True for the eleven tools of the paper only; any tool added since keeps the
             default False (tables and figures show those as a group of their own, after the

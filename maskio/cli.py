@@ -12,6 +12,9 @@ import argparse
 import math
 
 from maskio import InputError, MaskPair, load_pair
+from vocabulary import PARAMETERS
+
+PARAMETERS_BY_ARGUMENT = {parameter.argument: parameter for parameter in PARAMETERS}
 
 
 def _number(text: str) -> float:
@@ -56,12 +59,14 @@ def add_pair_arguments(parser: argparse.ArgumentParser) -> None:
         type=label,
         help="label value to compare in label maps (default: the files must be binary)",
     )
-    parser.add_argument(
-        "--percentile", type=percentile, default=95.0, help="percentile of HDp (default 95)"
-    )
-    parser.add_argument(
-        "--tau", type=positive_mm, default=2.0, help="NSD and BIoU tolerance in mm (default 2)"
-    )
+    for name, kind in (("--percentile", percentile), ("--tau", positive_mm)):
+        parameter = PARAMETERS_BY_ARGUMENT[name[2:]]
+        parser.add_argument(
+            name,
+            type=kind,
+            default=parameter.default,
+            help=f"{parameter.description} (default %(default)g)",
+        )
 
 
 def load_pair_or_exit(parser: argparse.ArgumentParser, arguments) -> MaskPair:

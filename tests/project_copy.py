@@ -19,6 +19,7 @@ PROJECT_PARTS = (
     "environment.yml",
     "workflow",
     "profiles",
+    "vocabulary",
     "adapters",
     "maskio",
     "reference",
@@ -32,6 +33,16 @@ THROWAWAY_MODULE = '''"""A throwaway tool that offers HD alone (face-connected b
 from adapters.base import PythonAdapter
 
 
+def directed_distances(x, y, spacing):
+    """Distances from the boundary voxels of x to the nearest boundary voxel of y."""
+    from scipy import ndimage
+
+    def boundary(mask):
+        return mask & ~ndimage.binary_erosion(mask)
+
+    return ndimage.distance_transform_edt(~boundary(y), sampling=spacing)[boundary(x)]
+
+
 class Throwaway(PythonAdapter):
     name = "throwaway"
     label = "Throwaway"
@@ -40,15 +51,8 @@ class Throwaway(PythonAdapter):
     distribution = "scipy"
 
     def _compute(self, a, b, spacing, metrics, percentile, tau):
-        from scipy import ndimage
-
-        def boundary(mask):
-            return mask & ~ndimage.binary_erosion(mask)
-
-        def directed(x, y):
-            return ndimage.distance_transform_edt(~boundary(y), sampling=spacing)[boundary(x)]
-
-        return {"HD": float(max(directed(a, b).max(), directed(b, a).max()))}
+        there, back = directed_distances(a, b, spacing), directed_distances(b, a, spacing)
+        return {"HD": float(max(there.max(), back.max()))}
 '''
 
 
@@ -91,3 +95,21 @@ def run_in(
     if check:
         assert done.returncode == 0, done.stderr[-3000:]
     return done
+
+
+def run_workflow(project: Path, directory: Path, configfile: Path, *options: str):
+    """The copy's workflow, run to its end in `directory` with `configfile` (and `options`)."""
+    return run_in(
+        project,
+        "-m",
+        "snakemake",
+        "--cores",
+        "2",
+        "--snakefile",
+        str(project / "Snakefile"),
+        "--directory",
+        str(directory),
+        "--configfile",
+        str(configfile),
+        *options,
+    )

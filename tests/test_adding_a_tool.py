@@ -18,7 +18,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 import yaml
-from project_copy import THROWAWAY_MODULE, copy_project, run_in
+from project_copy import THROWAWAY_MODULE, copy_project, run_in, run_workflow
 
 CRASHING_MODULE = '''"""Throwaway tools that crash on pairs of an odd number of voxels in a."""
 
@@ -118,20 +118,8 @@ def test_its_card_is_written_with_no_other_edit(project_with_a_new_tool, tmp_pat
 
 def test_the_workflow_scores_probes_and_times_it(project_with_a_new_tool, tmp_path):
     project = project_with_a_new_tool
-    planned = run_in(
-        project,
-        "-m",
-        "snakemake",
-        "--dry-run",
-        "--cores",
-        "1",
-        "--snakefile",
-        str(project / "Snakefile"),
-        "--directory",
-        str(tmp_path),
-        "--configfile",
-        str(project / "workflow/presets/test.yaml"),
-    ).stdout
+    preset = project / "workflow/presets/test.yaml"
+    planned = run_workflow(project, tmp_path, preset, "--dry-run").stdout
     outputs = set(re.findall(r"output: (\S+)", planned))
     assert "results/edge_cases/throwaway.json" in outputs
     assert "results/timing/throwaway.parquet" in outputs
@@ -148,19 +136,7 @@ def test_a_crashing_tool_becomes_error_rows_and_the_study_completes(
     config["tools"] = ["segfaulting", "panicking", "simpleitk"]
     config["reference"]["meshings"] = ["discrete_marching_cubes"]
     (tmp_path / "crashing.yaml").write_text(yaml.safe_dump(config))
-    run_in(
-        project,
-        "-m",
-        "snakemake",
-        "--cores",
-        "2",
-        "--snakefile",
-        str(project / "Snakefile"),
-        "--directory",
-        str(tmp_path),
-        "--configfile",
-        str(tmp_path / "crashing.yaml"),
-    )
+    run_workflow(project, tmp_path, tmp_path / "crashing.yaml")
     scores = pd.read_parquet(tmp_path / "results/scores.parquet")
     assert (tmp_path / "results/findings.md").is_file()  # the analysis ran to its end
     cards = (tmp_path / "results/cards.md").read_text()
