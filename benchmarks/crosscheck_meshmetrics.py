@@ -33,11 +33,11 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from vocabulary import DEFAULT_PERCENTILE, DEFAULT_TAU, METRIC_KEYS, MM_KEYS
+
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from recording import add_record_option, recorded  # noqa: E402  (a sibling script)
 
-METRICS: tuple[str, ...] = ("HD", "HD95", "MASD", "ASSD", "NSD", "BIoU", "DSC")
-DISTANCE_METRICS: frozenset[str] = frozenset({"HD", "HD95", "MASD", "ASSD"})
 DISTANCE_FLAG_MM = 0.05
 RATIO_FLAG = 0.005
 SPACINGS: tuple[tuple[float, float, float], ...] = (
@@ -45,8 +45,7 @@ SPACINGS: tuple[tuple[float, float, float], ...] = (
     (2.0, 2.0, 2.0),
     (0.5, 0.5, 2.0),
 )
-PERCENTILE = 95.0
-TAU_MM = 2.0
+PERCENTILE, TAU_MM = DEFAULT_PERCENTILE, DEFAULT_TAU
 SEED = 20240215
 
 # Sphere geometry of the analytic cases (mm). The gap 1.5 mm < tau makes concentric NSD = 1;
@@ -88,7 +87,7 @@ class Comparison:
 
 def is_flagged(metric: str, difference: float) -> bool:
     """True when |difference| exceeds 0.05 mm (distances) or 0.005 (ratios), or is NaN."""
-    limit = DISTANCE_FLAG_MM if metric in DISTANCE_METRICS else RATIO_FLAG
+    limit = DISTANCE_FLAG_MM if metric in MM_KEYS else RATIO_FLAG
     return not abs(difference) <= limit
 
 
@@ -115,7 +114,7 @@ def run_meshmetrics(a: np.ndarray, b: np.ndarray, spacing) -> tuple[dict[str, fl
 
     started = time.perf_counter()
     scores = REGISTRY["meshmetrics"].compute(
-        a, b, spacing, metrics=METRICS, percentile=PERCENTILE, tau=TAU_MM
+        a, b, spacing, metrics=METRIC_KEYS, percentile=PERCENTILE, tau=TAU_MM
     )
     return scores, time.perf_counter() - started
 
@@ -324,7 +323,7 @@ def empty_mask_outputs() -> pd.DataFrame:
                 {
                     "case": case,
                     "tool": tool,
-                    **{m: scores[m] for m in METRICS},
+                    **{m: scores[m] for m in METRIC_KEYS},
                     "warned": bool(caught),
                 }
             )
@@ -339,7 +338,7 @@ def analytic_table(comparisons: Sequence[Comparison]) -> pd.DataFrame:
     """Per analytic input and metric: closed form, both results, errors and the closer one."""
     rows = []
     for item in comparisons:
-        for metric in METRICS:
+        for metric in METRIC_KEYS:
             if metric not in item.analytic:
                 continue
             exact = float(item.analytic[metric])
@@ -386,7 +385,7 @@ def difference_table(comparisons: Sequence[Comparison]) -> pd.DataFrame:
             "category": item.category,
             "spacing": item.spacing,
         }
-        for metric in METRICS:
+        for metric in METRIC_KEYS:
             row[metric] = f"{item.difference(metric):+.4f}{'*' if item.flagged(metric) else ''}"
         rows.append(row)
     return pd.DataFrame(rows)
@@ -403,7 +402,7 @@ def summary_table(comparisons: Sequence[Comparison]) -> pd.DataFrame:
             "flagged": item.flagged(metric),
         }
         for item in comparisons
-        for metric in METRICS
+        for metric in METRIC_KEYS
     ]
     frame = pd.DataFrame(rows)
     grouped = frame.groupby(["source", "spacing", "metric"], sort=False)
@@ -457,8 +456,8 @@ def print_report(comparisons: Sequence[Comparison], empties: pd.DataFrame, commi
     print(difference_table(comparisons).to_string(index=False))
     print("\n== Summary of differences per voxel size")
     print(summary_table(comparisons).to_string(index=False, float_format="{:+.4f}".format))
-    flagged = sum(c.flagged(m) for c in comparisons for m in METRICS)
-    print(f"\nflagged: {flagged} of {len(comparisons) * len(METRICS)} (pair, metric) values")
+    flagged = sum(c.flagged(m) for c in comparisons for m in METRIC_KEYS)
+    print(f"\nflagged: {flagged} of {len(comparisons) * len(METRIC_KEYS)} (pair, metric) values")
     print("\n== Empty masks (values as returned; warned = a warning was issued)")
     print(empties.to_string(index=False))
 

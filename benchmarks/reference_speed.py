@@ -73,6 +73,7 @@ import pandas as pd
 
 import maskio
 from maskio import cli as maskio_cli
+from vocabulary import METRIC_KEYS, MM_KEYS
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import crosscheck_meshmetrics as crosscheck  # noqa: E402  (a sibling script, not a package)
@@ -173,7 +174,7 @@ def tools() -> dict[str, Call]:
         "reference_noBIoU": reference_without_biou,
         "ref_centres": reference_at_centres,
         "deepmind": adapter_call("deepmind", NO_BIOU),
-        "pymeshmetrics": adapter_call("meshmetrics", crosscheck.METRICS),
+        "pymeshmetrics": adapter_call("meshmetrics", METRIC_KEYS),
         "pmm_noBIoU": adapter_call("meshmetrics", NO_BIOU),
         "segauge": adapter_call("segauge", NO_BIOU),
     }
@@ -510,11 +511,11 @@ def accuracy_verdicts(spacings, limit_levels: int, surface_resolution: int) -> p
     ]
     rows = []
     for item in items:
-        for metric in crosscheck.METRICS:
+        for metric in METRIC_KEYS:
             truth = item.mesh_limit.get(metric, item.analytic.get(metric))
             if truth is None:
                 continue
-            kind = "distance" if metric in crosscheck.DISTANCE_METRICS else "ratio"
+            kind = "distance" if metric in MM_KEYS else "ratio"
             error_ours = abs(item.reference[metric] - truth)
             error_theirs = abs(item.meshmetrics[metric] - truth)
             verdict = (

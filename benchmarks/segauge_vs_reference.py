@@ -36,11 +36,12 @@ import pandas as pd
 import maskio
 from maskio import cli as maskio_cli
 from reference.analytic import offset_ball_masks
+from vocabulary import DEFAULT_PERCENTILE, DEFAULT_TAU
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from recording import add_record_option, recorded  # noqa: E402  (a sibling script)
 
-PERCENTILE, TAU_MM = 95.0, 2.0
+PERCENTILE, TAU_MM = DEFAULT_PERCENTILE, DEFAULT_TAU
 SPACINGS = ((1.0, 1.0, 1.0), (0.5, 0.5, 2.0))
 OFFSETS = ((1.0, 2.0, 3.0), (0.0, 0.0, 3.0))
 STEPS = ("segauge", "+ HDp", "+ exact", "reference")
