@@ -16,8 +16,6 @@ pair is timed once per tool, cold.
 Tools timed, and what is like for like:
 * reference, all metrics (HD, HD95, MASD, ASSD, NSD, BIoU, DSC) - like for like with
   pymeshmetrics, which computes the same seven;
-* ref_classic: the same with `implementation="classic"` (the 1.1 code, kept for one release):
-  the compiled implementation's speed-up over it, in the same run;
 * reference without BIoU (HD, HD95, MASD, ASSD, NSD, DSC; `metrics=`) - like for like with
   DeepMind, which has no BIoU;
 * reference at centres only (HD95, MASD, ASSD, NSD, DSC with no subdivision, no interpolation,
@@ -114,14 +112,6 @@ def reference_all(a, b, spacing):
     return reference.compute_metrics(a, b, spacing, percentile=PERCENTILE, tau=TAU_MM)
 
 
-def reference_classic(a, b, spacing):
-    import reference
-
-    return reference.compute_metrics(
-        a, b, spacing, percentile=PERCENTILE, tau=TAU_MM, implementation="classic"
-    )
-
-
 def reference_cold(a, b, spacing):
     """All seven metrics as the first pair of its spacing and tau in a process: without the
     BIoU tables earlier pairs measured (`lattice_bands`)."""
@@ -170,7 +160,6 @@ def tools() -> dict[str, Call]:
     return {
         "reference": reference_all,
         "ref_cold": reference_cold,
-        "ref_classic": reference_classic,
         "reference_noBIoU": reference_without_biou,
         "ref_centres": reference_at_centres,
         "deepmind": adapter_call("deepmind", NO_BIOU),
@@ -359,17 +348,17 @@ def time_mask_files(calls, pairs: dict, *, repeats: int, budget_s: float) -> pd.
 def query_profile(a, b, spacing, *, repeats: int) -> dict:
     """Query points of the reference without BIoU, and the floor: one exact query per element.
 
-    Every closest-element search of the reference goes through `_search` of its index (the
+    Every closest-element search of the reference goes through `_query` of its index (the
     lattice index, or fcpw's `SurfaceIndex`); both are wrapped here to count the points. The
     floor meshes both (cropped) masks as the reference does, indexes them and queries each
     mesh's element centres on the other, exactly.
     """
     from reference import api
     from reference.closest import SurfaceIndex
-    from reference.lattice import LatticeIndex
+    from reference.lattice_index import LatticeIndex
 
     searched = [0]
-    originals = {index: index.__dict__["_search"] for index in (SurfaceIndex, LatticeIndex)}
+    originals = {index: index.__dict__["_query"] for index in (SurfaceIndex, LatticeIndex)}
 
     def counting(original):
         def search(self, points, *arguments):
@@ -379,12 +368,12 @@ def query_profile(a, b, spacing, *, repeats: int) -> dict:
         return search
 
     for index, original in originals.items():
-        index._search = counting(original)
+        index._query = counting(original)
     try:
         reference_without_biou(a, b, spacing)
     finally:
         for index, original in originals.items():
-            index._search = original
+            index._query = original
     lower, upper = api._union_box(a, b)
     box = tuple(slice(lo, hi) for lo, hi in zip(lower, upper, strict=True))
     spacing_array = np.asarray(spacing, float)
@@ -414,7 +403,7 @@ def jit_child() -> None:
     """Body of a fresh process: import the API, then time two calls on a small pair."""
     started = time.perf_counter()
     import reference.api  # noqa: F401  (VTK, fcpw: imports, timed apart)
-    import reference.kernels  # noqa: F401  (numba; compiling happens at the first call)
+    import reference.elements  # noqa: F401  (numba; compiling happens at the first call)
 
     imported = time.perf_counter() - started
     a, b = crosscheck.analytic_mask_pair("offset", (1.0, 1.0, 1.0))
@@ -547,7 +536,6 @@ def add_ratios(frame: pd.DataFrame) -> pd.DataFrame:
     frame = frame.copy()
     frame["pmm/ref"] = frame["pymeshmetrics"] / frame["reference"]
     frame["pmm/ref noB"] = frame["pmm_noBIoU"] / frame["reference_noBIoU"]
-    frame["classic/ref"] = frame["ref_classic"] / frame["reference"]
     frame["us/query"] = 1e6 * frame["reference_noBIoU"] / frame["queried"]
     frame["us/floor"] = 1e6 * frame["floor"] / frame["elements"]
     frame["queried/elem"] = frame["queried"] / frame["elements"]
@@ -620,12 +608,6 @@ def targets(
         f"{float(timings['queried/elem'].median()):.2f} query points per boundary "
         f"element; floor (one exact query per element, index included) "
         f"{float(timings['us/floor'].median()):.2f} us per element"
-    )
-    lines.append(
-        f"[figure] compiled over classic implementation (all metrics, same run): "
-        f"median per-pair speed-up {float(timings['classic/ref'].median()):.2f}x, "
-        f"range {float(timings['classic/ref'].min()):.2f}-"
-        f"{float(timings['classic/ref'].max()):.2f}x"
     )
     if jit is None:
         lines.append("[figure] JIT first-call cost: not measured")

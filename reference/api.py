@@ -8,11 +8,13 @@ from pathlib import Path
 from typing import NamedTuple
 
 import numpy as np
+from numba import njit
 
-from reference import biou, kernels, lattice, lattice_bands
+from reference import biou, lattice, lattice_bands, lattice_index
 from reference import bounds as bounds_lib
 from reference import meshing as meshing_lib
-from reference.closest import SurfaceIndex, check_implementation
+from reference.closest import SurfaceIndex
+from reference.elements import JIT
 from reference.hausdorff import directed_hausdorff
 from reference.metrics import (
     PASS_KEYS,
@@ -140,7 +142,6 @@ def _distance_metrics(
     refine,
     quadrature="linear",
     keys=METRIC_KEYS,
-    implementation="compiled",
     coinciding=None,
     indexes=None,
 ) -> DistancePass:
@@ -151,9 +152,7 @@ def _distance_metrics(
     indexes: the two surfaces' indexes (default: `closest.SurfaceIndex`).
     """
     threshold = tie_threshold(tau, surface_a[0], surface_b[0])
-    index_a, index_b = indexes or (
-        SurfaceIndex(*surface, implementation) for surface in (surface_a, surface_b)
-    )
+    index_a, index_b = indexes or (SurfaceIndex(*surface) for surface in (surface_a, surface_b))
     scores: dict[str, float] = {}
     centres = [None, None]  # the distance pass's queries at the element centres, if it ran
     if set(keys) & PASS_KEYS:
@@ -198,7 +197,6 @@ def compute_metrics(
     refine: str = "adaptive",
     quadrature: str = "linear",
     metrics=None,
-    implementation: str = "compiled",
     bounds: bool = False,
 ):
     """HD, HDp ("HD95"), MASD, ASSD, NSD, BIoU, DSC between two masks (2D or 3D).
@@ -208,10 +206,6 @@ def compute_metrics(
     subdivision, quadrature: levels of selective subdivision, and how NSD and HDp count the
     elements still straddling tau or the percentile after them: "linear" interpolates their
     corner distances, "midpoint" takes their centres (the paper's plain definition).
-    implementation: "compiled" (default: the exact re-measure and BIoU's point bounds compiled
-    with numba, module `kernels`) or "classic" (the numpy code of 1.1, kept for one release as
-    a cross-check): the same algorithm, search and arithmetic, the same scores
-    (benchmarks/crosscheck_implementations.py compares the two on the default study).
 
     a, b: bool arrays (spacing[i] = voxel size in mm along axis i), or two SimpleITK images or
     two image paths, read by `maskio` (spacing and origin from the headers, which must
@@ -227,7 +221,6 @@ def compute_metrics(
     its bracket is then reported at the bracket's nearer end.
     """
     _check_parameters(percentile, tau, subdivision, refine, quadrature)
-    check_implementation(implementation)
     keys = _check_metrics(metrics)
     if meshing not in meshing_lib.MESHINGS:
         raise ValueError(f"meshing must be one of {meshing_lib.MESHINGS}; got {meshing!r}")
@@ -265,7 +258,6 @@ def compute_metrics(
             subdivision=subdivision,
             refine=refine,
             quadrature=quadrature,
-            implementation=implementation,
             bounds=bounds,
         )
         scores |= mesh_scores
@@ -297,7 +289,7 @@ def _mesh_metrics(a, b, spacing, crop_origin, keys, *, meshing, bounds=False, **
     if meshing == lattice.LATTICE_MESHING:  # elements on the lattice: exact zeros, cube index
         cubes = lattice.Lattice(crop_origin, spacing, a.shape)
         coinciding = lattice.coinciding_elements(surface_a, surface_b, cubes)
-        indexes = lattice.indexes(surface_a, surface_b, cubes, options["implementation"])
+        indexes = lattice_index.indexes(surface_a, surface_b, cubes)
     found = _distance_metrics(
         surface_a, surface_b, keys=keys, coinciding=coinciding, indexes=indexes, **options
     )
@@ -307,7 +299,7 @@ def _mesh_metrics(a, b, spacing, crop_origin, keys, *, meshing, bounds=False, **
         return scores, brackets
     if meshing == lattice.LATTICE_MESHING and lattice_bands.fits(spacing, threshold):
         # Elements on the lattice: inside and within-tau bits per case code (no dense grid).
-        scores["BIoU"] = lattice_bands.count_bands(
+        scores["BIoU"] = lattice_bands.count_by_tables(
             a, b, spacing, threshold, tau=options["tau"]
         ).biou()
     else:
@@ -332,8 +324,31 @@ def _union_box(a: np.ndarray, b: np.ndarray):
     """First and one-past-last index of the foreground of a | b along every axis."""
     flat = a.ndim == 2  # a 2D mask as one layer of a 3D one
     a, b = (np.ascontiguousarray(mask[None] if flat else mask) for mask in (a, b))
-    lower, upper = kernels.union_box(a, b)
+    lower, upper = _union_box_3d(a, b)
     return (lower[1:], upper[1:]) if flat else (lower, upper)
+
+
+@njit(**JIT)
+def _union_box_3d(a, b):
+    """(lower, upper): the first and one-past-last index of the foreground of a | b along each
+    axis of two 3D bool arrays of one shape, in one pass (numpy's any over two axes at a time
+    reads the arrays three times, strided); lower = shape, upper = 0 where both are empty."""
+    n0, n1, n2 = a.shape
+    lower = np.array([n0, n1, n2])
+    upper = np.zeros(3, np.int64)
+    for i in range(n0):
+        for j in range(n1):
+            first = last = -1
+            for k in range(n2):
+                if a[i, j, k] or b[i, j, k]:
+                    if first < 0:
+                        first = k
+                    last = k
+            if first >= 0:
+                lower[0], upper[0] = min(lower[0], i), max(upper[0], i + 1)
+                lower[1], upper[1] = min(lower[1], j), max(upper[1], j + 1)
+                lower[2], upper[2] = min(lower[2], first), max(upper[2], last + 1)
+    return lower, upper
 
 
 def _check_origin(origin, dim: int) -> np.ndarray:
@@ -405,17 +420,15 @@ def compute_surface_metrics(
     grid_step: float | None = None,
     refine: str = "adaptive",
     quadrature: str = "linear",
-    implementation: str = "compiled",
     bounds: bool = False,
 ):
     """The same metrics between two closed surfaces given in mm (vertices, cells).
 
     BIoU and DSC are counted on a regular grid of step `grid_step` (default tau / 10) over the
     bounding box of both surfaces, with exact signed distances; DSC here is the volume overlap
-    of the two enclosed regions on that grid. implementation, bounds: as in `compute_metrics`.
+    of the two enclosed regions on that grid. bounds: as in `compute_metrics`.
     """
     _check_parameters(percentile, tau, subdivision, refine, quadrature)
-    check_implementation(implementation)
     surface_a = _check_surface(surface_a, "surface_a")
     surface_b = _check_surface(surface_b, "surface_b", surface_a[0].shape[1])
     if len(surface_a[1]) == 0 or len(surface_b[1]) == 0:
@@ -430,7 +443,6 @@ def compute_surface_metrics(
         subdivision=subdivision,
         refine=refine,
         quadrature=quadrature,
-        implementation=implementation,
     )
     scores = found.scores
     step = tau / 10 if grid_step is None else float(grid_step)

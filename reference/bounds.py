@@ -54,8 +54,8 @@ from reference.metrics import (
     PERCENTILE_TOLERANCE,
     Directed,
     _distinct_points,
-    _sizes,
     element_radius,
+    element_sizes,
     split_elements,
 )
 from vocabulary import metric_keys
@@ -201,7 +201,7 @@ def bound_elements(
     holding it (NaN: none), whose affine lower bound then holds here too without a search.
     """
     count, n, dim = corners.shape
-    size = _sizes(corners)
+    size = element_sizes(corners)
     centres = corners.mean(axis=1)
     radius = element_radius(corners, centres)
     squared_edges = sum(

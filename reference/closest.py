@@ -1,13 +1,13 @@
 """Closest points on a surface: a float32 BVH finds the closest element, float64 measures it.
 
-Both implementations ("compiled", the default, and "classic", kept for one release as a
-cross-check) search alike; "compiled" re-measures with module `kernels` (numpy's arithmetic to
-the last bit, without its (k, 3) temporaries), "classic" with numpy
-(`geometry.closest_on_cells`). Measured before choosing (docs/reference.md, Speed): a compiled
-float64 BVH (binned surface-area splits, scalar numba code) took 1.6-1.8x fcpw's time per
-query, and where two elements are equally close (common on voxel meshes) it names another
-element than fcpw, which moves MASD and ASSD by up to 5e-5 mm through the subdivision's
-bounds. So both implementations search with fcpw.
+The index of general surfaces (`compute_surface_metrics`, and masks meshed otherwise than by
+discrete marching cubes); lattice meshes are searched by the cube index of module
+`lattice_index`, which shares this interface. The exact re-measure is `elements.to_cells`
+(numpy's arithmetic to the last bit, without its (k, 3) temporaries). Measured before
+choosing (docs/reference.md, Speed): a compiled float64 BVH (binned surface-area splits,
+scalar numba code) took 1.6-1.8x fcpw's time per query, and where two elements are equally
+close (common on voxel meshes) it names another element than fcpw, which moves MASD and ASSD
+by up to 5e-5 mm through the subdivision's bounds. So the search is fcpw's.
 
 fcpw's bounding volume hierarchy answers closest-element queries fast but in float32 (about
 1e-5 mm error on coordinates of a few hundred mm). Its only job here is to name the closest
@@ -25,20 +25,9 @@ from operator import attrgetter
 import fcpw
 import numpy as np
 
-from reference import geometry, kernels
+from reference.elements import to_cells
 
 _PRIMITIVE_INDEX = attrgetter("primitive_index")
-_DISTANCE = attrgetter("d")
-
-IMPLEMENTATIONS = ("compiled", "classic")
-"""Engines of `SurfaceIndex` (and of the public functions' `implementation=`)."""
-
-
-def check_implementation(implementation) -> str:
-    if implementation not in IMPLEMENTATIONS:
-        raise ValueError(f"implementation must be one of {IMPLEMENTATIONS}; got {implementation!r}")
-    return implementation
-
 
 QUERY_CHUNK = 1 << 18
 """Points per BVH query call (bounds the memory of one query, see `SurfaceIndex.query`)."""
@@ -57,13 +46,12 @@ class ClosestPoints:
 class SurfaceIndex:
     """Spatial index over one surface (vertices (n, dim), cells (m, dim)) for exact queries."""
 
-    def __init__(self, vertices: np.ndarray, cells: np.ndarray, implementation: str = "compiled"):
-        self._keep(vertices, cells, implementation)
+    def __init__(self, vertices: np.ndarray, cells: np.ndarray):
+        self._keep(vertices, cells)
         self._build_bvh()
 
-    def _keep(self, vertices: np.ndarray, cells: np.ndarray, implementation: str) -> None:
-        """The surface in the one layout every query reads, and how to measure on it."""
-        self.implementation = check_implementation(implementation)
+    def _keep(self, vertices: np.ndarray, cells: np.ndarray) -> None:
+        """The surface in the one layout every query reads."""
         self.vertices = np.ascontiguousarray(vertices, dtype=np.float64)
         self.cells = np.ascontiguousarray(cells, dtype=np.int64)
         self.dim = self.vertices.shape[1]
@@ -87,10 +75,6 @@ class SurfaceIndex:
             self._interactions = fcpw.interaction_2D_list
         self.scene.build(fcpw.aggregate_type.bvh_surface_area, True)
 
-    @property
-    def compiled(self) -> bool:
-        return self.implementation == "compiled"
-
     def closest_cells(self, points: np.ndarray, radius: np.ndarray) -> np.ndarray:
         """Index of the closest cell to each point; -1 where none lies within its radius.
 
@@ -101,17 +85,6 @@ class SurfaceIndex:
         return np.fromiter(
             map(_PRIMITIVE_INDEX, self._search(points, radius)), np.int64, len(points)
         )
-
-    def nearest_cells(self, points: np.ndarray, radius) -> tuple[np.ndarray, np.ndarray]:
-        """Closest cell (-1: none within radius) and the BVH's float32 distance to it (inf).
-
-        The distance is within about 1e-5 mm of the exact one; for decisions with a margin.
-        """
-        found = self._search(points, radius)
-        cell = np.fromiter(map(_PRIMITIVE_INDEX, found), np.int64, len(points))
-        distance = np.fromiter(map(_DISTANCE, found), np.float64, len(points))
-        distance[cell < 0] = np.inf
-        return cell, distance
 
     def _search(self, points: np.ndarray, radius):
         """The BVH's closest-point records of `points` within `radius` (scalar or per point)."""
@@ -129,10 +102,7 @@ class SurfaceIndex:
 
     def distance_to_cells(self, points: np.ndarray, cell: np.ndarray):
         """Exact float64 distance from each point to one given cell: (distance, point, feature)."""
-        if self.compiled:
-            return kernels.to_cells(plain(points), self.vertices, self.cells, cell)
-        closest, feature = geometry.closest_on_cells(points, self.vertices, self.cells, cell)
-        return np.linalg.norm(points - closest, axis=1), closest, feature
+        return to_cells(plain(points), self.vertices, self.cells, cell)
 
     def query(self, points: np.ndarray, max_distance=np.inf, hint=None) -> ClosestPoints:
         """Exact float64 closest points of `points` (k, dim) on the surface.
@@ -167,22 +137,11 @@ class SurfaceIndex:
 
     def _query(self, points: np.ndarray, radius: np.ndarray, hint=None) -> ClosestPoints:
         cell = self.closest_cells(points, radius)  # the BVH takes no hint
-        if self.compiled:  # the kernel takes cell -1 (nothing in range) itself
-            distance, closest, feature = kernels.to_cells(
-                plain(points), self.vertices, self.cells, cell
-            )
-            return ClosestPoints(distance, cell, closest, feature)
-        found = cell >= 0
-        distance = np.full(len(points), np.inf)
-        closest = np.full_like(points, np.nan)
-        feature = np.full(len(points), -1)
-        if found.any():
-            distance[found], closest[found], feature[found] = self.distance_to_cells(
-                points[found], cell[found]
-            )
+        # The re-measure takes cell -1 (nothing in range) itself: distance inf, point NaN.
+        distance, closest, feature = to_cells(plain(points), self.vertices, self.cells, cell)
         return ClosestPoints(distance, cell, closest, feature)
 
 
 def plain(array: np.ndarray) -> np.ndarray:
-    """A C-contiguous, writable float64 array: the one layout the kernels are compiled for."""
+    """A C-contiguous, writable float64 array: the one layout the compiled loops take."""
     return np.require(array, dtype=np.float64, requirements=("C", "W"))

@@ -30,12 +30,14 @@ max(lower_AB, lower_BA, floor) <= HD <= that + tolerance.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 import numpy as np
+from numba import njit
 
-from reference import kernels
 from reference.closest import SurfaceIndex, plain
+from reference.elements import JIT, corner, on_element, squared_gap
 from reference.metrics import (
     Centres,
     edge_midpoints,
@@ -75,22 +77,28 @@ def candidate_distances(
     candidate elements f of target (candidates (k, c): cells of target): (k, c, n).
     d(x) <= dist(x, f), convex, so over an element d is at most the max over its corners, and
     its mean at most their mean (module `bounds`)."""
-    if target.compiled:
-        return kernels.candidate_distances(
-            plain(corners),
-            np.ascontiguousarray(candidates, np.int64),
-            target.vertices,
-            target.cells,
-        )
-    count, per_cell, dim = corners.shape
-    flat = corners.reshape(-1, dim)
-    return np.stack(
-        [
-            target.distance_to_cells(flat, np.repeat(cell, per_cell))[0].reshape(count, per_cell)
-            for cell in candidates.T
-        ],
-        axis=1,
+    return _to_candidates(
+        plain(corners), np.ascontiguousarray(candidates, np.int64), target.vertices, target.cells
     )
+
+
+@njit(**JIT)
+def _to_candidates(corners, candidates, vertices, cells):
+    """Exact distance from corner j of element i (corners (k, n, dim)) to element
+    candidates[i, c] of the surface (vertices, cells), as out[i, c, j]: `elements.to_cells`'s
+    arithmetic, without repeating each corner per candidate."""
+    count, per_cell, dim = corners.shape
+    out = np.empty((count, candidates.shape[1], per_cell))
+    element = np.empty((1, cells.shape[1], dim))
+    for i in range(count):
+        for c in range(candidates.shape[1]):
+            for j in range(cells.shape[1]):
+                element[0, j, :] = vertices[cells[candidates[i, c], j]]
+            for j in range(per_cell):
+                px, py, pz = corner(corners, i, j)
+                _, qx, qy, qz = on_element(px, py, pz, element, 0)
+                out[i, c, j] = math.sqrt(squared_gap(px, py, pz, qx, qy, qz))
+    return out
 
 
 def _convexity_bound(
@@ -153,9 +161,9 @@ def directed_hausdorff(
     if not tolerance > 0:
         raise ValueError(f"tolerance must be positive; got {tolerance!r}")
     if centres is None:
-        corners = plain(vertices[cells]) if target.compiled else vertices[cells]
+        corners = plain(vertices[cells])
         hit = target.query(corners.mean(axis=1))
-        upper = element_bounds(corners, hit.distance, hit.point, target.compiled)[1]
+        upper = element_bounds(corners, hit.distance, hit.point)[1]
         centres = Centres.of(hit.distance, hit.cell, upper)
     lower = centres.largest
     # The bound from the centres alone settles most elements at once; only the others need

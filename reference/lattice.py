@@ -26,10 +26,11 @@ import functools
 from dataclasses import dataclass
 
 import numpy as np
+from numba import njit
 
-from reference import lattice_kernels
 from reference import meshing as meshing_lib
-from reference.closest import ClosestPoints, SurfaceIndex, plain
+from reference.closest import ClosestPoints
+from reference.elements import JIT
 from reference.geometry import FACE
 
 LATTICE_MESHING = "discrete_marching_cubes"
@@ -60,12 +61,12 @@ class Lattice:
 def case_codes(mask: np.ndarray) -> np.ndarray:
     """Case code of every cube of the mask padded by one voxel: shape mask.shape + 1, uint8.
 
-    One compiled pass (`lattice_kernels.case_codes`). A 2D mask is one layer of squares over
+    One compiled pass (`_padded_codes`). A 2D mask is one layer of squares over
     an empty layer: the 3D codes' bit 4 di + 2 dj + dk is then 2 dj + dk, the 2D bit."""
     padded = np.pad(np.asarray(mask, bool), 1)
     if padded.ndim == 2:
-        return lattice_kernels.case_codes(np.stack([padded, np.zeros_like(padded)]))[0]
-    return lattice_kernels.case_codes(padded)
+        return _padded_codes(np.stack([padded, np.zeros_like(padded)]))[0]
+    return _padded_codes(padded)
 
 
 @functools.cache
@@ -138,12 +139,8 @@ def coinciding_elements(surface_a, surface_b, lattice: Lattice) -> tuple[Coincid
     """
     (vertices_a, cells_a), (vertices_b, cells_b) = surface_a, surface_b
     keys = [_keys(vertices, cells, lattice) for vertices, cells in (surface_a, surface_b)]
-    candidate, partner = lattice_kernels.equal_keys(
-        keys[0], np.argsort(keys[0]), keys[1], np.argsort(keys[1])
-    )
-    same = lattice_kernels.same_corners(
-        vertices_a, cells_a, vertices_b, cells_b, candidate, partner
-    )
+    candidate, partner = equal_keys(keys[0], np.argsort(keys[0]), keys[1], np.argsort(keys[1]))
+    same = same_corners(vertices_a, cells_a, vertices_b, cells_b, candidate, partner)
     element, partner = candidate[same], partner[same]
     return Coinciding(element, partner), Coinciding(partner, element)
 
@@ -152,9 +149,7 @@ def _keys(vertices: np.ndarray, cells: np.ndarray, lattice: Lattice) -> np.ndarr
     """One integer per element: the flat index of the sum of its corners' 2u."""
     n = cells.shape[1]
     bound = np.array([2 * n * (c + 1) for c in lattice.cubes])
-    return lattice_kernels.element_keys(
-        lattice.doubled(vertices), np.ascontiguousarray(cells), bound
-    )
+    return element_keys(lattice.doubled(vertices), np.ascontiguousarray(cells), bound)
 
 
 def query_centres(target, centres: np.ndarray, coinciding: Coinciding) -> ClosestPoints:
@@ -176,103 +171,87 @@ def query_centres(target, centres: np.ndarray, coinciding: Coinciding) -> Closes
     return ClosestPoints(distance, cell, point, feature)
 
 
-BUCKETS_PER_ELEMENT = 8
-"""At most this many buckets per element (`_bucket_sides`): beyond it (a large field around a
-small surface) buckets grow along every axis."""
+@njit(inline="always", **JIT)
+def _has_corner(vertices, cells, element, other_vertices, other_cells, other):
+    """Is every corner of `element` one of the corners of `other`, coordinate for coordinate?"""
+    for i in range(cells.shape[1]):
+        found = False
+        for j in range(other_cells.shape[1]):
+            same = True
+            for axis in range(vertices.shape[1]):
+                if vertices[cells[element, i], axis] != other_vertices[other_cells[other, j], axis]:
+                    same = False
+            found = found or same
+        if not found:
+            return False
+    return True
 
 
-class LatticeIndex(SurfaceIndex):
-    """Exact closest elements on a lattice mesh, searched over its cube buckets.
-
-    The queries of `closest.SurfaceIndex` without a tree: each element lies in its cube
-    (module docstring), so the cube grid is the index (`lattice_kernels.search`, exact
-    float64). It names the closest element; "compiled" takes the search's own distances (the
-    compiled re-measure's arithmetic), "classic" re-measures the named elements with numpy,
-    as with the BVH: both give the same distances to the last bit.
-    """
-
-    def __init__(
-        self,
-        vertices: np.ndarray,
-        cells: np.ndarray,
-        lattice: Lattice,
-        implementation: str = "compiled",
-    ):
-        self._keep(vertices, cells, implementation)  # no BVH: the cube grid is the index
-        doubled = lattice.doubled(self.vertices)
-        on_lattice = (doubled / 2.0 - 1.0) * lattice.spacing + lattice.origin
-        side = _bucket_sides(lattice, len(self.cells))
-        buckets = np.array([*(-(-np.array(lattice.cubes) // side)), *[1] * (3 - self.dim)])
-        # int32 (the kernel reads either): at one bucket per cube or two the bucket table
-        # is as large as the mask, and it lives through the distance pass.
-        self._member, self._slot, self._corners, self._start, in_cube = (
-            lattice_kernels.bucket_elements(doubled, self.vertices, self.cells, side, buckets)
+@njit(**JIT)
+def same_corners(vertices_a, cells_a, vertices_b, cells_b, element, partner):
+    """Per row: do elements cells_a[element[i]] and cells_b[partner[i]] have the same corners
+    (as sets, in any order), bit for bit?"""
+    same = np.empty(len(element), np.bool_)
+    for i in range(len(element)):
+        a, b = element[i], partner[i]
+        same[i] = _has_corner(vertices_a, cells_a, a, vertices_b, cells_b, b) and _has_corner(
+            vertices_b, cells_b, b, vertices_a, cells_a, a
         )
-        if not in_cube:
-            raise ValueError("the surface is not a mesh of the lattice: an element leaves its cube")
-        self._buckets = buckets
-        self._low = np.zeros(3)
-        self._low[: self.dim] = lattice.origin - lattice.spacing  # u = 0
-        self._step = np.ones(3)
-        self._step[: self.dim] = side * lattice.spacing
-        # Elements leave their buckets' boxes by VTK's float32 rounding of the vertices at
-        # most; the slack covers that and float64 rounding of the box faces.
-        extent = float(np.abs(self.vertices).max(initial=1.0))
-        self._slack = float(np.abs(self.vertices - on_lattice).max(initial=0.0)) + 1e-12 * extent
-
-    def _search(self, points: np.ndarray, radius, hint=None) -> ClosestPoints:
-        radius = np.broadcast_to(np.asarray(radius, dtype=np.float64), (len(points),))
-        cells, per = (np.empty(0, np.int64), 1) if hint is None else hint
-        found = lattice_kernels.search(
-            plain(points),
-            plain(radius),
-            np.ascontiguousarray(cells, np.int64),
-            per,
-            self._slot,
-            self._corners,
-            self._start,
-            self._member,
-            self._low,
-            self._step,
-            self._buckets,
-            self._slack,
-        )
-        return ClosestPoints(*found)
-
-    def _query(self, points: np.ndarray, radius: np.ndarray, hint=None) -> ClosestPoints:
-        if self.compiled:
-            return self._search(points, radius, hint)
-        return super()._query(points, radius)  # classic: numpy re-measures closest_cells
-
-    def closest_cells(self, points: np.ndarray, radius) -> np.ndarray:
-        return self._search(points, radius).cell
-
-    def nearest_cells(self, points: np.ndarray, radius) -> tuple[np.ndarray, np.ndarray]:
-        found = self._search(points, radius)
-        return found.cell, found.distance
+    return same
 
 
-def indexes(surface_a, surface_b, lattice: Lattice, implementation: str):
-    """The `LatticeIndex` of both surfaces."""
-    return tuple(
-        LatticeIndex(*surface, lattice, implementation) for surface in (surface_a, surface_b)
-    )
+@njit(**JIT)
+def element_keys(doubled, cells, bound):
+    """One integer per element: the C-order flat index, in a grid of shape `bound`, of the sum
+    of its corners' 2u (doubled (n, dim): the 2u of every vertex)."""
+    keys = np.empty(len(cells), np.int64)
+    for i in range(len(cells)):
+        key = 0
+        for axis in range(doubled.shape[1]):
+            total = 0
+            for j in range(cells.shape[1]):
+                total += doubled[cells[i, j], axis]
+            key = key * bound[axis] + total
+        keys[i] = key
+    return keys
 
 
-def _bucket_sides(lattice: Lattice, elements: int) -> np.ndarray:
-    """Bucket sides in cubes per axis: as near to the same length in mm along every axis as
-    whole cubes allow, starting from the voxel's geometric-mean edge, and grown until there
-    are at most BUCKETS_PER_ELEMENT buckets per element.
+@njit(**JIT)
+def equal_keys(keys_a, order_a, keys_b, order_b):
+    """(element, partner): the rows of A and B with equal keys (keys distinct within each),
+    found by one walk over both in ascending order."""
+    element = np.empty(min(len(keys_a), len(keys_b)), np.int64)
+    partner = np.empty_like(element)
+    found = i = j = 0
+    while i < len(order_a) and j < len(order_b):
+        a, b = keys_a[order_a[i]], keys_b[order_b[j]]
+        if a == b:
+            element[found], partner[found] = order_a[i], order_b[j]
+            found += 1
+        if a <= b:
+            i += 1
+        if b <= a:
+            j += 1
+    return element[:found], partner[:found]
 
-    The search's rings grow by one bucket along every axis at once, so on an anisotropic grid
-    cube-sized buckets make it visit many buckets along the fine axes to cover a distance the
-    coarse axis covers in one (0.5 x 0.5 x 2 mm: 4 rings for 2 mm in-plane, which reach 8 mm
-    along the slices)."""
-    cubes = np.array(lattice.cubes)
-    spacing = np.asarray(lattice.spacing, float)
-    edge = float(np.exp(np.log(spacing).mean()))
-    while True:
-        side = np.maximum(1, np.round(edge / spacing)).astype(np.int64)
-        if np.prod(-(-cubes // side)) <= BUCKETS_PER_ELEMENT * max(elements, 1):
-            return side
-        edge += float(spacing.min())
+
+@njit(**JIT)
+def _padded_codes(padded):
+    """Case codes of the cubes of a 3D bool mask already padded by one voxel: bit
+    4 di + 2 dj + dk set when voxel (i + di, j + dj, k + dk) is foreground. One pass, where
+    numpy's shifted ORs make eight (label 6 of the 3 mm CT: 0.53 ms a pair, 0.10 ms here)."""
+    n0, n1, n2 = padded.shape[0] - 1, padded.shape[1] - 1, padded.shape[2] - 1
+    codes = np.zeros((n0, n1, n2), np.uint8)
+    for i in range(n0):
+        for j in range(n1):
+            for k in range(n2):
+                code = 0
+                bit = 0
+                for di in range(2):
+                    for dj in range(2):
+                        for dk in range(2):
+                            if padded[i + di, j + dj, k + dk]:
+                                code |= 1 << bit
+                            bit += 1
+                codes[i, j, k] = code
+    return codes

@@ -15,12 +15,12 @@ case code, so:
   tau of the elements that code puts in cube c + o; d_X(x) <= tau is the OR over o.
 
 So band_X(c) = inside[code_X(c)] & OR_o within[o, code_X(c + o)], and the counts are
-popcounts: `count_bands`. The OR is scattered from the cubes that hold elements (the surface)
+popcounts: `count_by_tables`. The OR is scattered from the cubes that hold elements (the surface)
 onto their neighbours, a slab of cubes at a time, so memory stays bounded. Distances are
 measured on the exact lattice elements (VTK's float32 vertices rounded back), with the tie
 threshold of the distance pass (`metrics.tie_threshold`), so points at exactly tau are in.
 They depend on the spacing and tau alone, and a process keeps them for later pairs
-(`count_bands`).
+(`count_by_tables`).
 
 The dense-grid count of module `biou` is an independent path to the same numbers:
 `tests/test_lattice.py` checks that the two agree point for point.
@@ -40,8 +40,8 @@ from numba import njit
 
 from reference import lattice
 from reference.biou import DENSE_FACTOR, BandCounts
+from reference.elements import JIT, on_element, squared_gap
 from reference.geometry import brute_force_distances
-from reference.kernels import _JIT, _gap2, _on_element
 
 WORDS = 2
 """uint64 words per cube: 5^3 = 125 points fit in two."""
@@ -161,7 +161,7 @@ def _table_corners(spacing: tuple[float, ...]):
     return np.ascontiguousarray(doubled * (0.5 * np.asarray(spacing, float))), start
 
 
-@njit(**_JIT)
+@njit(**JIT)
 def _within_entry(q, code, points, corners, start, offsets, spacing, cut, within, gap):
     """Set bit p of within[q, code] when point p of a cube (points (P, dim), mm from its
     first corner) is within `cut` of an element that `code` puts in the cube at offsets[q],
@@ -194,8 +194,8 @@ def _within_entry(q, code, points, corners, start, offsets, spacing, cut, within
             continue
         nearest2, found = np.inf, False
         for slot in range(start[code], start[code + 1]):
-            _, x, y, z = _on_element(px, py, pz, corners, slot)
-            nearest2 = min(nearest2, _gap2(px, py, pz, x, y, z))
+            _, x, y, z = on_element(px, py, pz, corners, slot)
+            nearest2 = min(nearest2, squared_gap(px, py, pz, x, y, z))
             if nearest2 <= limit and math.sqrt(nearest2) <= cut:
                 within[q, code, p // 64] |= np.uint64(1) << np.uint64(p % 64)
                 found = True
@@ -205,7 +205,7 @@ def _within_entry(q, code, points, corners, start, offsets, spacing, cut, within
     gap[q, code] = beyond
 
 
-@njit(inline="always", **_JIT)
+@njit(inline="always", **JIT)
 def _popcount(x):
     x = x - ((x >> np.uint64(1)) & np.uint64(0x5555555555555555))
     x = (x & np.uint64(0x3333333333333333)) + ((x >> np.uint64(2)) & np.uint64(0x3333333333333333))
@@ -213,7 +213,7 @@ def _popcount(x):
     return (x * np.uint64(0x0101010101010101)) >> np.uint64(56)
 
 
-@njit(**_JIT)
+@njit(**JIT)
 def _own_row(q, code, measure) -> bool:
     """Measure row (q, code) of the kept tables if not yet measured; True when this call needs
     its own row instead (a point beyond the kept cut lies within the threshold), measured
@@ -234,7 +234,7 @@ def _own_row(q, code, measure) -> bool:
     return True
 
 
-@njit(**_JIT)
+@njit(**JIT)
 def _scatter(codes, surface, shifts, first, words, measure):
     """OR the within bits of (q, code(s)) into cube s - shifts[q] of the slab [first, first +
     len(words)) for every surface cube s (flat C-order indices, sorted) that can reach the
@@ -267,7 +267,7 @@ def _scatter(codes, surface, shifts, first, words, measure):
         i += 1
 
 
-@njit(**_JIT)
+@njit(**JIT)
 def _count(codes_a, codes_b, inside, words_a, words_b, first, counts):
     """Add the slab's points in A_b, B_b, both, and in A, B, both to counts (6,)."""
     for i in range(words_a.shape[0]):
@@ -288,7 +288,7 @@ def _count(codes_a, codes_b, inside, words_a, words_b, first, counts):
                     counts[5] += _popcount(in_a & in_b)
 
 
-@njit(**_JIT)
+@njit(**JIT)
 def _count_slabs(codes_a, codes_b, surface_a, surface_b, inside, shifts, slab, measure):
     """The six counts, slab by slab of `slab` cube layers along the first axis."""
     n0, n1, n2 = codes_a.shape
@@ -360,7 +360,7 @@ def _tables(dim: int, spacing: np.ndarray, tau, threshold: float, offsets: int):
     return _blank(threshold, offsets, 2 ** (2**dim)), contextlib.nullcontext()
 
 
-def count_bands(
+def count_by_tables(
     a: np.ndarray, b: np.ndarray, spacing, threshold: float, *, tau: float | None = None
 ) -> BandCounts:
     """Dense points in A_b, B_b and both, and in A, B and both, of two masks (2D or 3D, one

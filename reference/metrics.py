@@ -40,9 +40,11 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import numpy as np
+from numba import njit
 
-from reference import kernels, lattice
+from reference import elements, lattice, percentiles
 from reference.closest import SurfaceIndex, plain
+from reference.elements import JIT
 from reference.geometry import CENTRAL_CHILD, SPLIT_CHILDREN, SPLIT_EDGES
 from vocabulary import DISTANCE_KEYS
 
@@ -66,10 +68,10 @@ def linear_share_within(corner_distance: np.ndarray, t: float) -> np.ndarray:
     values d0 <= d1 <= d2: a sublevel set of an affine function cuts the triangle along a
     line, leaving (t - d0)^2 / ((d1 - d0)(d2 - d0)) of its area for d0 <= t < d1 and
     1 - (d2 - t)^2 / ((d2 - d0)(d2 - d1)) for d1 <= t < d2. Below d0 none, from d2 on all.
-    Computed by `kernels.linear_shares`, the one code of this formula (the interpolated
+    Computed by `percentiles.linear_shares`, the one code of this formula (the interpolated
     percentile's compiled search uses it too).
     """
-    return kernels.linear_shares(kernels.sorted_rows(plain(corner_distance)), float(t))
+    return percentiles.linear_shares(percentiles.sorted_rows(plain(corner_distance)), float(t))
 
 
 def _dot(x: np.ndarray, y: np.ndarray) -> float:
@@ -146,7 +148,7 @@ class Directed:
         if percentile not in self._percentiles:
             if self.open is None or len(self.open) == 0:
                 value = float(
-                    kernels.weighted_select(
+                    percentiles.weighted_select(
                         plain(self.distance), plain(self.size), percentile / 100.0 * self.size.sum()
                     )
                 )
@@ -161,31 +163,31 @@ class Directed:
 
         Counting every open element wholly at its lowest corner value overestimates the
         cumulative size, wholly at its highest underestimates it: the percentiles of those
-        two step functions (`kernels.weighted_select`, no sort) bracket the answer in [low,
+        two step functions (`percentiles.weighted_select`, no sort) bracket the answer in [low,
         high]. Only t in the bracket is ever evaluated, so an open element whose corner
         values do not reach into it acts as a step at its highest corner; steps at or below
         low count wholly, those above high not at all, and only the few steps inside the
         bracket are sorted. The open elements that reach into it are interpolated: their
         shares are quadratic in t between consecutive corner values, the bisection runs over
         those breakpoints (and the steps between them), and the last interval's quadratic is
-        solved for the target (`kernels.interpolated_percentile`).
+        solved for the target (`percentiles.interpolated_percentile`).
         """
         target = percentile / 100.0 * self.size.sum()
-        corners = kernels.sorted_rows(plain(self.corner_distance))
+        corners = percentiles.sorted_rows(plain(self.corner_distance))
         bottom, top = corners[:, 0], corners[:, -1]
         open_size = self.size[self.open]
         closed = self._closed()
         distance, size = self.distance[closed], self.size[closed]
         weights = np.concatenate((size, open_size))
-        low = kernels.weighted_select(np.concatenate((distance, bottom)), weights, target)
-        high = kernels.weighted_select(np.concatenate((distance, top)), weights, target)
+        low = percentiles.weighted_select(np.concatenate((distance, bottom)), weights, target)
+        high = percentiles.weighted_select(np.concatenate((distance, top)), weights, target)
         reaching = (bottom <= high) & (top > low)
         steps = np.concatenate((distance, top[~reaching]))
         step_size = np.concatenate((size, open_size[~reaching]))
         inside = (steps > low) & (steps <= high)
         order = np.argsort(steps[inside])
         return float(
-            kernels.interpolated_percentile(
+            percentiles.interpolated_percentile(
                 plain(steps[inside][order]),
                 plain(step_size[inside][order]),
                 float(step_size[steps <= low].sum()),
@@ -237,14 +239,10 @@ def split_elements(corners: np.ndarray) -> np.ndarray:
     return split_values(corners, edge_midpoints(corners))
 
 
-def _sizes(corners: np.ndarray, compiled: bool = False) -> np.ndarray:
-    if compiled:
-        return kernels.sizes(corners)
-    if corners.shape[1] == 2:
-        return np.linalg.norm(corners[:, 1] - corners[:, 0], axis=1)
-    return 0.5 * np.linalg.norm(
-        np.cross(corners[:, 1] - corners[:, 0], corners[:, 2] - corners[:, 0]), axis=1
-    )
+def element_sizes(corners: np.ndarray) -> np.ndarray:
+    """Length |b - a| of each segment, area |(b - a) x (c - a)| / 2 of each triangle
+    (corners (k, n, dim); `elements.sizes`)."""
+    return elements.sizes(plain(corners))
 
 
 def element_radius(corners: np.ndarray, centres: np.ndarray) -> np.ndarray:
@@ -252,18 +250,16 @@ def element_radius(corners: np.ndarray, centres: np.ndarray) -> np.ndarray:
     return np.linalg.norm(corners - centres[:, None], axis=2).max(axis=1)
 
 
-def element_bounds(corners, distance, closest, compiled: bool = False):
+def element_bounds(corners, distance, closest):
     """Lower and upper bound of d over each element, from the query at its centre.
 
     d is 1-Lipschitz: d(x) >= d(c) - |x - c|. The closest point p of c bounds d from above
     everywhere: d(x) <= |x - p|, largest at a corner. This bound is much tighter than
     d(c) + radius on elements nearly parallel to the other surface, the common case.
+    With r = max_i |v_i - c| over the corners v_i:
+    d in [d(c) - r, min(d(c) + r, max_i |v_i - p|)] (`elements.bounds`).
     """
-    if compiled:
-        return kernels.bounds(corners, distance, closest)
-    radius = element_radius(corners, corners.mean(axis=1))
-    reach = np.linalg.norm(corners - closest[:, None], axis=2).max(axis=1)
-    return distance - radius, np.minimum(distance + radius, reach)
+    return elements.bounds(plain(corners), plain(distance), plain(closest))
 
 
 def _straddles(low, high, lowest: float, highest: float, threshold: float) -> np.ndarray:
@@ -276,10 +272,10 @@ FLAT_TOLERANCE = 1e-9
 """mm. Children whose distances all equal their parent's to this tolerance are settled."""
 
 
-def _flat_families(
-    parent_distance: np.ndarray, child_distance: np.ndarray, compiled: bool = False
-) -> np.ndarray:
-    """Per parent: do all its children (one row each) keep the parent's distance?
+@njit(**JIT)
+def flat_families(parent_distance, child_distance, tolerance):
+    """Per parent: do all its children (child_distance (k, c), one row each) keep the parent's
+    distance within tolerance, max_j |d_child_j - d_parent| <= tolerance?
 
     On voxel meshes whole patches lie parallel to the other surface at one distance, often
     exactly tau or the percentile itself; their bounds straddle that value at every level,
@@ -287,10 +283,13 @@ def _flat_families(
     split again. (Rounding in the closest-element choice only ever breaks flatness, so it
     errs towards splitting.)
     """
-    if compiled:
-        return kernels.flat_families(parent_distance, child_distance, FLAT_TOLERANCE)
-    spread = np.abs(child_distance - parent_distance[:, None]).max(axis=1)
-    return spread <= FLAT_TOLERANCE
+    flat = np.empty(len(parent_distance), np.bool_)
+    for i in range(len(parent_distance)):
+        spread = 0.0
+        for j in range(child_distance.shape[1]):
+            spread = max(spread, abs(child_distance[i, j] - parent_distance[i]))
+        flat[i] = spread <= tolerance
+    return flat
 
 
 QUADRATURES = ("linear", "midpoint")
@@ -327,22 +326,20 @@ def subdivided(
 
     coinciding: elements known to coincide with one of target's (module `lattice`): d = 0 all
     over them, so they are neither searched nor split nor opened."""
-    compiled = target.compiled
     vertices, cells = surface
     # The elements' corners (k, dim, dim) are made here, so nothing else holds them and the
     # first level's copy is freed once the subdivision has moved on to the next.
-    corners = vertices[cells]
-    if compiled:  # the kernels' one layout; corners are copied once here, not per level
-        corners = plain(corners)
-    centres = kernels.centres(corners) if compiled else corners.mean(axis=1)
+    # The compiled loops' one layout; corners are copied once here, not per level.
+    corners = plain(vertices[cells])
+    centres = elements.centres(corners)
     hit = (
         target.query(centres)
         if coinciding is None
         else lattice.query_centres(target, centres, coinciding)
     )
     distance, closest, cell = hit.distance, hit.point, hit.cell
-    size = _sizes(corners, compiled)
-    low, high = element_bounds(corners, distance, closest, compiled)
+    size = element_sizes(corners)
+    low, high = element_bounds(corners, distance, closest)
     settled = np.zeros(len(distance), bool)
     if coinciding is not None:  # exact: d = 0 over the whole element
         low[coinciding.element] = high[coinciding.element] = 0.0
@@ -361,7 +358,7 @@ def subdivided(
         if level:
             corners = _leaves(source, corners, children)
             children = None  # now in corners; the next children are the peak of memory
-        found = _children(corners, closest, cell, distance, split, target, compiled)
+        found = _children(corners, closest, cell, distance, split, target)
         children = found.corners
         # The last level keeps the parents' corners and an index, not a concatenated copy:
         # the leaves are the peak of memory on large pairs.
@@ -383,8 +380,10 @@ def subdivided(
     # direction's, as it did when each direction was opened at once.
     size = plain(size)
     target_size = percentile / 100.0 * size.sum()
-    floor = float(kernels.weighted_select(plain(low), size, target_size * (1 - SIZE_ROUNDING)))
-    ceiling = float(kernels.weighted_select(plain(high), size, target_size * (1 + SIZE_ROUNDING)))
+    floor = float(percentiles.weighted_select(plain(low), size, target_size * (1 - SIZE_ROUNDING)))
+    ceiling = float(
+        percentiles.weighted_select(plain(high), size, target_size * (1 + SIZE_ROUNDING))
+    )
     margin = 2 * PERCENTILE_TOLERANCE
     openable = np.flatnonzero(
         ~settled & _straddles(low, high, floor - margin, ceiling + margin, threshold)
@@ -542,23 +541,23 @@ class _Children:
     settled: np.ndarray
 
 
-def _children(corners, closest, cell, distance, split, target: SurfaceIndex, compiled: bool):
+def _children(corners, closest, cell, distance, split, target: SurfaceIndex):
     """Split the elements marked in `split` and measure their children (`_Children`); the
     queries' other results and the children's centres die here, before the next level."""
     # A child's distance is at most its centre's distance to the parent's closest point.
-    children, centres, reach = _split_with_reach(corners, closest, split, compiled)
+    children, centres, reach = _split_with_reach(corners, closest, split)
     per_child = len(children) // np.count_nonzero(split)
     found, point, found_cell = _query_children(
         centres, reach, split, distance, closest, cell, target
     )
-    flat = _flat_families(distance[split], found.reshape(-1, per_child), compiled)
-    low, high = element_bounds(children, found, point, compiled)
+    flat = flat_families(distance[split], found.reshape(-1, per_child), FLAT_TOLERANCE)
+    low, high = element_bounds(children, found, point)
     return _Children(
         children,
         found,
         point,
         found_cell,
-        _sizes(children, compiled),
+        element_sizes(children),
         low,
         high,
         np.repeat(flat, per_child),
@@ -591,16 +590,10 @@ def _query_children(centres, reach, split, distance, closest, cell, target: Surf
     return found_distance, found_point, found_cell
 
 
-def _split_with_reach(corners, closest, split: np.ndarray, compiled: bool):
+def _split_with_reach(corners, closest, split: np.ndarray):
     """Children of the elements marked in `split` (split_elements), their centres, and each
-    centre's distance to its parent's closest point."""
-    rows = np.flatnonzero(split)
-    if compiled:
-        return kernels.split(plain(corners), plain(closest), rows)
-    children = split_elements(corners[rows])
-    centres = children.mean(axis=1)
-    parent_closest = np.repeat(closest[rows], len(children) // len(rows), axis=0)
-    return children, centres, np.linalg.norm(centres - parent_closest, axis=1)
+    centre's distance to its parent's closest point (`elements.split_children`)."""
+    return elements.split_children(plain(corners), plain(closest), np.flatnonzero(split))
 
 
 def _corner_distance(
@@ -638,7 +631,29 @@ def _distinct_points(points: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     key = points[:, 0] * _KEY[0]
     for axis in range(1, points.shape[1]):
         key += points[:, axis] * _KEY[axis]
-    return kernels.distinct_in_order(plain(points), key, np.argsort(key))
+    return distinct_in_order(plain(points), key, np.argsort(key))
+
+
+@njit(**JIT)
+def distinct_in_order(points, key, order):
+    """(first, same) of `_distinct_points`, from the order of the points' sort key:
+    a point starts a new distinct row unless it equals the previous one in that order (same
+    key, then every coordinate)."""
+    count, dim = points.shape
+    same = np.empty(count, np.int64)
+    first = np.empty(count, np.int64)
+    distinct = 0
+    for i in range(count):
+        row = order[i]
+        new = i == 0 or key[row] != key[order[i - 1]]
+        if not new:
+            for axis in range(dim):
+                new = new or points[row, axis] != points[order[i - 1], axis]
+        if new:
+            first[distinct] = row
+            distinct += 1
+        same[row] = distinct - 1
+    return first[:distinct], same
 
 
 @dataclass(frozen=True)

@@ -9,9 +9,11 @@ Aanaes, 2005). Negative distance = inside.
 from __future__ import annotations
 
 import numpy as np
+from numba import njit
 
-from reference import geometry, kernels
+from reference import geometry
 from reference.closest import SurfaceIndex
+from reference.elements import JIT
 
 
 def orient_outward(vertices: np.ndarray, cells: np.ndarray) -> np.ndarray:
@@ -20,10 +22,29 @@ def orient_outward(vertices: np.ndarray, cells: np.ndarray) -> np.ndarray:
     Signed area = 1/2 sum v0 x v1 over segments; signed volume = 1/6 sum det(v0, v1, v2).
     Both are positive for an outward-oriented closed surface.
     """
-    signed = kernels.signed_measure(
+    signed = signed_measure(
         np.ascontiguousarray(vertices, np.float64), np.ascontiguousarray(cells, np.int64)
     )
     return cells[:, ::-1].copy() if signed < 0 else cells
+
+
+@njit(**JIT)
+def signed_measure(vertices, cells):
+    """Enclosed signed area (segments) or volume (triangles) of a surface, times 2 or 6:
+    sum of v0 x v1, or of det(v0, v1, v2) (`orient_outward`)."""
+    total = 0.0
+    for i in range(len(cells)):
+        a, b = vertices[cells[i, 0]], vertices[cells[i, 1]]
+        if cells.shape[1] == 2:
+            total += a[0] * b[1] - b[0] * a[1]
+        else:
+            c = vertices[cells[i, 2]]
+            total += (
+                a[0] * (b[1] * c[2] - b[2] * c[1])
+                + a[1] * (b[2] * c[0] - b[0] * c[2])
+                + a[2] * (b[0] * c[1] - b[1] * c[0])
+            )
+    return total
 
 
 def _unit(vectors: np.ndarray) -> np.ndarray:

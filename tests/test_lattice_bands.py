@@ -74,7 +74,7 @@ def test_tables_count_what_the_dense_grid_counts(name):
     surfaces = [mesh_surface(m, spacing, np.zeros(a.ndim), lattice.LATTICE_MESHING) for m in (a, b)]
     threshold = tie_threshold(tau, surfaces[0][0], surfaces[1][0])
     independent = _brute_force_counts if a.ndim == 2 else _dense_counts
-    tables = lattice_bands.count_bands(a, b, spacing, threshold)
+    tables = lattice_bands.count_by_tables(a, b, spacing, threshold)
     assert tables == independent(a, b, spacing, threshold)
     assert 0 < tables.band_both < tables.band_a
 
@@ -93,7 +93,7 @@ def test_kept_tables_serve_later_pairs_and_thresholds_beyond_their_cut(tau):
     for a, b in pairs:
         surfaces = [mesh_surface(m, spacing, np.zeros(3), lattice.LATTICE_MESHING) for m in (a, b)]
         threshold = tie_threshold(tau, surfaces[0][0], surfaces[1][0])
-        assert lattice_bands.count_bands(a, b, spacing, threshold, tau=tau) == _dense_counts(
+        assert lattice_bands.count_by_tables(a, b, spacing, threshold, tau=tau) == _dense_counts(
             a, b, spacing, threshold
         )
     kept, _ = lattice_bands._kept(3, (1.0, 1.0, 1.0), tau)
@@ -106,7 +106,7 @@ def test_a_wrong_within_bit_changes_the_count(monkeypatch):
     """The comparison above can fail: without the cube's own elements (offset 0) band points
     are lost."""
     a, b, spacing, tau = _pairs()["blobs, ties at tau"]
-    full = lattice_bands.count_bands(a, b, spacing, tau)
+    full = lattice_bands.count_by_tables(a, b, spacing, tau)
     reach = lattice_bands.reach
 
     def without_own_cube(spacing, threshold):
@@ -114,7 +114,7 @@ def test_a_wrong_within_bit_changes_the_count(monkeypatch):
         return offsets[np.any(offsets != 0, axis=1)]
 
     monkeypatch.setattr(lattice_bands, "reach", without_own_cube)
-    assert lattice_bands.count_bands(a, b, spacing, tau) != full
+    assert lattice_bands.count_by_tables(a, b, spacing, tau) != full
 
 
 @pytest.mark.parametrize("dim", [2, 3])
@@ -183,5 +183,5 @@ def test_tables_count_what_the_dense_grid_counts_on_random_voxels():
         tau = float(rng.choice([0.3, 0.5, 1.0, 2.0, 2.5, 4.0]))
         surfaces = [mesh_surface(m, spacing, np.zeros(3), lattice.LATTICE_MESHING) for m in (a, b)]
         threshold = tie_threshold(tau, surfaces[0][0], surfaces[1][0])
-        tables = lattice_bands.count_bands(a, b, spacing, threshold)
+        tables = lattice_bands.count_by_tables(a, b, spacing, threshold)
         assert tables == _dense_counts(a, b, spacing, threshold), (shape, spacing, tau)

@@ -13,8 +13,11 @@ from reference import (
     biou,
     compute_metrics,
     compute_surface_metrics,
+    crossings,
+    elements,
     geometry,
-    kernels,
+    percentiles,
+    within_tau,
 )
 from reference.api import mesh_surface
 from reference.biou import DenseGrid, count_bands, dense_grid_of_image
@@ -220,7 +223,7 @@ def test_interpolated_percentile_is_the_smallest_t_reaching_the_target(corners_p
 
 @pytest.mark.parametrize("count", [7, 3_000, 40_000])
 def test_weighted_select_is_the_step_percentile_of_the_sorted_values(count):
-    """kernels.weighted_select against the definition written out with a sort: the value at
+    """percentiles.weighted_select against the definition written out with a sort: the value at
     which the cumulative size, in ascending order, first reaches the target (the largest
     value when it never does). Ties, zero sizes, targets of 0 and beyond the total, and sizes
     that the select's sample of every k-th value does not see (zero there), so its guessed
@@ -237,7 +240,7 @@ def test_weighted_select_is_the_step_percentile_of_the_sorted_values(count):
             target = fraction * sizes.sum()
             position = min(int(np.searchsorted(cumulative, target)), count - 1)
             want = values[order][position]
-            assert kernels.weighted_select(values, sizes, target) == want, (trial, fraction)
+            assert percentiles.weighted_select(values, sizes, target) == want, (trial, fraction)
 
 
 def test_interpolated_percentile_with_many_closed_elements():
@@ -610,15 +613,15 @@ def test_point_stage_at_any_block_size_equals_every_point(cell_per_tau, monkeypa
     """The point stage's bounds (concavity of d^2 - |x|^2 out, known closest points in) decide
     exactly what the blocks would: with it off (0: blocks down to single points) and with it
     taking over at blocks of 3 mm (1.5 tau), where the bounds are loose and most decided."""
-    monkeypatch.setattr(biou, "POINT_CELL_PER_TAU", cell_per_tau)
+    monkeypatch.setattr(within_tau, "POINT_CELL_PER_TAU", cell_per_tau)
     stage_blocks = []
-    decide_points = biou._decide_points
+    decide_points = within_tau._decide_points
 
     def spy(surface, pending, *args):
         stage_blocks.append(len(pending.index))
         return decide_points(surface, pending, *args)
 
-    monkeypatch.setattr(biou, "_decide_points", spy)
+    monkeypatch.setattr(within_tau, "_decide_points", spy)
     spacing = (1.0, 0.8, 1.2)
     surfaces, grid = _ball_mask_surfaces(spacing)
     _assert_counts_equal_every_point(surfaces, 2.0, grid)
@@ -639,7 +642,7 @@ def test_blocks_stay_near_cubes_in_mm(shape, step):
     the ratio of the largest to the smallest never grows beyond 2 once it is at most 2, and
     ends there), no side passes a quarter of its axis, and the top level is small."""
     step = np.array(step)
-    sides = biou.block_sides(shape, step)
+    sides = within_tau.block_sides(shape, step)
     assert list(sides[0]) == [1] * len(shape)
     for finer, coarser in itertools.pairwise(sides):
         assert set(coarser // finer) <= {1, 2} and (coarser > finer).any()
@@ -651,7 +654,7 @@ def test_blocks_stay_near_cubes_in_mm(shape, step):
     assert all(later <= max(earlier, 2.0) for earlier, later in itertools.pairwise(ratios))
     assert ratios[-1] <= 2.0
     top = sides[-1]
-    assert np.prod(-(-np.array(shape) // top)) <= biou.TOP_LEVEL_BLOCKS or not np.any(
+    assert np.prod(-(-np.array(shape) // top)) <= within_tau.TOP_LEVEL_BLOCKS or not np.any(
         4 * top <= np.array(shape)
     )
 
@@ -670,11 +673,15 @@ def test_lattice_raster_equals_vtks(meshing, spacing):
     origin = np.array([3.0, -7.5, 12.25])
     vertices, cells = mesh_surface(mask, spacing, origin, meshing)
     grid = dense_grid_of_image(origin, spacing, -np.ones(3, int), np.array(shape) + 1)
-    compiled = biou.SurfaceRaster(vertices, cells, compiled=True)
-    assert (compiled.lattice(grid) is None) == (meshing == "marching_cubes")
-    np.testing.assert_array_equal(
-        compiled.inside(grid), biou.SurfaceRaster(vertices, cells).inside(grid)
-    )
+    raster = biou.SurfaceRaster(vertices, cells)
+    assert (raster.lattice(grid) is None) == (meshing == "marching_cubes")
+    np.testing.assert_array_equal(raster.inside(grid), _vtk_inside(raster, grid))
+
+
+def _vtk_inside(raster, grid):
+    """VTK's raster of the whole grid: the answer the exact crossings must give off the
+    surface."""
+    return biou.inside_raster(biou.to_polydata(raster.points, raster.cells), grid)
 
 
 def test_lattice_raster_counts_points_on_the_surface_inside():
@@ -684,15 +691,15 @@ def test_lattice_raster_counts_points_on_the_surface_inside():
     vertices = np.array([centre + sign * reach * axis for axis in np.eye(3) for sign in (1, -1)])
     cells = np.array([[a, b, c] for a in (0, 1) for b in (2, 3) for c in (4, 5)], dtype=np.int64)
     grid = DenseGrid(np.zeros(3), np.ones(3), (9, 9, 9))
-    raster = biou.SurfaceRaster(vertices, cells, compiled=True)
+    raster = biou.SurfaceRaster(vertices, cells)
     lattice = raster.lattice(grid)
     assert lattice is not None
-    inside, ambiguous = kernels.lattice_inside(lattice, raster.cells, 9, 9, 0, 9)
+    inside, ambiguous = crossings.lattice_inside(lattice, raster.cells, 9, 9, 0, 9)
     assert not ambiguous.any()
     points = np.argwhere(np.ones(grid.shape, bool)).astype(float)
     on_surface = (np.abs(points - centre).sum(axis=1) == reach).reshape(grid.shape)
     assert on_surface.sum() > 20 and inside[on_surface].all()
-    vtk_inside = biou.SurfaceRaster(vertices, cells).inside(grid)
+    vtk_inside = _vtk_inside(raster, grid)
     np.testing.assert_array_equal(inside[~on_surface], vtk_inside[~on_surface])
 
 
@@ -712,15 +719,14 @@ def test_cutting_the_dense_grid_changes_no_inside_answer(monkeypatch):
     ]
     grid = dense_grid_of_image(origin, spacing, -np.ones(3, int), np.array(pair.shape) + 1)
     raster = biou.SurfaceRaster(*surfaces[0])
-    whole = biou.inside_raster(biou.to_polydata(raster.points, raster.cells), grid)
+    whole = _vtk_inside(raster, grid)
     monkeypatch.setattr(biou, "RASTER_SLICES", 7)
-    assert np.array_equal(raster.inside(grid), whole)
-    assert np.array_equal(raster.inside(grid, 40, 61), whole[40:61])
-    # The compiled raster counts grid points on this mesh inside, in any run.
-    compiled = biou.SurfaceRaster(*surfaces[0], compiled=True)
-    assert compiled.lattice(grid) is not None
-    exact = compiled.inside(grid)
-    assert np.array_equal(compiled.inside(grid, 40, 61), exact[40:61])
+    vtk_runs = np.concatenate([raster._vtk_inside(grid, 0, 40), raster._vtk_inside(grid, 40, 61)])
+    assert np.array_equal(vtk_runs, whole[:61])
+    # The exact crossings count grid points on this mesh inside, in any run.
+    assert raster.lattice(grid) is not None
+    exact = raster.inside(grid)
+    assert np.array_equal(raster.inside(grid, 40, 61), exact[40:61])
     assert np.array_equal(exact | whole, exact)  # VTK's answer, plus points on the mesh
     monkeypatch.setattr(biou, "SLAB_POINTS", whole.size)
     one_slab = count_bands(*surfaces, 2.0, grid)
@@ -895,8 +901,7 @@ def test_corner_queries_give_each_elements_own_corner_distances(dim):
 
 
 @pytest.mark.parametrize("dim", [2, 3])
-@pytest.mark.parametrize("implementation", ["classic", "compiled"])
-def test_children_get_the_distances_at_their_own_centres(dim, implementation):
+def test_children_get_the_distances_at_their_own_centres(dim):
     """A triangle's middle child takes its parent's query instead of its own (the same centre);
     every child's distance, closest point and element must still be those of its own centre
     (brute force), whichever child it is."""
@@ -905,19 +910,11 @@ def test_children_get_the_distances_at_their_own_centres(dim, implementation):
     rng = np.random.default_rng(17 + dim)
     target_vertices = rng.normal(size=(40, dim)) * 5
     target_cells = np.array([rng.choice(40, dim, replace=False) for _ in range(60)])
-    target = SurfaceIndex(target_vertices, target_cells, implementation)
+    target = SurfaceIndex(target_vertices, target_cells)
     corners = rng.normal(size=(30, dim, dim)) * 3
     parent = target.query(corners.mean(axis=1))
     split = rng.random(len(corners)) < 0.6
-    found = metrics._children(
-        corners,
-        parent.point,
-        parent.cell,
-        parent.distance,
-        split,
-        target,
-        implementation == "compiled",
-    )
+    found = metrics._children(corners, parent.point, parent.cell, parent.distance, split, target)
     centres = found.corners.mean(axis=1)
     expected = brute_force_distances(centres, target_vertices, target_cells)
     np.testing.assert_allclose(found.distance, expected, atol=1e-9)
@@ -1055,45 +1052,14 @@ def test_opened_pair_resolves_the_second_percentile_when_it_can_be_the_larger():
 
 
 # ---------------------------------------------------------------------------------------------
-# The compiled implementation (default) against the classic one (1.1, kept for one release).
-
-
-def _both_implementations(call, *args, **kwargs):
-    return [call(*args, implementation=name, **kwargs) for name in ("classic", "compiled")]
-
-
-def test_implementations_agree_on_analytic_surfaces():
-    a = analytic.sphere_surface(10.0, resolution=40)
-    b = analytic.sphere_surface(11.5, (1.0, 0.5, -0.7), resolution=40)
-    classic, compiled = _both_implementations(compute_surface_metrics, a, b)
-    assert compiled == pytest.approx(classic, abs=1e-9)
-    circle_a = analytic.circle_surface(3.0, segments=200)
-    circle_b = analytic.circle_surface(2.5, (0.7, 0.2), segments=200)
-    classic, compiled = _both_implementations(compute_surface_metrics, circle_a, circle_b)
-    assert compiled == pytest.approx(classic, abs=1e-9)
-
-
-@pytest.mark.parametrize("spacing", [(1.0, 1.0, 1.0), (0.5, 0.5, 2.0)])
-def test_implementations_agree_on_analytic_masks(spacing):
-    shape = tuple(int(24 / s) for s in spacing)
-    a = analytic.ball_mask(shape, spacing, 8.0, (12.0, 12.0, 12.0))
-    b = analytic.ball_mask(shape, spacing, 6.5, (13.1, 11.3, 12.4))
-    classic, compiled = _both_implementations(compute_metrics, a, b, spacing)
-    assert compiled == pytest.approx(classic, abs=1e-9)
-
-
-def test_implementations_agree_on_synthetic_oars(synthetic_pairs):
-    for pair, spacing in synthetic_pairs:
-        classic, compiled = _both_implementations(
-            compute_metrics, pair.mask_a, pair.mask_b, spacing
-        )
-        assert compiled == pytest.approx(classic, abs=1e-9), spacing
+# The compiled kernels against numpy's arithmetic, bit for bit.
 
 
 @pytest.mark.parametrize("dim", [2, 3])
 def test_compiled_remeasure_is_numpys_to_the_last_bit(dim):
-    """The compiled exact distance repeats numpy's arithmetic in numpy's order: an ulp apart
-    would move subdivision bounds (MASD moved by 4e-6 mm on a study pair when it did)."""
+    """The compiled exact distance repeats numpy's arithmetic in numpy's order
+    (`geometry.closest_on_cells`): an ulp apart would move subdivision bounds (MASD moved by
+    4e-6 mm on a study pair when it did)."""
     rng = np.random.default_rng(3 + dim)
     vertices = rng.normal(size=(60, dim)) * 40
     cells = np.array([rng.choice(60, dim, replace=False) for _ in range(100)])
@@ -1105,10 +1071,35 @@ def test_compiled_remeasure_is_numpys_to_the_last_bit(dim):
     points = rng.normal(size=(5000, dim)) * 60
     cell = rng.integers(0, len(cells), len(points))
     cell[:20] = np.repeat([0, 1], 10)
-    want = SurfaceIndex(vertices, cells, "classic").distance_to_cells(points, cell)
-    got = SurfaceIndex(vertices, cells, "compiled").distance_to_cells(points, cell)
+    closest, feature = geometry.closest_on_cells(points, vertices, cells, cell)
+    want = np.linalg.norm(points - closest, axis=1), closest, feature
+    got = SurfaceIndex(vertices, cells).distance_to_cells(points, cell)
     for mine, theirs in zip(got, want, strict=True):
         np.testing.assert_array_equal(mine, theirs)
+
+
+def _numpy_sizes(corners):
+    """|b - a| per segment, |(b - a) x (c - a)| / 2 per triangle, in numpy."""
+    if corners.shape[1] == 2:
+        return np.linalg.norm(corners[:, 1] - corners[:, 0], axis=1)
+    cross = np.cross(corners[:, 1] - corners[:, 0], corners[:, 2] - corners[:, 0])
+    return 0.5 * np.linalg.norm(cross, axis=1)
+
+
+def _numpy_bounds(corners, distance, closest):
+    """[d - r, min(d + r, max |v - p|)] per element, in numpy."""
+    radius = np.linalg.norm(corners - corners.mean(axis=1)[:, None], axis=2).max(axis=1)
+    reach = np.linalg.norm(corners - closest[:, None], axis=2).max(axis=1)
+    return distance - radius, np.minimum(distance + radius, reach)
+
+
+def _numpy_split_with_reach(corners, closest, split):
+    """Children, their centres and their distances to the parent's closest point, in numpy."""
+    rows = np.flatnonzero(split)
+    children = split_elements(corners[rows])
+    centres = children.mean(axis=1)
+    parent_closest = np.repeat(closest[rows], len(children) // len(rows), axis=0)
+    return children, centres, np.linalg.norm(centres - parent_closest, axis=1)
 
 
 @pytest.mark.parametrize("dim", [2, 3])
@@ -1124,18 +1115,18 @@ def test_compiled_element_geometry_is_numpys_to_the_last_bit(dim):
     distance = rng.uniform(0, 10, count)
     closest = corners[:, 0] + rng.normal(size=(count, dim))
     closest[:5] = np.nan  # no closest point: numpy's max and minimum let NaN through
-    assert np.array_equal(kernels.centres(corners), corners.mean(axis=1))
-    assert np.array_equal(kernels.sizes(corners), metrics._sizes(corners))
+    assert np.array_equal(elements.centres(corners), corners.mean(axis=1))
+    assert np.array_equal(metrics.element_sizes(corners), _numpy_sizes(corners))
     for mine, theirs in zip(
-        kernels.bounds(corners, distance, closest),
         metrics.element_bounds(corners, distance, closest),
+        _numpy_bounds(corners, distance, closest),
         strict=True,
     ):
         np.testing.assert_array_equal(mine, theirs)
     some = rng.random(count) < 0.5  # the rows split are read in place, not copied
     for mine, theirs in zip(
-        metrics._split_with_reach(corners, closest, some, compiled=True),
-        metrics._split_with_reach(corners, closest, some, compiled=False),
+        metrics._split_with_reach(corners, closest, some),
+        _numpy_split_with_reach(corners, closest, some),
         strict=True,
     ):
         np.testing.assert_array_equal(mine, theirs)
@@ -1148,7 +1139,28 @@ def test_compiled_band_counts_equal_numpys():
     for shape in ((7, 9), (6, 5, 8)):
         flags = [rng.random(shape) < 0.5 for _ in range(4)]
         flags[1] = np.pad(flags[1], 1)[tuple(slice(1, n + 1) for n in shape)]  # a strided view
-        assert _slab_counts(*flags, compiled=True) == _slab_counts(*flags, compiled=False)
+        inside_a, within_a, inside_b, within_b = flags
+        band_a, band_b = inside_a & within_a, inside_b & within_b
+        want = [band_a, band_b, band_a & band_b, inside_a, inside_b, inside_a & inside_b]
+        assert list(_slab_counts(*flags)) == [int(np.count_nonzero(f)) for f in want]
+
+
+def _numpy_child_blocks(pending, parent_side, side, grid, occupied, tau):
+    """`within_tau._child_blocks` in numpy: the children (itertools.product order) that hold
+    inside points, split by sum over axes of (|p - c| + h)^2 <= tau^2."""
+    factor = parent_side // side
+    half = 0.5 * (side - 1) * grid.step
+    relative = pending.closest - pending.centre
+    upper2 = np.zeros((len(relative), 1))
+    for axis, count in enumerate(factor):
+        shift = (np.arange(count) + 0.5 - 0.5 * count) * side[axis] * grid.step[axis]
+        reach2 = (np.abs(relative[:, axis, None] - shift) + half[axis]) ** 2
+        upper2 = (upper2[:, :, None] + reach2[:, None, :]).reshape(len(relative), -1)
+    offsets = np.array(list(itertools.product(*(range(count) for count in factor))))
+    index = (pending.index[:, None, :] * factor + offsets[None]).reshape(-1, len(factor))
+    keep = occupied[tuple(index.T)]
+    inner = keep & (upper2.ravel() <= tau * tau)
+    return index[keep & ~inner], index[inner]
 
 
 @pytest.mark.parametrize("parent_side", [(2, 2, 2), (4, 2, 1), (2, 1)])
@@ -1156,7 +1168,8 @@ def test_compiled_child_blocks_equal_numpys(parent_side):
     """BIoU's step from a level to the next, compiled: the same children to query and the
     same children settled by their parent's closest point, in the same order. The parents'
     closest points lie within a few block sides, so both outcomes occur (and ties at tau)."""
-    from reference.biou import DenseGrid, _children, _Pending
+    from reference.biou import DenseGrid
+    from reference.within_tau import _child_blocks, _Pending
 
     rng = np.random.default_rng(sum(parent_side))
     parent_side = np.array(parent_side)
@@ -1171,27 +1184,20 @@ def test_compiled_child_blocks_equal_numpys(parent_side):
     closest[0] = centre[0]  # a parent centre on the surface
     pending = _Pending(index, centre, np.zeros(len(index)), closest)
     tau = float(np.max(parent_side * step))
-    got = _children(pending, parent_side, side, grid, occupied, tau, compiled=True)
-    want = _children(pending, parent_side, side, grid, occupied, tau, compiled=False)
+    got = _child_blocks(pending, parent_side, side, grid, occupied, tau)
+    want = _numpy_child_blocks(pending, parent_side, side, grid, occupied, tau)
     for mine, theirs in zip(got, want, strict=True):
         np.testing.assert_array_equal(mine, theirs)
     assert all(len(part) for part in want)  # both kinds of children occur
 
 
-def test_unknown_implementation_is_refused():
-    with pytest.raises(ValueError, match="implementation must be one of"):
-        compute_metrics(
-            np.ones((3, 3, 3), bool), np.ones((3, 3, 3), bool), (1, 1, 1), implementation="fast"
-        )
-
-
 _KERNEL_PROBE = """
 import json, numpy as np
-from reference import analytic, compute_metrics, kernels, lattice_bands
+from reference import analytic, compute_metrics, elements, lattice_bands
 a = analytic.ball_mask((20, 20, 20), (1.0, 1.0, 1.0), 6.0, (10.0, 10.0, 10.0))
 b = analytic.ball_mask((20, 20, 20), (1.0, 1.0, 1.0), 5.0, (10.8, 9.6, 10.3))
 scores = compute_metrics(a, b, (1.0, 1.0, 1.0))
-kernel = {"bounds": kernels.bounds, "count_slabs": lattice_bands._count_slabs}
+kernel = {"bounds": elements.bounds, "count_slabs": lattice_bands._count_slabs}
 stats = {name: [sum(f.stats.cache_hits.values()), sum(f.stats.cache_misses.values())]
          for name, f in kernel.items()}
 print(json.dumps({"scores": scores, "stats": stats}))

@@ -1,4 +1,7 @@
-"""Compiled closest-element search over the cube buckets of a lattice mesh (`lattice.LatticeIndex`).
+"""Closest elements of a lattice mesh, searched over its cube buckets (`LatticeIndex`).
+
+The default index of masks meshed by discrete marching cubes (module `lattice`); other
+surfaces are searched by the BVH of module `closest`. The search is compiled (`search`).
 
 The elements are sorted into buckets of whole lattice cubes (`corners` in bucket order, bucket
 b holding slots start[b] to start[b + 1]); every element lies in the box of its bucket, widened
@@ -12,10 +15,11 @@ one pass instead: on far points the rings would cross each column of buckets onc
 Either way a bucket whose box is farther than the best distance is skipped, and an element
 whose bounding box is no nearer than it.
 
-Distances are the exact float64 ones of `kernels._on_element` (the arithmetic of `to_cells`),
-so the distance, point and feature reported for the element found are `to_cells`'s for it to
-the last bit. Of elements at exactly the same distance the hinted one is named, else the one
-the rings meet first: the lowest in rank (ring of its bucket around the point's, slot).
+Distances are the exact float64 ones of `elements.on_element` (the arithmetic of
+`elements.to_cells`), so the distance, point and feature reported for the element found are
+`to_cells`'s for it to the last bit. Of elements at exactly the same distance the hinted one
+is named, else the one the rings meet first: the lowest in rank (ring of its bucket around
+the point's, slot).
 """
 
 from __future__ import annotations
@@ -25,17 +29,99 @@ import math
 import numpy as np
 from numba import njit
 
-from reference.kernels import _JIT, _gap2, _on_element, _point
+from reference.closest import ClosestPoints, SurfaceIndex, plain
+from reference.elements import JIT, on_element, point_at, squared_gap
+from reference.lattice import Lattice
+
+BUCKETS_PER_ELEMENT = 8
+"""At most this many buckets per element (`_bucket_sides`): beyond it (a large field around a
+small surface) buckets grow along every axis."""
 
 
-@njit(inline="always", **_JIT)
+class LatticeIndex(SurfaceIndex):
+    """Exact closest elements on a lattice mesh, searched over its cube buckets.
+
+    The queries of `closest.SurfaceIndex` without a tree: each element lies in its cube
+    (module `lattice`), so the cube grid is the index (`search`, exact float64), and its
+    distances are those of the BVH's exact re-measure (`elements.to_cells`) to the last bit.
+    """
+
+    def __init__(self, vertices: np.ndarray, cells: np.ndarray, lattice: Lattice):
+        self._keep(vertices, cells)  # no BVH: the cube grid is the index
+        doubled = lattice.doubled(self.vertices)
+        on_lattice = (doubled / 2.0 - 1.0) * lattice.spacing + lattice.origin
+        side = _bucket_sides(lattice, len(self.cells))
+        buckets = np.array([*(-(-np.array(lattice.cubes) // side)), *[1] * (3 - self.dim)])
+        # int32 (the kernel reads either): at one bucket per cube or two the bucket table
+        # is as large as the mask, and it lives through the distance pass.
+        self._member, self._slot, self._corners, self._start, in_cube = bucket_elements(
+            doubled, self.vertices, self.cells, side, buckets
+        )
+        if not in_cube:
+            raise ValueError("the surface is not a mesh of the lattice: an element leaves its cube")
+        self._buckets = buckets
+        self._low = np.zeros(3)
+        self._low[: self.dim] = lattice.origin - lattice.spacing  # u = 0
+        self._step = np.ones(3)
+        self._step[: self.dim] = side * lattice.spacing
+        # Elements leave their buckets' boxes by VTK's float32 rounding of the vertices at
+        # most; the slack covers that and float64 rounding of the box faces.
+        extent = float(np.abs(self.vertices).max(initial=1.0))
+        self._slack = float(np.abs(self.vertices - on_lattice).max(initial=0.0)) + 1e-12 * extent
+
+    def _query(self, points: np.ndarray, radius, hint=None) -> ClosestPoints:
+        """The cube index's exact closest elements (`search`), one chunk of `query`."""
+        radius = np.broadcast_to(np.asarray(radius, dtype=np.float64), (len(points),))
+        cells, per = (np.empty(0, np.int64), 1) if hint is None else hint
+        found = search(
+            plain(points),
+            plain(radius),
+            np.ascontiguousarray(cells, np.int64),
+            per,
+            self._slot,
+            self._corners,
+            self._start,
+            self._member,
+            self._low,
+            self._step,
+            self._buckets,
+            self._slack,
+        )
+        return ClosestPoints(*found)
+
+
+def indexes(surface_a, surface_b, lattice: Lattice):
+    """The `LatticeIndex` of both surfaces."""
+    return tuple(LatticeIndex(*surface, lattice) for surface in (surface_a, surface_b))
+
+
+def _bucket_sides(lattice: Lattice, elements: int) -> np.ndarray:
+    """Bucket sides in cubes per axis: as near to the same length in mm along every axis as
+    whole cubes allow, starting from the voxel's geometric-mean edge, and grown until there
+    are at most BUCKETS_PER_ELEMENT buckets per element.
+
+    The search's rings grow by one bucket along every axis at once, so on an anisotropic grid
+    cube-sized buckets make it visit many buckets along the fine axes to cover a distance the
+    coarse axis covers in one (0.5 x 0.5 x 2 mm: 4 rings for 2 mm in-plane, which reach 8 mm
+    along the slices)."""
+    cubes = np.array(lattice.cubes)
+    spacing = np.asarray(lattice.spacing, float)
+    edge = float(np.exp(np.log(spacing).mean()))
+    while True:
+        side = np.maximum(1, np.round(edge / spacing)).astype(np.int64)
+        if np.prod(-(-cubes // side)) <= BUCKETS_PER_ELEMENT * max(elements, 1):
+            return side
+        edge += float(spacing.min())
+
+
+@njit(inline="always", **JIT)
 def _axis_gap(value, index, low, step, slack):
     """Distance along one axis from a coordinate to bucket `index`'s extent, widened by slack."""
     lower = low + index * step - slack
     return max(lower - value, value - (lower + step + 2 * slack), 0.0)
 
 
-@njit(inline="always", **_JIT)
+@njit(inline="always", **JIT)
 def _ring_gap(value, home, k, count, low, step, slack):
     """Distance along one axis from a coordinate to the nearer face of the extent of rings
     0..k that has buckets beyond it; inf when the rings reach both ends of the axis."""
@@ -47,13 +133,13 @@ def _ring_gap(value, home, k, count, low, step, slack):
     return gap
 
 
-@njit(inline="always", **_JIT)
+@njit(inline="always", **JIT)
 def _home(value, low, step, count):
     """Bucket index along one axis of a coordinate, clamped to the grid."""
     return min(max(math.floor((value - low) / step), 0), count - 1)
 
 
-@njit(inline="always", **_JIT)
+@njit(inline="always", **JIT)
 def _box_gap2(px, py, pz, corners, slot):
     """Squared distance from p to the bounding box of element `slot`: a lower bound of its
     distance that costs a few comparisons, where the exact one costs a closest-point solve."""
@@ -79,7 +165,7 @@ def _box_gap2(px, py, pz, corners, slot):
     return gap2
 
 
-@njit(**_JIT)
+@njit(**JIT)
 def search(points, radius, hint, per, slot_of, corners, start, member, low, step, buckets, slack):
     """Exact closest element of each point within its radius: (distance, cell, point, feature);
     inf, -1, NaN, -1 where no element lies within radius[i] (padded like `closest`'s BVH
@@ -98,7 +184,7 @@ def search(points, radius, hint, per, slot_of, corners, start, member, low, step
     feature = np.empty(count, np.int64)
     nx, ny, nz = buckets[0], buckets[1], buckets[2]
     for i in range(count):
-        px, py, pz = _point(points, i)
+        px, py, pz = point_at(points, i)
         reach2 = np.inf
         if math.isfinite(radius[i]):
             reach = radius[i] * (1 + 1e-5) + 1e-4
@@ -111,8 +197,8 @@ def search(points, radius, hint, per, slot_of, corners, start, member, low, step
         tried = -1
         if len(hint) and hint[i // per] >= 0:  # a likely closest element first
             tried = slot_of[hint[i // per]]
-            code, x, y, z = _on_element(px, py, pz, corners, tried)
-            best2, best, best_feature = _gap2(px, py, pz, x, y, z), member[tried], code
+            code, x, y, z = on_element(px, py, pz, corners, tried)
+            best2, best, best_feature = squared_gap(px, py, pz, x, y, z), member[tried], code
             qx, qy, qz = x, y, z
         # The ball's pass and the rings below are written out apiece: through shared inline
         # helpers numba compiled both about 10 % slower. The rings need no rank test, since
@@ -151,8 +237,8 @@ def search(points, radius, hint, per, slot_of, corners, start, member, low, step
                                 and (best_ring < ring or (best_ring == ring and best_slot < slot))
                             ):
                                 continue  # no nearer, nor tied with the best and of lower rank
-                            code, x, y, z = _on_element(px, py, pz, corners, slot)
-                            gap2 = _gap2(px, py, pz, x, y, z)
+                            code, x, y, z = on_element(px, py, pz, corners, slot)
+                            gap2 = squared_gap(px, py, pz, x, y, z)
                             if gap2 < best2 or (
                                 gap2 == best2
                                 and (ring < best_ring or (ring == best_ring and slot < best_slot))
@@ -187,8 +273,8 @@ def search(points, radius, hint, per, slot_of, corners, start, member, low, step
                         for slot in range(first, last):
                             if _box_gap2(px, py, pz, corners, slot) >= best2:
                                 continue  # no nearer than the best (the first met wins)
-                            code, x, y, z = _on_element(px, py, pz, corners, slot)
-                            gap2 = _gap2(px, py, pz, x, y, z)
+                            code, x, y, z = on_element(px, py, pz, corners, slot)
+                            gap2 = squared_gap(px, py, pz, x, y, z)
                             if gap2 < best2:
                                 best2, best, best_feature = gap2, member[slot], code
                                 qx, qy, qz = x, y, z
@@ -211,71 +297,7 @@ def search(points, radius, hint, per, slot_of, corners, start, member, low, step
     return distance, cell, closest, feature
 
 
-@njit(inline="always", **_JIT)
-def _has_corner(vertices, cells, element, other_vertices, other_cells, other):
-    """Is every corner of `element` one of the corners of `other`, coordinate for coordinate?"""
-    for i in range(cells.shape[1]):
-        found = False
-        for j in range(other_cells.shape[1]):
-            same = True
-            for axis in range(vertices.shape[1]):
-                if vertices[cells[element, i], axis] != other_vertices[other_cells[other, j], axis]:
-                    same = False
-            found = found or same
-        if not found:
-            return False
-    return True
-
-
-@njit(**_JIT)
-def same_corners(vertices_a, cells_a, vertices_b, cells_b, element, partner):
-    """Per row: do elements cells_a[element[i]] and cells_b[partner[i]] have the same corners
-    (as sets, in any order), bit for bit?"""
-    same = np.empty(len(element), np.bool_)
-    for i in range(len(element)):
-        a, b = element[i], partner[i]
-        same[i] = _has_corner(vertices_a, cells_a, a, vertices_b, cells_b, b) and _has_corner(
-            vertices_b, cells_b, b, vertices_a, cells_a, a
-        )
-    return same
-
-
-@njit(**_JIT)
-def element_keys(doubled, cells, bound):
-    """One integer per element: the C-order flat index, in a grid of shape `bound`, of the sum
-    of its corners' 2u (doubled (n, dim): the 2u of every vertex)."""
-    keys = np.empty(len(cells), np.int64)
-    for i in range(len(cells)):
-        key = 0
-        for axis in range(doubled.shape[1]):
-            total = 0
-            for j in range(cells.shape[1]):
-                total += doubled[cells[i, j], axis]
-            key = key * bound[axis] + total
-        keys[i] = key
-    return keys
-
-
-@njit(**_JIT)
-def equal_keys(keys_a, order_a, keys_b, order_b):
-    """(element, partner): the rows of A and B with equal keys (keys distinct within each),
-    found by one walk over both in ascending order."""
-    element = np.empty(min(len(keys_a), len(keys_b)), np.int64)
-    partner = np.empty_like(element)
-    found = i = j = 0
-    while i < len(order_a) and j < len(order_b):
-        a, b = keys_a[order_a[i]], keys_b[order_b[j]]
-        if a == b:
-            element[found], partner[found] = order_a[i], order_b[j]
-            found += 1
-        if a <= b:
-            i += 1
-        if b <= a:
-            j += 1
-    return element[:found], partner[:found]
-
-
-@njit(**_JIT)
+@njit(**JIT)
 def bucket_elements(doubled, vertices, cells, side, buckets):
     """The cube index of a lattice mesh in one pass and a counting sort: each element's bucket
     is the C-order flat index, over a grid of `buckets`, of its cube (floor of its centroid's
@@ -322,25 +344,3 @@ def bucket_elements(doubled, vertices, cells, side, buckets):
             for axis in range(dim):
                 corners[s, j, axis] = vertices[cells[i, j], axis]
     return member, slot, corners, start, in_cube
-
-
-@njit(**_JIT)
-def case_codes(padded):
-    """Case codes of the cubes of a 3D bool mask already padded by one voxel: bit
-    4 di + 2 dj + dk set when voxel (i + di, j + dj, k + dk) is foreground. One pass, where
-    numpy's shifted ORs make eight (label 6 of the 3 mm CT: 0.53 ms a pair, 0.10 ms here)."""
-    n0, n1, n2 = padded.shape[0] - 1, padded.shape[1] - 1, padded.shape[2] - 1
-    codes = np.zeros((n0, n1, n2), np.uint8)
-    for i in range(n0):
-        for j in range(n1):
-            for k in range(n2):
-                code = 0
-                bit = 0
-                for di in range(2):
-                    for dj in range(2):
-                        for dk in range(2):
-                            if padded[i + di, j + dj, k + dk]:
-                                code |= 1 << bit
-                            bit += 1
-                codes[i, j, k] = code
-    return codes
