@@ -77,7 +77,7 @@ def _timing(arguments) -> int:
 
 def _observers(arguments) -> int:
     from study.analysis.observers import agreement_table, as_text, observer_agreement
-    from study.analysis.tables import read_scores
+    from study.analysis.read import read_scores
 
     try:
         agreement = observer_agreement(read_scores(arguments.scores), arguments.pairs)

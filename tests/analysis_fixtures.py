@@ -26,6 +26,8 @@ import numpy as np
 import pandas as pd
 
 from adapters.base import Adapter
+from study.analysis.settings import AnalysisSettings
+from study.pipeline.config import load_config
 from study.records import SCORE_COLUMNS, TIMING_COLUMNS
 from vocabulary import METRIC_KEYS, RATIO_KEYS
 
@@ -99,6 +101,11 @@ def make_config() -> dict:
         "tools": list(TOOLS),
         "timing": {"voxel_size": [1, 1, 1], "repeats": 2},
     }
+
+
+def make_settings() -> AnalysisSettings:
+    """The analysis settings of `make_config`, validated as the workflow validates it."""
+    return AnalysisSettings.from_config(load_config(make_config()))
 
 
 def _row(case, oar, spacing, tool, metric, value, status="ok", message=""):

@@ -11,8 +11,8 @@ from analysis_fixtures import (
     LATER_ERROR,
     SPACINGS,
     edge_case_documents,
-    make_config,
     make_scores,
+    make_settings,
     make_timing,
     register_later_tool,
     with_later_tool,
@@ -23,6 +23,7 @@ from adapters import REGISTRY
 from study.__main__ import main
 from study.analysis import advice, cards, document, findings
 from study.analysis.document import render_html
+from study.analysis.read import AnalysisInputs
 from study.analysis.tables import table_a3
 from study.records import SCORE_COLUMNS, parse_spacing_label, spacing_title
 
@@ -353,13 +354,13 @@ def test_every_adapter_header_gives_its_card_a_description():
     assert cards.adapter_notes("no-such-tool") == []
 
 
-def later_inputs(monkeypatch) -> findings.AnalysisInputs:
+def later_inputs(monkeypatch) -> AnalysisInputs:
     register_later_tool(monkeypatch)
     edge_cases = table_a3(edge_case_documents(later=True)).numeric
-    return findings.AnalysisInputs(
+    return AnalysisInputs(
         with_later_tool(make_scores()),
         pd.DataFrame(),
-        make_config(),
+        make_settings(),
         make_timing(later=True),
         None,
         edge_cases,

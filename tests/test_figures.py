@@ -18,7 +18,9 @@ from analysis_fixtures import (
 
 from adapters import STUDY_TOOLS
 from study.analysis import figures
-from study.analysis import statistics as st
+from study.analysis.delta import deltas
+from study.analysis.labels import display_unit, ordered_tools
+from study.analysis.significance import implementations, wilcoxon_table
 from vocabulary import TESTED_KEYS
 
 
@@ -38,7 +40,7 @@ def assert_written(tmp_path, stem):
 
 def test_figure_4(tmp_path, scores):
     figures.figure_4(
-        st.deltas(scores),
+        deltas(scores),
         tmp_path / "f4.png",
         tmp_path / "f4.pdf",
         spacings=list(SPACINGS),
@@ -57,7 +59,7 @@ def test_figure_4_uses_symlog_with_unit_linear_band(scores, monkeypatch):
 
     monkeypatch.setattr(figures, "_box_panel", spy)
     monkeypatch.setattr(figures, "save", lambda *a, **k: None)
-    figures.figure_4(st.deltas(scores), "unused.png")
+    figures.figure_4(deltas(scores), "unused.png")
     assert len(axes_seen) == 6 * 3
     scale = axes_seen[0].yaxis.get_transform()
     assert axes_seen[0].get_yscale() == "symlog" and scale.linthresh == 1.0
@@ -67,7 +69,7 @@ def test_figure_4_uses_symlog_with_unit_linear_band(scores, monkeypatch):
 
 def test_figure_a3_a4_a5(tmp_path, scores):
     figures.figure_a3(make_manifest(), tmp_path / "a3.png", tmp_path / "a3.pdf")
-    wilcoxon = st.wilcoxon_table(scores, st.implementations(TOOLS), list(SPACINGS), 378)
+    wilcoxon = wilcoxon_table(scores, implementations(TOOLS), list(SPACINGS), 378)
     figures.figure_a4(wilcoxon, tmp_path / "a4.png", tmp_path / "a4.pdf")
     figures.figure_a5(make_timing(), tmp_path / "a5.png", tmp_path / "a5.pdf")
     for stem in ("a3", "a4", "a5"):
@@ -132,8 +134,8 @@ def dividers(axis) -> list[float]:
 
 def test_figure_4_parts_the_later_tools_from_the_papers(monkeypatch, scores):
     register_later_tool(monkeypatch)
-    delta = st.deltas(with_later_tool(scores))
-    tools = st.ordered_tools(delta["tool"])
+    delta = deltas(with_later_tool(scores))
+    tools = ordered_tools(delta["tool"])
     assert tools[-1] == LATER_TOOL
     axes = drawn(monkeypatch, lambda: figures.figure_4(delta, "unused.png"))
     # Between the last of the paper's tools (x = n − 2) and the later tool (x = n − 1).
@@ -144,7 +146,7 @@ def test_figure_4_parts_the_later_tools_from_the_papers(monkeypatch, scores):
 
 
 def test_figure_4_of_the_papers_tools_has_no_divider(monkeypatch, scores):
-    axes = drawn(monkeypatch, lambda: figures.figure_4(st.deltas(scores), "unused.png"))
+    axes = drawn(monkeypatch, lambda: figures.figure_4(deltas(scores), "unused.png"))
     assert not any(dividers(axis) for axis in axes)
     assert not any(t.get_text() == "In the paper" for axis in axes for t in axis.texts)
 
@@ -162,8 +164,8 @@ def test_figure_a5_heads_the_legend_by_group(monkeypatch):
 
 def test_figure_a4_parts_the_groups_in_every_matrix(monkeypatch):
     register_later_tool(monkeypatch)
-    names = st.implementations([*TOOLS, LATER_TOOL])
-    wilcoxon = st.wilcoxon_table(with_later_tool(make_scores()), names, ["1x1x1"], 10)
+    names = implementations([*TOOLS, LATER_TOOL])
+    wilcoxon = wilcoxon_table(with_later_tool(make_scores()), names, ["1x1x1"], 10)
     axes = drawn(monkeypatch, lambda: figures.figure_a4(wilcoxon, "unused.png"))
     later = names.index(LATER_TOOL)
     # Columns are tools[:-1]: the later tool's column starts at its index.
@@ -188,7 +190,7 @@ def test_no_two_tools_look_alike(monkeypatch):
 
     for k in range(12):
         monkeypatch.setitem(adapters.REGISTRY, f"extra{k:02d}", type(adapters.REGISTRY["monai"])())
-    tools = st.ordered_tools(adapters.REGISTRY)
+    tools = ordered_tools(adapters.REGISTRY)
     assert len(tools) >= 28
     assert len({look(t) for t in tools}) == len(tools)
 
@@ -214,14 +216,14 @@ def test_figure_4_tells_what_each_mark_means(monkeypatch, scores):
 
     from study.analysis.advice import TOLERANCE
 
-    delta = st.deltas(scores, [t for t in TOOLS if t != "anima"])
+    delta = deltas(scores, [t for t in TOOLS if t != "anima"])
     axes = drawn(
         monkeypatch,
         lambda: figures.figure_4(
             delta, "unused.png", spacings=list(SPACINGS), unavailable=["anima"]
         ),
     )
-    tools = st.ordered_tools([*delta["tool"], "anima"])
+    tools = ordered_tools([*delta["tool"], "anima"])
     metrics = [m for m in TESTED_KEYS if m in set(delta["metric"])]
     for row, metric in enumerate(metrics):
         panels = axes[row * len(SPACINGS) : (row + 1) * len(SPACINGS)]
@@ -231,7 +233,7 @@ def test_figure_4_tells_what_each_mark_means(monkeypatch, scores):
             assert words[tools.index("anima")] == "not installed"
             if metric not in ("HD", "HD95", "MASD"):
                 assert words[tools.index("medpy")] == "not offered"  # MedPy lacks it
-            band = TOLERANCE[st.display_unit(metric)]
+            band = TOLERANCE[display_unit(metric)]
             assert any(
                 np.isclose(p.get_y(), -band) and np.isclose(p.get_y() + p.get_height(), band)
                 for p in axis.patches

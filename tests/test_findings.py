@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -11,26 +13,27 @@ from analysis_fixtures import (
     SPACINGS,
     TOOLS,
     edge_case_documents,
-    make_config,
     make_scores,
+    make_settings,
     make_timing,
     register_later_tool,
     with_later_tool,
 )
 
 from study.analysis import claims, findings, tables
-from study.analysis import statistics as st
+from study.analysis.delta import deltas, summarize_deltas
+from study.analysis.labels import tool_label
+from study.analysis.read import AnalysisInputs
+from study.analysis.significance import bonferroni_factor_of, implementations, wilcoxon_table
 
 
 @pytest.fixture(scope="module")
 def sections() -> dict[str, findings.Section]:
-    scores, config = make_scores(), make_config()
-    wilcoxon = st.wilcoxon_table(
-        scores, st.implementations(TOOLS), list(SPACINGS), st.bonferroni_factor_from_config(config)
+    scores, settings = make_scores(), make_settings()
+    wilcoxon = wilcoxon_table(
+        scores, implementations(TOOLS), list(SPACINGS), bonferroni_factor_of(settings)
     )
-    built = findings.build_findings(
-        findings.AnalysisInputs(scores, wilcoxon, config, make_timing())
-    )
+    built = findings.build_findings(AnalysisInputs(scores, wilcoxon, settings, make_timing()))
     return {section.title.split(" (")[0]: section for section in built}
 
 
@@ -89,9 +92,9 @@ def test_indistinguishable_pairs_are_listed(sections):
 
 
 def test_untestable_comparisons_name_no_missing_tool_when_all_are_installed():
-    scores, config = make_scores(), make_config()
-    wilcoxon = st.wilcoxon_table(
-        scores, st.implementations(TOOLS), list(SPACINGS), st.bonferroni_factor_from_config(config)
+    scores, settings = make_scores(), make_settings()
+    wilcoxon = wilcoxon_table(
+        scores, implementations(TOOLS), list(SPACINGS), bonferroni_factor_of(settings)
     )
     text = " ".join(findings.indistinguishable_section(wilcoxon, list(SPACINGS)).lines)
     assert "comparisons had no common finite scores" in text
@@ -134,7 +137,7 @@ def test_identical_groups_join_only_pairs_that_are_all_identical():
 def test_small_samples_are_flagged():
     scores = make_scores()
     keep = scores["case"].eq("case_01") & scores["oar"].isin(["Cochlea_L", "Glottis"])
-    wilcoxon = st.wilcoxon_table(scores.loc[keep], ["monai", "reference"], ["1x1x1"], 1188)
+    wilcoxon = wilcoxon_table(scores.loc[keep], ["monai", "reference"], ["1x1x1"], 1188)
     section = findings.indistinguishable_section(wilcoxon, ["1x1x1"])
     assert "No test can be significant here" in text_of(section)
     assert "Not significantly different" not in text_of(section)
@@ -150,7 +153,7 @@ def test_renderings(sections):
 def test_rejects_a_table_without_scores_columns():
     with pytest.raises(ValueError, match="lacks columns"):
         findings.build_findings(
-            findings.AnalysisInputs(pd.DataFrame({"x": [1]}), pd.DataFrame(), make_config())
+            AnalysisInputs(pd.DataFrame({"x": [1]}), pd.DataFrame(), make_settings())
         )
 
 
@@ -171,7 +174,7 @@ def test_non_significant_pairs_are_listed_when_the_test_has_power():
     with_reference = {**row, "tool_b": "reference"}
     section = findings.indistinguishable_section(pd.DataFrame([row, with_reference]), ["1x1x1"])
     # Pairs with the reference are named; pairs of tools are counted (which: Fig. A4).
-    medpy = st.tool_label("medpy")
+    medpy = tool_label("medpy")
     expected = f"Not significantly different (p × 100 ≥ 0.05) — {medpy} and Reference: HD at"
     assert expected in text_of(section)
     caption, counts = section.tables[0]
@@ -181,8 +184,7 @@ def test_non_significant_pairs_are_listed_when_the_test_has_power():
 
 def timing_evidence(timing: pd.DataFrame) -> claims.Evidence:
     """The evidence the findings build from timing records (and nothing else)."""
-    config = make_config()
-    inputs = findings.AnalysisInputs(make_scores(), pd.DataFrame(), config, timing)
+    inputs = AnalysisInputs(make_scores(), pd.DataFrame(), make_settings(), timing)
     evidence = findings.evidence(inputs, pd.DataFrame(columns=["tool", "metric"]), SPACINGS)
     return evidence
 
@@ -213,16 +215,16 @@ def test_fastest_check_names_cropped_grids_with_their_size_range():
 
 def later_inputs(
     scores: pd.DataFrame, timing: pd.DataFrame, *, later: bool = True
-) -> findings.AnalysisInputs:
+) -> AnalysisInputs:
     """The findings' inputs of a study of the fixture's tools and the later tool (`later`:
     configured, so it counts in the Bonferroni factor), or of the fixture's tools alone."""
-    config = make_config()
-    config["tools"] = [*TOOLS, LATER_TOOL] if later else list(TOOLS)
-    names = st.implementations(config["tools"])
-    factor = st.bonferroni_factor_from_config(config)
-    wilcoxon = st.wilcoxon_table(scores, names, list(SPACINGS), factor)
+    tools = (*TOOLS, LATER_TOOL) if later else tuple(TOOLS)
+    settings = replace(make_settings(), tools=tools)
+    names = implementations(settings.tools)
+    factor = bonferroni_factor_of(settings)
+    wilcoxon = wilcoxon_table(scores, names, list(SPACINGS), factor)
     edge_cases = tables.table_a3(edge_case_documents(later=True)).numeric
-    return findings.AnalysisInputs(scores, wilcoxon, config, timing, None, edge_cases)
+    return AnalysisInputs(scores, wilcoxon, settings, timing, None, edge_cases)
 
 
 @pytest.fixture
@@ -280,7 +282,7 @@ def test_the_papers_claims_ignore_a_later_tool(monkeypatch):
         return next(s for s in built if s.title == "Compared with the paper").lines
 
     assert comparison(with_later) == comparison(without)
-    summary = st.summarize_deltas(st.deltas(scores), ["metric", "spacing", "tool"])
+    summary = summarize_deltas(deltas(scores), ["metric", "spacing", "tool"])
     evidence = findings.evidence(with_later, summary, list(SPACINGS))
     assert "the largest |mean ΔHD| is Later Tool's" in claims.check_miseval_hd(evidence)
     assert "fastest Google DeepMind, Later Tool" in claims.check_fastest(evidence)

@@ -136,9 +136,10 @@ def adapter_layer(module: str) -> int:
     return 2
 
 
-def adapters_imported(path: Path, root: Path) -> set[str]:
-    """The adapters modules a file imports: `from adapters import worker` is the module
-    adapters.worker, `from adapters import REGISTRY` the package itself."""
+def modules_imported(path: Path, root: Path, package: str) -> set[str]:
+    """The modules of `package` a file imports, at any depth: `from adapters import worker` is
+    the module adapters.worker (a module file or a subpackage), `from adapters import REGISTRY`
+    the package itself."""
     names = set()
     for node in ast.walk(ast.parse(path.read_text(), str(path))):
         if isinstance(node, ast.Import):
@@ -146,9 +147,15 @@ def adapters_imported(path: Path, root: Path) -> set[str]:
         elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
             for alias in node.names:
                 submodule = f"{node.module}.{alias.name}"
-                is_module = (root / Path(*submodule.split("."))).with_suffix(".py").is_file()
+                where = root / Path(*submodule.split("."))
+                is_module = where.with_suffix(".py").is_file() or (where / "__init__.py").is_file()
                 names.add(submodule if is_module else node.module)
-    return {name for name in names if name.split(".")[0] == "adapters"}
+    return {name for name in names if name == package or name.startswith(package + ".")}
+
+
+def adapters_imported(path: Path, root: Path) -> set[str]:
+    """The adapters modules a file imports."""
+    return modules_imported(path, root, "adapters")
 
 
 def adapter_upward_imports(root: Path = REPO) -> dict[str, list[str]]:
@@ -186,3 +193,99 @@ def test_the_checker_sees_a_circle_in_the_adapters(tmp_path, module, imported):
         (tmp_path / "adapters" / f"{name}.py").write_text("")
     (tmp_path / "adapters" / f"{module}.py").write_text(f"def f():\n    {imported}\n")
     assert list(adapter_upward_imports(tmp_path)) == [f"adapters.{module}"]
+
+
+ANALYSIS_LAYERS: tuple[tuple[str, ...], ...] = (
+    # What every layer above reads: the typed settings, tool names and number formats, and
+    # the paper's published numbers.
+    ("study.analysis.settings", "study.analysis.labels", "study.analysis.paper"),
+    ("study.analysis.read",),  # the run's files, read in one place
+    # Derive: Δ, significance, timing and the edge-case comparison ...
+    (
+        "study.analysis.delta",
+        "study.analysis.significance",
+        "study.analysis.timing",
+        "study.analysis.edge_comparison",
+    ),
+    ("study.analysis.advice", "study.analysis.claims"),  # ... and what they advise or check
+    # Render: a table's and a page's renderings, then the paper's tables and figures
+    ("study.analysis.rendering", "study.analysis.document"),
+    (
+        "study.analysis.tables",
+        "study.analysis.figures",
+        "study.analysis.observers",
+        "study.analysis.environments",
+    ),
+    ("study.analysis.phrases",),  # sentences of one tool shared by the pages
+    # The pages: each only beside the others, none importing another
+    ("study.analysis.findings",),
+    ("study.analysis.cards",),
+    ("study.analysis.published",),
+    ("study.analysis",),  # the package's own __init__
+)
+"""The analysis's own modules, lowest first: read, derive, render. Each may import its own
+layer and those below it, at any depth (an import inside a function counts)."""
+
+PAGES = ("study.analysis.findings", "study.analysis.cards", "study.analysis.published")
+"""The pages stand side by side: none may import another, whatever their order above."""
+
+
+def analysis_layer(module: str) -> int:
+    """Index in ANALYSIS_LAYERS of a study.analysis module (a subpackage's module counts as
+    the subpackage: study.analysis.paper.x is study.analysis.paper)."""
+    matches = [
+        (len(name), index)
+        for index, layer in enumerate(ANALYSIS_LAYERS)
+        for name in layer
+        if module == name or module.startswith(name + ".")
+    ]
+    assert matches, f"{module} is in no layer of ANALYSIS_LAYERS: add it"
+    return max(matches)[1]
+
+
+def analysis_imported(path: Path, root: Path) -> set[str]:
+    """The study.analysis modules a file imports (`from study.analysis import delta` is the
+    module study.analysis.delta)."""
+    return modules_imported(path, root, "study.analysis") - {"study.analysis"}
+
+
+def analysis_upward_imports(root: Path = REPO) -> dict[str, list[str]]:
+    """study.analysis module -> the study.analysis modules it imports against the layers: from
+    a higher layer, or one page from another."""
+    wrong = {}
+    for path in sorted((root / "study" / "analysis").rglob("*.py")):
+        name = module_name(path, root)
+        own = analysis_layer(name)
+        against = sorted(
+            imported
+            for imported in analysis_imported(path, root)
+            if analysis_layer(imported) > own
+            or (imported in PAGES and name in PAGES and imported != name)
+        )
+        if against:
+            wrong[name] = against
+    return wrong
+
+
+def test_the_analysis_reads_then_derives_then_renders():
+    """settings and labels <- read <- delta, significance, timing <- advice, claims <-
+    rendering <- tables, figures <- the pages: no module imports one above it."""
+    assert not analysis_upward_imports(), f"against ANALYSIS_LAYERS: {analysis_upward_imports()}"
+
+
+@pytest.mark.parametrize(
+    "module, imported",
+    [
+        ("read", "from study.analysis.delta import deltas"),
+        ("delta", "from study.analysis import tables"),
+        ("labels", "import study.analysis.read"),
+        ("cards", "from study.analysis import findings"),
+    ],
+)
+def test_the_checker_sees_an_import_against_the_analysis_layers(tmp_path, module, imported):
+    folder = tmp_path / "study" / "analysis"
+    folder.mkdir(parents=True)
+    for name in ("__init__", "read", "delta", "tables", "labels", "cards", "findings"):
+        (folder / f"{name}.py").write_text("")
+    (folder / f"{module}.py").write_text(f"def f():\n    {imported}\n")
+    assert list(analysis_upward_imports(tmp_path)) == [f"study.analysis.{module}"]

@@ -14,7 +14,8 @@ import yaml
 from analysis_fixtures import make_config, write_results
 from nbclient import NotebookClient
 
-from study.analysis import statistics as st
+from study.analysis.settings import AnalysisSettings
+from study.analysis.significance import bonferroni_factor_of
 from study.pipeline.config import load_config
 
 REPO = Path(__file__).resolve().parents[1]
@@ -26,8 +27,9 @@ import glob
 
 class PlantedRecords:
     # Stands in for the scoring plan: the planted records already exist.
-    def edge_case_files(self):
-        return sorted(glob.glob("results/edge_cases/*.json"))
+    def edge_case_files(self, environment="study"):
+        # Only today's environment is planted; the paper's rules exist but are not asked for.
+        return sorted(glob.glob("results/edge_cases/*.json")) if environment == "study" else []
 
     def timing_files(self):
         return sorted(glob.glob("results/timing/*.parquet"))
@@ -117,7 +119,8 @@ def test_table_a1_file_against_recomputation(study_dir):
 
 def test_wilcoxon_file_uses_the_configured_factor(study_dir):
     table = pd.read_csv(study_dir / "results" / "tables" / "table_wilcoxon.csv")
-    assert set(table["factor"]) == {st.bonferroni_factor_from_config(make_config())} == {378}
+    settings = AnalysisSettings.from_config(load_config(make_config()))
+    assert set(table["factor"]) == {bonferroni_factor_of(settings)} == {378}
 
 
 def test_report_holds_every_item_with_captions(study_dir):

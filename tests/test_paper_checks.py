@@ -14,7 +14,7 @@ import pytest
 
 from adapters import PAPER_TOOLS, REGISTRY
 from study.analysis import claims, edge_comparison, paper, tables
-from study.analysis import statistics as st
+from study.analysis.significance import bonferroni_factor
 from vocabulary import TESTED_KEYS
 
 
@@ -47,7 +47,7 @@ def test_the_tables_hold_the_numbers_the_text_quotes():
     worst = a2.query("metric == 'HD95' and tool == 'plastimatch'").set_index("category")["min"]
     assert worst.idxmin() == "large"
     # Fig. A4 caption: corr = 1,188 = 3 voxel sizes x 6 metrics x C(12, 2).
-    assert st.bonferroni_factor(3, len(TESTED_KEYS), 12) == paper.BONFERRONI_FACTOR
+    assert bonferroni_factor(3, len(TESTED_KEYS), 12) == paper.BONFERRONI_FACTOR
 
 
 @pytest.mark.parametrize("reader", [paper.table_a1, paper.table_a2], ids=["A1", "A2"])

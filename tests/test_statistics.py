@@ -7,10 +7,27 @@ import math
 import numpy as np
 import pandas as pd
 import pytest
-from analysis_fixtures import LATER_TOOL, TOOLS, make_config, make_scores, register_later_tool
+from analysis_fixtures import LATER_TOOL, TOOLS, make_scores, make_settings, register_later_tool
 from scipy.stats import wilcoxon
 
-from study.analysis import statistics as st
+from study.analysis.delta import deltas, measured, summarize_deltas, unavailable_tools
+from study.analysis.labels import (
+    group_spans,
+    group_title,
+    of_the_paper,
+    ordered_tools,
+    shows_groups,
+    tool_group,
+    tool_label,
+)
+from study.analysis.settings import AnalysisSettings
+from study.analysis.significance import (
+    bonferroni_factor,
+    bonferroni_factor_of,
+    implementations,
+    smallest_attainable_p,
+    wilcoxon_table,
+)
 
 
 @pytest.fixture(scope="module")
@@ -32,33 +49,33 @@ def test_bonferroni_factor_of_the_paper_configuration():
         "segmetrics",
         "simpleitk",
     ]
-    config = {"voxel_sizes": [[1, 1, 1], [2, 2, 2], [0.5, 0.5, 2]], "tools": paper_tools}
-    assert st.bonferroni_factor_from_config(config) == 1188
+    settings = AnalysisSettings(tools=tuple(paper_tools), n_voxel_sizes=3)
+    assert bonferroni_factor_of(settings) == 1188
 
 
 def test_bonferroni_factor_follows_the_configuration():
     # 7 implementations (6 tools + reference), 6 metrics, 3 voxel sizes.
-    assert st.bonferroni_factor_from_config(make_config()) == 3 * 6 * math.comb(7, 2)
-    assert st.bonferroni_factor(1, 1, 2) == 1
+    assert bonferroni_factor_of(make_settings()) == 3 * 6 * math.comb(7, 2)
+    assert bonferroni_factor(1, 1, 2) == 1
 
 
 def test_bonferroni_rejects_bad_configuration():
-    with pytest.raises(KeyError, match="voxel_sizes"):
-        st.bonferroni_factor_from_config({"tools": ["monai"]})
+    with pytest.raises(ValueError, match="n_voxel_sizes"):
+        bonferroni_factor_of(AnalysisSettings(tools=("monai",)))
     with pytest.raises(ValueError, match="reference"):
-        st.implementations(["monai", "reference"])
+        implementations(["monai", "reference"])
     with pytest.raises(ValueError, match="n_implementations"):
-        st.bonferroni_factor(3, 6, 0)
+        bonferroni_factor(3, 6, 0)
 
 
 def test_delta_of_a_tool_equal_to_the_reference_is_zero(scores):
-    delta = st.deltas(scores, ["deepmind"])
+    delta = deltas(scores, ["deepmind"])
     assert (delta["kind"] == "finite").all()
     assert np.all(delta["delta"] == 0.0)
 
 
 def test_constant_offset_is_recovered_in_display_units(scores):
-    summary = st.summarize_deltas(st.deltas(scores, ["monai"]), ["metric", "spacing", "tool"])
+    summary = summarize_deltas(deltas(scores, ["monai"]), ["metric", "spacing", "tool"])
     hd = summary.loc[summary["metric"] == "HD"]
     np.testing.assert_allclose(hd[["min", "max", "mean"]].to_numpy(), 0.5, atol=1e-9)
     np.testing.assert_allclose(hd["sd"], 0.0, atol=1e-9)
@@ -69,8 +86,8 @@ def test_constant_offset_is_recovered_in_display_units(scores):
 
 
 def test_nonfinite_and_failed_rows_are_counted_not_dropped(scores):
-    delta = st.deltas(scores, ["medpy", "miseval", "anima"])
-    summary = st.summarize_deltas(delta, ["metric", "spacing", "tool"]).set_index(
+    delta = deltas(scores, ["medpy", "miseval", "anima"])
+    summary = summarize_deltas(delta, ["metric", "spacing", "tool"]).set_index(
         ["metric", "spacing", "tool"]
     )
     medpy = summary.loc[("HD95", "1x1x1", "medpy")]
@@ -80,13 +97,13 @@ def test_nonfinite_and_failed_rows_are_counted_not_dropped(scores):
 
 
 def test_unavailable_tool_placeholder_is_reported_not_scored(scores):
-    assert set(st.unavailable_tools(scores)) == {"anima"}
-    assert "not found" in st.unavailable_tools(scores)["anima"]
-    assert (st.measured(scores)["tool"] != "anima").all()
+    assert set(unavailable_tools(scores)) == {"anima"}
+    assert "not found" in unavailable_tools(scores)["anima"]
+    assert (measured(scores)["tool"] != "anima").all()
 
 
 def test_summary_matches_plain_pandas(scores):
-    summary = st.summarize_deltas(st.deltas(scores, ["medpy"]), ["metric", "spacing", "tool"])
+    summary = summarize_deltas(deltas(scores, ["medpy"]), ["metric", "spacing", "tool"])
     got = summary.set_index(["metric", "spacing", "tool"]).loc[("HD95", "1x1x1", "medpy")]
     keys = ["case", "oar"]
     pick = (scores["metric"] == "HD95") & (scores["spacing"] == "1x1x1")
@@ -100,18 +117,18 @@ def test_summary_matches_plain_pandas(scores):
 
 def test_missing_reference_row_is_classified(scores):
     drop = scores.index[(scores["tool"] == "reference") & (scores["metric"] == "HD")][:1]
-    delta = st.deltas(scores.drop(drop), ["monai"])
+    delta = deltas(scores.drop(drop), ["monai"])
     assert (delta["kind"] == "no_reference").sum() == 1
 
 
 def test_deltas_rejects_a_table_without_required_columns(scores):
     with pytest.raises(ValueError, match="lacks columns"):
-        st.deltas(scores.drop(columns=["status"]))
+        deltas(scores.drop(columns=["status"]))
 
 
 def test_wilcoxon_p_value_matches_scipy_directly(scores):
-    factor = st.bonferroni_factor_from_config(make_config())
-    table = st.wilcoxon_table(scores, st.implementations(TOOLS), ["1x1x1"], factor)
+    factor = bonferroni_factor_of(make_settings())
+    table = wilcoxon_table(scores, implementations(TOOLS), ["1x1x1"], factor)
     row = table.loc[
         (table["metric"] == "HD") & (table["tool_a"] == "medpy") & (table["tool_b"] == "reference")
     ].iloc[0]
@@ -125,7 +142,7 @@ def test_wilcoxon_p_value_matches_scipy_directly(scores):
 
 
 def test_wilcoxon_marks_identical_and_untestable_pairs(scores):
-    table = st.wilcoxon_table(scores, st.implementations(TOOLS), ["1x1x1"], 378)
+    table = wilcoxon_table(scores, implementations(TOOLS), ["1x1x1"], 378)
     by_pair = table.set_index(["metric", "tool_a", "tool_b"])
     assert by_pair.loc[("HD", "metricsreloaded", "monai"), "status"] == "identical"
     assert by_pair.loc[("HD", "deepmind", "reference"), "status"] == "identical"
@@ -138,43 +155,41 @@ def test_wilcoxon_marks_identical_and_untestable_pairs(scores):
 
 
 def test_smallest_attainable_p():
-    assert st.smallest_attainable_p(10) == pytest.approx(2 / 1024)
-    assert st.smallest_attainable_p(0) == 1.0
+    assert smallest_attainable_p(10) == pytest.approx(2 / 1024)
+    assert smallest_attainable_p(0) == 1.0
     # The paper-sized LIDC run tests 1,578 pairs of one voxel size: no overflow.
-    assert st.smallest_attainable_p(1578) == 0.0 and st.smallest_attainable_p(1024) > 0
+    assert smallest_attainable_p(1578) == 0.0 and smallest_attainable_p(1024) > 0
 
 
 def test_tool_order_puts_unknown_tools_before_the_reference():
-    order = st.ordered_tools(
-        ["reference", "zzz_new_tool", "monai", "anima", "reference-surface-nets"]
-    )
+    order = ordered_tools(["reference", "zzz_new_tool", "monai", "anima", "reference-surface-nets"])
     assert order == ["anima", "monai", "zzz_new_tool", "reference", "reference-surface-nets"]
-    assert st.tool_label("zzz_new_tool") == "zzz_new_tool"
+    assert tool_label("zzz_new_tool") == "zzz_new_tool"
 
 
 def test_a_tools_group_is_read_off_the_registry(monkeypatch):
-    assert st.tool_group("monai") == "paper"
-    assert st.tool_group("meshmetrics") == "cross-check"
-    assert st.tool_group("reference-marching-cubes") == "reference"
-    assert st.tool_group("zzz_new_tool") == "other"  # no adapter: no crash, no claim
-    assert st.tool_group(LATER_TOOL) == "other"  # not registered yet
+    assert tool_group("monai") == "paper"
+    assert tool_group("meshmetrics") == "cross-check"
+    assert tool_group("reference-marching-cubes") == "reference"
+    assert tool_group("zzz_new_tool") == "other"  # no adapter: no crash, no claim
+    assert tool_group(LATER_TOOL) == "other"  # not registered yet
     register_later_tool(monkeypatch)
-    assert st.tool_group(LATER_TOOL) == "later"
-    assert st.group_title(LATER_TOOL) == "Since the paper"
-    assert not st.of_the_paper(LATER_TOOL) and st.of_the_paper("reference")
+    assert tool_group(LATER_TOOL) == "later"
+    assert group_title(LATER_TOOL) == "Since the paper"
+    assert not of_the_paper(LATER_TOOL) and of_the_paper("reference")
 
 
 def test_groups_order_the_tools_and_mark_their_spans(monkeypatch):
     register_later_tool(monkeypatch)  # entered last in the registry, after the cross-check
     tools = ["reference", "zzz_new_tool", "meshmetrics", LATER_TOOL, "monai", "anima"]
-    order = st.ordered_tools(tools)
+    order = ordered_tools(tools)
     assert order == ["anima", "monai", LATER_TOOL, "meshmetrics", "zzz_new_tool", "reference"]
-    assert st.group_spans(order) == [
+    assert group_spans(order) == [
         ("paper", 0, 2),
         ("later", 2, 3),
         ("cross-check", 3, 4),
         ("other", 4, 5),
         ("reference", 5, 6),
     ]
-    assert st.shows_groups(order)
-    assert not st.shows_groups(["anima", "monai", "reference"])  # the paper's look
+    assert shows_groups(order)
+    assert not shows_groups(["anima", "monai", "reference"])  # the paper's look

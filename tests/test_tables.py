@@ -12,14 +12,18 @@ from analysis_fixtures import (
     LATER_TOOL,
     TOOLS,
     edge_case_documents,
-    make_config,
     make_scores,
+    make_settings,
     register_later_tool,
     with_later_tool,
 )
 
-from study.analysis import statistics as st
 from study.analysis import tables
+from study.analysis.delta import REFERENCE_MESHING_VARIANTS
+from study.analysis.labels import format_number, tool_label
+from study.analysis.read import load_edge_cases
+from study.analysis.rendering import write_table
+from study.analysis.significance import bonferroni_factor_of, implementations, wilcoxon_table
 
 
 @pytest.fixture(scope="module")
@@ -37,16 +41,16 @@ def test_table_a1_cell_matches_plain_pandas(scores):
     assert row["sd"] == pytest.approx(diff.std())
     # The display cell shows the same numbers.
     by_row = table.display.set_index(["Δ metric", "Tool"])
-    shown = by_row.loc[("ΔMASD (mm)", st.tool_label("medpy"))]
+    shown = by_row.loc[("ΔMASD (mm)", tool_label("medpy"))]
     assert shown["(2, 2, 2) mm: mean ± SD"] == (
-        f"{tables.format_number(diff.mean())} ± {tables.format_number(diff.std())}"
+        f"{format_number(diff.mean())} ± {format_number(diff.std())}"
     )
 
 
 def test_table_a1_shows_excluded_counts_and_percentage_points(scores):
     table = tables.table_a1(scores)
     display = table.display.set_index(["Δ metric", "Tool"])
-    medpy, miseval, monai = (st.tool_label(t) for t in ("medpy", "miseval", "monai"))
+    medpy, miseval, monai = (tool_label(t) for t in ("medpy", "miseval", "monai"))
     assert display.loc[("ΔHD95 (mm)", medpy), "(1, 1, 1) mm: excluded"] == "2 non-finite"
     assert display.loc[("ΔHD (mm)", miseval), "(2, 2, 2) mm: excluded"] == "2 failed"
     assert display.loc[("ΔNSD (%pt)", monai), "(1, 1, 1) mm: excluded"] == "0"  # not blank
@@ -74,19 +78,19 @@ def test_table_a2_is_stratified_by_category(scores):
 def test_table_a4_compares_meshings_to_the_reference(scores):
     table = tables.table_a4(scores)
     numeric = table.numeric
-    assert set(numeric["tool"]) == set(st.REFERENCE_MESHING_VARIANTS)
+    assert set(numeric["tool"]) == set(REFERENCE_MESHING_VARIANTS)
     mc = numeric.loc[(numeric["tool"] == "reference-marching-cubes") & (numeric["metric"] == "HD")]
     np.testing.assert_allclose(mc["mean"], 0.01, atol=1e-9)
     sn = numeric.loc[(numeric["tool"] == "reference-surface-nets") & (numeric["metric"] == "NSD")]
     np.testing.assert_allclose(sn["mean"], -10.0, atol=1e-9)  # -0.1 in [0, 1] = -10 %pt
     with pytest.raises(ValueError, match="meshing variants"):
-        tables.table_a4(scores.loc[~scores["tool"].isin(st.REFERENCE_MESHING_VARIANTS)])
+        tables.table_a4(scores.loc[~scores["tool"].isin(REFERENCE_MESHING_VARIANTS)])
 
 
 def test_wilcoxon_table_states_the_factor(scores):
-    factor = st.bonferroni_factor_from_config(make_config())
-    result = st.wilcoxon_table(scores, st.implementations(TOOLS), ["1x1x1"], factor)
-    table = tables.table_wilcoxon(result, len(st.implementations(TOOLS)))
+    factor = bonferroni_factor_of(make_settings())
+    result = wilcoxon_table(scores, implementations(TOOLS), ["1x1x1"], factor)
+    table = tables.table_wilcoxon(result, len(implementations(TOOLS)))
     assert f"p × {factor:,}" in " ".join(table.display.columns)
     assert f"{factor:,} = 1 voxel sizes × 6 metrics × C(7, 2)" in table.notes[0]
     assert "no common finite scores" in set(table.display.iloc[:, 6])
@@ -96,11 +100,11 @@ def test_table_a3_layout_and_symbols():
     table = tables.table_a3(edge_case_documents())
     display = table.display.set_index("Tool")
     assert list(display.columns[:5]) == ["Version", "DSC O1", "DSC O2", "DSC O3", "DSC S"]
-    assert display.loc[st.tool_label("monai"), "HD O1"] == "NaNW"
-    assert display.loc[st.tool_label("deepmind"), "HD O2"] == "∞"
-    assert display.loc[st.tool_label("miseval"), "HD O1"] == "3.50"
-    assert display.loc[st.tool_label("miseval"), "HD S"] == "✓"
-    assert display.loc[st.tool_label("monai"), "Version"] == "1.6.1"
+    assert display.loc[tool_label("monai"), "HD O1"] == "NaNW"
+    assert display.loc[tool_label("deepmind"), "HD O2"] == "∞"
+    assert display.loc[tool_label("miseval"), "HD O1"] == "3.50"
+    assert display.loc[tool_label("miseval"), "HD S"] == "✓"
+    assert display.loc[tool_label("monai"), "Version"] == "1.6.1"
 
 
 def test_table_a3_says_when_a_tool_is_not_installed():
@@ -113,22 +117,22 @@ def test_table_a3_says_when_a_tool_is_not_installed():
         "records": [],
     }
     display = tables.table_a3([*edge_case_documents(), missing]).display.set_index("Tool")
-    assert display.loc[st.tool_label("anima"), "Version"] == "not installed"
+    assert display.loc[tool_label("anima"), "Version"] == "not installed"
 
 
 def test_edge_case_loader_names_the_bad_file(tmp_path):
     bad = tmp_path / "bad.json"
     bad.write_text('{"tool": "x", "version": "1", "records": [{"case": "O9", "output": "0"}]}')
     with pytest.raises(ValueError, match="bad.json"):
-        tables.load_edge_cases([bad])
+        load_edge_cases([bad])
     with pytest.raises(ValueError, match="missing.json"):
-        tables.load_edge_cases([tmp_path / "missing.json"])
+        load_edge_cases([tmp_path / "missing.json"])
 
 
 def test_renderings_are_written(tmp_path, scores):
     table = tables.table_a1(scores)
     paths = [tmp_path / f"a1.{ext}" for ext in ("csv", "md", "tex", "html")]
-    tables.write_table(table, *paths)
+    write_table(table, *paths)
     assert pd.read_csv(paths[0]).shape[0] == table.numeric.shape[0]
     markdown = paths[1].read_text()
     assert markdown.startswith("## Table A1") and "| ΔHD (mm)" in markdown
@@ -142,11 +146,11 @@ def test_renderings_are_written(tmp_path, scores):
 
 
 def test_format_number():
-    assert tables.format_number(0.091) == "0.09"
-    assert tables.format_number(-34.81) == "−34.8"
-    assert tables.format_number(115.2) == "115"
-    assert tables.format_number(float("nan")) == "–"
-    assert tables.format_number(float("inf")) == "∞"
+    assert format_number(0.091) == "0.09"
+    assert format_number(-34.81) == "−34.8"
+    assert format_number(115.2) == "115"
+    assert format_number(float("nan")) == "–"
+    assert format_number(float("inf")) == "∞"
 
 
 def test_analysis_plan_of_the_default_configuration():

@@ -19,9 +19,17 @@ from collections.abc import Mapping, Sequence
 import numpy as np
 import pandas as pd
 
+from adapters import REGISTRY
 from study.analysis import edge_comparison
-from study.analysis import statistics as st
-from study.analysis.tables import shorten
+from study.analysis.delta import deltas, measured
+from study.analysis.labels import (
+    display_scale,
+    display_unit,
+    ordered_tools,
+    shorten,
+    signed,
+    tool_label,
+)
 from study.records import NATIVE, REFERENCE, parse_spacing_label, spacing_title
 from study.scoring import grid_check
 from vocabulary import METRIC_KEYS, RATIO_KEYS, TESTED_KEYS
@@ -71,7 +79,7 @@ def tolerance_text(unit: str) -> str:
 
 def error_messages(scores: pd.DataFrame, tool: str) -> dict[str, str]:
     """Per metric, the first message of a tool's failed scores, cut to its first clause."""
-    failed = st.measured(scores)
+    failed = measured(scores)
     failed = failed.loc[(failed["tool"] == tool) & (failed["status"] == "error")]
     return {
         metric: shorten(str(rows["message"].iloc[0]) or "no message")
@@ -87,10 +95,10 @@ def error_messages(scores: pd.DataFrame, tool: str) -> dict[str, str]:
 def pair_deltas(scores: pd.DataFrame, tools: Sequence[str] | None = None) -> pd.DataFrame:
     """Δ of every scored pair that has a reference score (`statistics.deltas`), with `scaled`
     (Δ in display units), `unit` and `within` (finite and |Δ| ≤ `TOLERANCE`)."""
-    delta = st.deltas(scores, tools)
+    delta = deltas(scores, tools)
     delta = delta.loc[delta["kind"] != "no_reference"].reset_index(drop=True)
-    unit = delta["metric"].map(st.display_unit)
-    scaled = delta["delta"] * delta["metric"].map(st.display_scale)
+    unit = delta["metric"].map(display_unit)
+    scaled = delta["delta"] * delta["metric"].map(display_scale)
     finite = delta["kind"] == "finite"
     return delta.assign(
         scaled=scaled,
@@ -159,8 +167,8 @@ def interval_text(row: Mapping) -> str:
     if not np.isfinite(row["lo"]):
         return "no finite Δ"
     return (
-        f"Δ in [{st.signed(row['lo'])}, {st.signed(row['hi'])}] {unit} on {high - low:g} % of "
-        f"pairs: a published v is within [v {st.signed(-row['hi'])}, v {st.signed(-row['lo'])}]"
+        f"Δ in [{signed(row['lo'])}, {signed(row['hi'])}] {unit} on {high - low:g} % of "
+        f"pairs: a published v is within [v {signed(-row['hi'])}, v {signed(-row['lo'])}]"
         " of the exact value"
     )
 
@@ -247,8 +255,6 @@ def empty_mask_errors(edge_cases: pd.DataFrame | None) -> dict[tuple[str, str], 
 
 def declared_spacing_ignored(tool: str, metric: str) -> str:
     """The adapter's own note that the tool ignores the voxel size for `metric` ("" if none)."""
-    from adapters import REGISTRY
-
     adapter = REGISTRY.get(tool)
     if adapter is not None and metric in adapter.ignores_spacing:
         return f"its {metric} ignores the voxel size (the adapter's note)"
@@ -263,7 +269,7 @@ def identical_tools(delta: pd.DataFrame) -> dict[tuple[str, str, str], list[str]
     groups: dict[tuple[str, str, str], list[str]] = {}
     for (metric, spacing), rows in delta.groupby(["metric", "spacing"], sort=False):
         by_scores: dict[tuple, list[str]] = {}
-        for tool in st.ordered_tools(rows["tool"]):
+        for tool in ordered_tools(rows["tool"]):
             mine = rows.loc[rows["tool"] == tool].sort_values(keys)
             signature = tuple(
                 zip(
@@ -329,14 +335,14 @@ def bias_reason(row: Mapping) -> str:
         return f"no finite Δ on {row['n']} pairs"
     above, below = row["n_above"], row["n_below"]
     share = f"{row['within']:.0%} of {row['n']} pairs within {tolerance_text(unit)}"
-    worst = f"worst {st.signed(row['worst'])} {unit} ({row['worst_category']} OARs)"
+    worst = f"worst {signed(row['worst'])} {unit} ({row['worst_category']} OARs)"
     if max(above, below) >= SAME_SIGN * finite:
         high = above >= below
         size = (
             f"by a factor of {row['ratio']:.2f} (median tool / reference; median Δ "
-            f"{st.signed(row['median'])} {unit})"
+            f"{signed(row['median'])} {unit})"
             if row["bias_kind"] == "factor" and np.isfinite(row["ratio"])
-            else f"by {st.signed(row['median'])} {unit} (median Δ)"
+            else f"by {signed(row['median'])} {unit} (median Δ)"
         )
         return (
             f"{'over' if high else 'under'}-estimates {size}, a bias: Δ "
@@ -345,7 +351,7 @@ def bias_reason(row: Mapping) -> str:
         )
     return (
         f"scatters: Δ > 0 on {above}, = 0 on {finite - above - below}, < 0 on {below} of "
-        f"{finite} pairs, median Δ {st.signed(row['median'])} {unit}; {share}, {worst}"
+        f"{finite} pairs, median Δ {signed(row['median'])} {unit}; {share}, {worst}"
     )
 
 
@@ -376,7 +382,7 @@ def joined(texts: Mapping[str, Sequence[str]]) -> str:
     lists = list(texts.values())
     common = [text for text in dict.fromkeys(sum(lists, [])) if all(text in x for x in lists)]
     own = [
-        f"{st.tool_label(tool)} only: {text}"
+        f"{tool_label(tool)} only: {text}"
         for tool, mine in texts.items()
         for text in mine
         if text not in common
@@ -387,7 +393,7 @@ def joined(texts: Mapping[str, Sequence[str]]) -> str:
 def reference_seconds(scores: pd.DataFrame) -> pd.DataFrame:
     """Per grid (spacing label, the index), the reference's median and longest time per pair
     (columns median, max): its one call for every metric of a pair (the scores' `seconds`)."""
-    rows = st.measured(scores)
+    rows = measured(scores)
     rows = rows.loc[(rows["tool"] == REFERENCE) & (rows["status"] == "ok")]
     calls = rows.drop_duplicates(["dataset", "case", "oar", "spacing"])
     return calls.groupby("spacing")["seconds"].agg(["median", "max"])
@@ -472,7 +478,7 @@ def rank(table: pd.DataFrame) -> pd.DataFrame:
     tools to avoid in tool order (rank 0)."""
     metric_rank = {m: i for i, m in enumerate(TESTED_KEYS)}
     grid_rank = {s: i for i, s in enumerate(sorted(set(table["spacing"]), key=grid_order))}
-    tool_rank = {t: i for i, t in enumerate(st.ordered_tools(table["tool"]))}
+    tool_rank = {t: i for i, t in enumerate(ordered_tools(table["tool"]))}
     used = table["verdict"] == "use"
     table = table.assign(
         _metric=table["metric"].map(metric_rank),
@@ -494,7 +500,7 @@ def rank(table: pd.DataFrame) -> pd.DataFrame:
 
 def recommended_tools(table: pd.DataFrame) -> list[str]:
     """Every tool of the recommendations, those sharing a row with a twin included."""
-    return st.ordered_tools([t for row in table.itertuples() for t in [row.tool, *twins_of(row)]])
+    return ordered_tools([t for row in table.itertuples() for t in [row.tool, *twins_of(row)]])
 
 
 def twins_of(row) -> list[str]:
@@ -505,7 +511,7 @@ def twins_of(row) -> list[str]:
 
 def tool_names(row) -> str:
     """ "Google DeepMind = pymia": a row's tool and those with identical scores."""
-    return " = ".join(st.tool_label(t) for t in [row.tool, *twins_of(row)])
+    return " = ".join(tool_label(t) for t in [row.tool, *twins_of(row)])
 
 
 def listed(names: Sequence[str], shown: int) -> str:
@@ -536,7 +542,7 @@ def grid_verdict(group: pd.DataFrame, shown: int = 3) -> str:
     route."""
     unit = group["unit"].iloc[0]
     used = [
-        f"{tool_names(r)} (worst {st.signed(r.worst)})"
+        f"{tool_names(r)} (worst {signed(r.worst)})"
         for r in group.loc[group["verdict"] == "use"].itertuples()
     ]
     avoided = [tool_names(r) for r in group.loc[group["verdict"] == "avoid"].itertuples()]
@@ -577,10 +583,10 @@ def recommendations_frame(rows: pd.DataFrame) -> pd.DataFrame:
             "Tool": [tool_names(r) for r in rows.itertuples()],
             "Pairs": rows["n"],
             "Within": rows["within"].map(lambda w: f"{w:.0%}"),
-            "Median Δ": rows["median"].map(st.signed),
-            "Worst Δ": rows["worst"].map(st.signed),
+            "Median Δ": rows["median"].map(signed),
+            "Worst Δ": rows["worst"].map(signed),
             f"Δ on {high - low:g} % of pairs": [
-                f"[{st.signed(r.lo)}, {st.signed(r.hi)}]" if np.isfinite(r.lo) else "–"
+                f"[{signed(r.lo)}, {signed(r.hi)}]" if np.isfinite(r.lo) else "–"
                 for r in rows.itertuples()
             ],
             "Why": [r.reasons or r.cautions or "" for r in rows.itertuples()],
@@ -610,7 +616,7 @@ def intervals(scores: pd.DataFrame, tools: Sequence[str] | None = None) -> pd.Da
         columns={"category_of": "category"}
     )
     table = table.loc[table["n_finite"] > 0]
-    order = {t: i for i, t in enumerate(st.ordered_tools(table["tool"]))}
+    order = {t: i for i, t in enumerate(ordered_tools(table["tool"]))}
     metric_order = {m: i for i, m in enumerate(METRIC_KEYS)}
     table = table.assign(
         _t=table["tool"].map(order),

@@ -19,10 +19,25 @@ from pathlib import Path
 
 import pandas as pd
 
-from study.analysis import advice, findings
-from study.analysis import statistics as st
+from adapters import REGISTRY
+from study.analysis import advice
+from study.analysis.delta import measured, unavailable_tools
 from study.analysis.document import VERDICT_STYLES, Section, render_html, render_markdown
-from study.analysis.tables import Table, configured_spacings, format_number, shorten, write_table
+from study.analysis.labels import (
+    format_number,
+    group_title,
+    ordered_spacings,
+    ordered_tools,
+    shorten,
+    signed,
+    tool_group,
+    tool_label,
+)
+from study.analysis.phrases import edge_row, timing_of
+from study.analysis.read import AnalysisInputs, read_inputs
+from study.analysis.rendering import Table, write_table
+from study.analysis.settings import AnalysisSettings
+from study.analysis.timing import median_times, time_per_case
 from study.records import REFERENCE, spacing_title
 from study.scoring import grid_check
 from vocabulary import METRIC_KEYS
@@ -36,8 +51,6 @@ def adapter_notes(tool: str) -> list[tuple[str, str]]:
     line), then each section ("Boundary", "Definitions", "Arguments", "Quirks"; untitled
     paragraphs as "Method"), lines joined. A class outside the adapters package (a test's)
     is described by its own docstring. Empty for a tool without an adapter."""
-    from adapters import REGISTRY
-
     adapter = REGISTRY.get(tool)
     if adapter is None:
         return []
@@ -60,8 +73,6 @@ def adapter_notes(tool: str) -> list[tuple[str, str]]:
 def declared_facts(tool: str) -> str:
     """The adapter's declared metrics, fixed percentile, ignored voxel sizes and 3D-only
     failures, as one sentence ("" for a tool without an adapter)."""
-    from adapters import REGISTRY
-
     adapter = REGISTRY.get(tool)
     if adapter is None:
         return ""
@@ -84,10 +95,10 @@ def delta_frame(rows: pd.DataFrame) -> pd.DataFrame:
             "Metric": rows["metric"],
             "Voxel size": rows["spacing"].map(spacing_title),
             "Pairs": rows["n"],
-            "Median Δ": rows["median"].map(st.signed),
+            "Median Δ": rows["median"].map(signed),
             "SD": rows["sd"].map(format_number),
             "Worst Δ": [
-                f"{st.signed(r.worst)} ({r.worst_category})" if r.n_finite else "–"
+                f"{signed(r.worst)} ({r.worst_category})" if r.n_finite else "–"
                 for r in rows.itertuples()
             ],
             "Within": [
@@ -137,7 +148,7 @@ def verdicts_text(recommended: pd.DataFrame, tool: str) -> list[str]:
                 + "; ".join(
                     f"{r.metric} at {r.grid} (rank {r.rank}"
                     + (f", with {advice.tool_names(r)}" if r.identical else "")
-                    + f", worst {st.signed(r.worst)} {r.unit}"
+                    + f", worst {signed(r.worst)} {r.unit}"
                     + (f"; {advice.interval_text(r._asdict())}" if verdict == "closest" else "")
                     + ")"
                     for r in rows.itertuples()
@@ -151,7 +162,7 @@ def verdicts_text(recommended: pd.DataFrame, tool: str) -> list[str]:
 
 def failures_text(scores: pd.DataFrame, tool: str) -> str:
     """How many of the tool's scores failed per metric, with its own first message."""
-    rows = st.measured(scores)
+    rows = measured(scores)
     rows = rows.loc[rows["tool"] == tool]
     messages = advice.error_messages(scores, tool)
     if not messages:
@@ -173,18 +184,18 @@ def reference_edge_cases(edge_cases: pd.DataFrame | None, tool: str) -> pd.DataF
 
 def tool_card(
     tool: str,
-    inputs: findings.AnalysisInputs,
+    inputs: AnalysisInputs,
     summary: pd.DataFrame,
     recommended: pd.DataFrame,
     medians: pd.Series,
 ) -> Section:
     """One tool's card (see the module docstring)."""
-    card = Section(f"{st.tool_label(tool)} (`{tool}`, {st.group_title(tool).lower()})")
-    missing = st.unavailable_tools(inputs.scores)
+    card = Section(f"{tool_label(tool)} (`{tool}`, {group_title(tool).lower()})")
+    missing = unavailable_tools(inputs.scores)
     if tool in missing:
         card.lines.append(f"Not available in this run: {shorten(missing[tool], 200)}.")
         return card
-    rows = st.measured(inputs.scores)
+    rows = measured(inputs.scores)
     rows = rows.loc[rows["tool"] == tool]
     versions = "/".join(sorted(set(map(str, rows["tool_version"]))))
     environments = ", ".join(sorted(set(map(str, rows["environment"]))))
@@ -194,15 +205,15 @@ def tool_card(
         card.lines.append(f"**Declared by its adapter**: {declared}")
     card.lines += verdicts_text(recommended, tool)
     card.lines += [
-        f"**Edge cases** (Table A3): {findings.edge_row(inputs.edge_cases, tool)}; the "
-        f"reference: {findings.edge_row(reference_edge_cases(inputs.edge_cases, tool), REFERENCE)}"
+        f"**Edge cases** (Table A3): {edge_row(inputs.edge_cases, tool)}; the "
+        f"reference: {edge_row(reference_edge_cases(inputs.edge_cases, tool), REFERENCE)}"
         ".",
         f"**Field of view**: {field_of_view_text(inputs.grid_check, tool)}.",
-        f"**HD time**: {findings.timing_of(medians, tool)}.",
+        f"**HD time**: {timing_of(medians, tool)}.",
         f"**Failed scores**: {failures_text(inputs.scores, tool)}.",
     ]
     mine = summary.loc[summary["tool"] == tool]
-    spacings = st.ordered_spacings(mine["spacing"], configured_spacings(inputs.config))
+    spacings = ordered_spacings(mine["spacing"], inputs.settings.grid_labels)
     mine = mine.assign(
         _m=mine["metric"].map(METRIC_KEYS.index), _s=mine["spacing"].map(spacings.index)
     )
@@ -212,14 +223,14 @@ def tool_card(
     return card
 
 
-def build_cards(inputs: findings.AnalysisInputs, recommended: pd.DataFrame) -> list[Section]:
+def build_cards(inputs: AnalysisInputs, recommended: pd.DataFrame) -> list[Section]:
     """A card for every tool of the scores table (and every unavailable one), in tool order;
     the reference and its meshing variants have none (they are the yardstick)."""
-    tools = [t for t in st.ordered_tools(inputs.scores["tool"]) if st.tool_group(t) != "reference"]
+    tools = [t for t in ordered_tools(inputs.scores["tool"]) if tool_group(t) != "reference"]
     summary = advice.agreement(advice.pair_deltas(inputs.scores), ["tool", "metric", "spacing"])
     medians = pd.Series(dtype=float)
     if inputs.timing is not None and not inputs.timing.empty:
-        medians = findings.median_times(st.time_per_case(inputs.timing))
+        medians = median_times(time_per_case(inputs.timing))
     return [tool_card(tool, inputs, summary, recommended, medians) for tool in tools]
 
 
@@ -244,7 +255,7 @@ def thresholds_text() -> str:
 
 def caveat(scores: pd.DataFrame) -> str:
     """What every number here is measured on."""
-    pairs = st.measured(scores)[["dataset", "case", "oar"]].drop_duplicates()
+    pairs = measured(scores)[["dataset", "case", "oar"]].drop_duplicates()
     return (
         f"Measured on this run's data only ({len(pairs)} mask pairs of "
         f"{', '.join(sorted(pairs['dataset'].unique()))}, with these tool versions): other "
@@ -273,16 +284,16 @@ def interval_table(scores: pd.DataFrame) -> Table:
     low, high = advice.INTERVAL
     display = pd.DataFrame(
         {
-            "Tool": numeric["tool"].map(st.tool_label),
+            "Tool": numeric["tool"].map(tool_label),
             "Metric": numeric["metric"],
             "Voxel size": numeric["spacing"].map(spacing_title),
             "OAR category": numeric["category"],
             "Pairs": numeric["n_finite"],
             f"Δ {low:g}th to {high:g}th percentile": [
-                f"[{st.signed(r.lo)}, {st.signed(r.hi)}] {r.unit}" for r in numeric.itertuples()
+                f"[{signed(r.lo)}, {signed(r.hi)}] {r.unit}" for r in numeric.itertuples()
             ],
             "Reference given a published v": [
-                f"[v {st.signed(-r.hi)}, v {st.signed(-r.lo)}]" for r in numeric.itertuples()
+                f"[v {signed(-r.hi)}, v {signed(-r.lo)}]" for r in numeric.itertuples()
             ],
         }
     )
@@ -302,11 +313,11 @@ def verdict_cell(group: pd.DataFrame) -> str:
     tools, or the closest with their interval where none passes."""
     used = group.loc[group["verdict"] == "use"]
     if not used.empty:
-        names = [f"{advice.tool_names(r)} ({st.signed(r.worst)})" for r in used.itertuples()]
+        names = [f"{advice.tool_names(r)} ({signed(r.worst)})" for r in used.itertuples()]
         return _badge("USE") + html.escape(advice.listed(names, 2))
     closest = group.loc[group["verdict"] == "closest"]
     names = [
-        f"{advice.tool_names(r)}: Δ in [{st.signed(r.lo)}, {st.signed(r.hi)}]"
+        f"{advice.tool_names(r)}: Δ in [{signed(r.lo)}, {signed(r.hi)}]"
         for r in closest.itertuples()
     ]
     return _badge("CLOSEST") + "none passes; " + html.escape(advice.listed(names, 2))
@@ -360,15 +371,15 @@ def make_cards(
     timing_paths: Sequence = (),
     grid_check_paths: Sequence = (),
     edge_case_paths: Sequence = (),
-    config: Mapping | None = None,
+    settings: AnalysisSettings | None = None,
 ) -> pd.DataFrame:
     """Write the cards, the recommendations and the interval table from a run's files.
 
     `outputs` keys: cards_md, cards_html, recommendations_md, recommendations_html,
     recommendations_csv, verdicts_html, intervals_csv, intervals_md, intervals_tex, intervals_html.
     Returns the recommendations."""
-    inputs = findings.read_inputs(
-        scores_path, timing_paths, grid_check_paths, edge_case_paths, config=config
+    inputs = read_inputs(
+        scores_path, timing_paths, grid_check_paths, edge_case_paths, settings=settings
     )
     recommended = advice.recommendations(inputs.scores, inputs.grid_check, inputs.edge_cases)
     preamble = [thresholds_text(), caveat(inputs.scores)]

@@ -22,8 +22,18 @@ from dataclasses import dataclass, replace
 import numpy as np
 import pandas as pd
 
+from adapters import PAPER_TOOLS
 from study.analysis import edge_comparison, paper
-from study.analysis import statistics as st
+from study.analysis.delta import measured
+from study.analysis.labels import (
+    format_number,
+    of_the_paper,
+    ordered_tools,
+    paper_rows,
+    tool_label,
+    tool_list,
+)
+from study.analysis.significance import ALPHA
 from study.records import REFERENCE, is_anisotropic, spacing_title
 from vocabulary import TESTED_KEYS
 
@@ -94,13 +104,11 @@ def _rows(frame: pd.DataFrame, tool: str, metric: str) -> pd.DataFrame:
 def _tools_with(frame: pd.DataFrame, metric: str, tools: Sequence[str] | None = None) -> list:
     """Tools with a finite mean Δ for `metric` (restricted to `tools` when given)."""
     rows = frame.loc[(frame["metric"] == metric) & frame["mean"].notna()]
-    present = [t for t in st.ordered_tools(rows["tool"]) if tools is None or t in tools]
+    present = [t for t in ordered_tools(rows["tool"]) if tools is None or t in tools]
     return present
 
 
 def _point_based(frame: pd.DataFrame, metric: str) -> list[str]:
-    from adapters import PAPER_TOOLS
-
     point_based = [t for t in PAPER_TOOLS if t not in BOUNDARY_WEIGHTED]
     return _tools_with(frame, metric, point_based)
 
@@ -113,8 +121,6 @@ def _cell(frame: pd.DataFrame, tool: str, metric: str, key: str, value: str) -> 
 
 def _v(value: float) -> str:
     """A signed Δ at the paper's precision: "+0.34", "−115", "+34.8"."""
-    from study.analysis.tables import format_number
-
     return ("+" if value > 0 else "") + format_number(value)
 
 
@@ -149,7 +155,7 @@ def check_miseval_hd(e: Evidence) -> str | None:
         f"HD agrees across tools except MISeval (voxel size ignored; largest |mean ΔHD| "
         f"{theirs['miseval']:.2f} mm, the other tools' at most {paper_others:.2f} mm, "
         "Table A1).",
-        f"the largest |mean ΔHD| is {st.tool_label(leader)}'s ({ours[leader]:.2f} mm); "
+        f"the largest |mean ΔHD| is {tool_label(leader)}'s ({ours[leader]:.2f} mm); "
         f"MISeval {ours['miseval']:.2f} mm, the other tools' at most {others:.2f} mm",
         "agrees" if leader == "miseval" else "differs",
     )
@@ -158,8 +164,6 @@ def check_miseval_hd(e: Evidence) -> str | None:
 def _same_summary(frame: pd.DataFrame, a: str, b: str, metric: str, spacing: str) -> bool | None:
     """Whether two tools' Δ summaries (min, max, mean, SD) print the same at the paper's
     precision; None when either lacks them."""
-    from study.analysis.tables import format_number
-
     cells = [_cell(frame, tool, metric, "spacing", spacing) for tool in (a, b)]
     if any(c is None for c in cells):
         return None
@@ -190,7 +194,7 @@ def equal_pair_check(a: str, b: str, equal: Sequence[str], unequal: Sequence[str
                 differ = len(found[metric]) - sum(found[metric])
                 parts.append(f"{metric} different at {differ} of {len(found[metric])}")
                 good &= differ > 0
-        claim = f"{st.tool_label(a)} = {st.tool_label(b)} for {', '.join(equal)}" + (
+        claim = f"{tool_label(a)} = {tool_label(b)} for {', '.join(equal)}" + (
             f", not for {', '.join(unequal)}" if unequal else ""
         )
         return _sentence(
@@ -241,11 +245,11 @@ def check_hd95_underestimation(e: Evidence) -> str | None:
             if ours_where not in HD95_WORST_CATEGORIES and mean < 0:
                 verdicts[-1] = weakest([verdicts[-1], "agrees in direction"])
         parts.append(
-            f"{st.tool_label(tool)} mean {_mm(mean)} (paper {_mm(theirs_mean)}), extreme "
+            f"{tool_label(tool)} mean {_mm(mean)} (paper {_mm(theirs_mean)}), extreme "
             f"{_mm(low)}{where} (paper {_mm(theirs_low)} in {theirs_where} OARs)"
         )
     return _sentence(
-        f"{st.tool_list(HD95_UNDERESTIMATORS)} underestimate HD95, with their largest "
+        f"{tool_list(HD95_UNDERESTIMATORS)} underestimate HD95, with their largest "
         "outliers in large and tubular OARs (Tables A1, A2).",
         "; ".join(parts),
         weakest(verdicts),
@@ -278,7 +282,7 @@ def check_anisotropy(e: Evidence) -> str | None:
                     wins += 1
                 else:
                     what = "|mean|" if stat == "mean" else "SD"
-                    lost.append(f"{st.tool_label(tool)} {metric} {what}")
+                    lost.append(f"{tool_label(tool)} {metric} {what}")
     total = wins + len(lost)
     if total == 0:
         return None
@@ -292,7 +296,7 @@ def check_anisotropy(e: Evidence) -> str | None:
     rivals = [(t, r) for t, r in rivals if r is not None]
     worst = max(rivals, key=lambda tr: tr[1]["sd"], default=None)
     worst_text = (
-        f"; the least precise point-based tool, {st.tool_label(worst[0])}, "
+        f"; the least precise point-based tool, {tool_label(worst[0])}, "
         f"{_v(worst[1]['mean'])} ± {worst[1]['sd']:.2f} mm (max {_v(worst[1]['max'])})"
         if worst
         else ""
@@ -333,7 +337,7 @@ def check_consistency(e: Evidence) -> str | None:
                 if mine < other:
                     narrower += 1
                 else:
-                    wider.append(f"{st.tool_label(tool)} {metric} at {spacing_title(spacing)}")
+                    wider.append(f"{tool_label(tool)} {metric} at {spacing_title(spacing)}")
     total = narrower + len(wider)
     if total == 0:
         return None
@@ -404,8 +408,6 @@ def check_biou(e: Evidence) -> str | None:
     """Only Metrics Reloaded among the paper's tools offers BIoU; its ΔBIoU scatters least (SD)
     on the unit grid, the only one where it is valid; and there its min and max are within
     BY_SIZE of the paper's (−15.5 and +35.5 %pt, Table A1)."""
-    from adapters import PAPER_TOOLS
-
     offered = _tools_with(e.by_spacing, "BIoU", PAPER_TOOLS)
     unit = _cell(e.by_spacing, "metricsreloaded", "BIoU", "spacing", UNIT_GRID)
     if unit is None:
@@ -427,7 +429,7 @@ def check_biou(e: Evidence) -> str | None:
         "only Metrics Reloaded offers BIoU, valid only on the unit grid, where it still "
         f"deviates from {_v(theirs['min'])} to {_v(theirs['max'])} %pt "
         "(Table A1).",
-        f"the paper's tools with BIoU: {st.tool_list(offered)}; ΔBIoU SD by voxel size "
+        f"the paper's tools with BIoU: {tool_list(offered)}; ΔBIoU SD by voxel size "
         + ", ".join(f"{sd:.2f} at {spacing_title(s)}" for s, sd in sds.items())
         + f"; on {spacing_title(UNIT_GRID)} from {_v(unit['min'])} to "
         f"{_v(unit['max'])} %pt",
@@ -452,12 +454,12 @@ def check_reference_significance(e: Evidence) -> str | None:
         for r in same.itertuples()
     }
     expected = {t for t in paper.not_significant() if t[2] in set(versus["spacing"])}
-    names = [f"{st.tool_label(t)} {m} at {spacing_title(s)}" for t, m, s in sorted(observed)]
+    names = [f"{tool_label(t)} {m} at {spacing_title(s)}" for t, m, s in sorted(observed)]
     if len(names) > 8:  # the full list is in the Wilcoxon table
         names = [*names[:8], f"and {len(names) - 8} more"]
     return _sentence(
         "every tool differs significantly from the reference except "
-        + ", ".join(f"{st.tool_label(t)} {m} at {spacing_title(s)}" for t, m, s in sorted(expected))
+        + ", ".join(f"{tool_label(t)} {m} at {spacing_title(s)}" for t, m, s in sorted(expected))
         + " (Fig. A4).",
         f"{len(versus) - len(same)} of {len(versus)} tests against the reference are "
         f"significant; not significant: {', '.join(names) or 'none'}",
@@ -482,10 +484,10 @@ def check_fastest(e: Evidence) -> str | None:
     matches = [set(fastest) == set(fastest_paper), set(slowest) == set(slow_timed)]
     verdict = "agrees" if all(matches) else ("agrees in part" if any(matches) else "differs")
     return _sentence(
-        f"{st.tool_list(fastest_paper)} fastest, {st.tool_list(slowest_paper)} slowest "
+        f"{tool_list(fastest_paper)} fastest, {tool_list(slowest_paper)} slowest "
         "(Fig. A5, masks on their CTs' grids).",
-        f"by median HD time per case on {e.timed_on}: fastest {st.tool_list(fastest)}, slowest "
-        f"{st.tool_list(slowest)} (of the paper's slowest, {st.tool_list(slow_timed)} were "
+        f"by median HD time per case on {e.timed_on}: fastest {tool_list(fastest)}, slowest "
+        f"{tool_list(slowest)} (of the paper's slowest, {tool_list(slow_timed)} were "
         "timed)",
         verdict,
     )
@@ -551,7 +553,7 @@ def check_meshing_signs(e: Evidence) -> str | None:
         return None
     theirs = paper.table_a4().set_index(["tool", "metric", "spacing"])["mean"]
     same, total, parts = 0, 0, []
-    for variant in st.ordered_tools(e.meshing["tool"]):
+    for variant in ordered_tools(e.meshing["tool"]):
         rows = e.meshing.loc[e.meshing["tool"] == variant].set_index(["metric", "spacing"])
         keys = [
             (variant, metric, spacing, rows.loc[(metric, spacing), "mean"])
@@ -568,7 +570,7 @@ def check_meshing_signs(e: Evidence) -> str | None:
         ]
         same, total = same + len(keys) - len(differ), total + len(keys)
         parts.append(
-            f"{st.tool_label(variant)} {len(keys) - len(differ)} of {len(keys)}"
+            f"{tool_label(variant)} {len(keys) - len(differ)} of {len(keys)}"
             + (f" (not {', '.join(differ)})" if differ else "")
         )
     if total == 0:
@@ -608,7 +610,7 @@ def paper_family(wilcoxon: pd.DataFrame | None) -> pd.DataFrame | None:
     n_voxel_sizes × n_metrics × C(k, 2) counts the run's k implementations, and tools added
     since would make each of the paper's comparisons stricter than the paper's were. The
     factor is scaled to the k' implementations of the paper's tools and the reference."""
-    mine = st.paper_rows(wilcoxon, "tool_a", "tool_b")
+    mine = paper_rows(wilcoxon, "tool_a", "tool_b")
     if mine is None or mine.empty:
         return mine
     k_all, k_paper = _implementations(wilcoxon), _implementations(mine)
@@ -616,7 +618,7 @@ def paper_family(wilcoxon: pd.DataFrame | None) -> pd.DataFrame | None:
         return mine
     factor = mine["factor"] * math.comb(k_paper, 2) // math.comb(k_all, 2)
     corrected = (mine["p_value"] * factor).clip(upper=1.0)
-    return mine.assign(factor=factor, p_corrected=corrected, significant=corrected < st.ALPHA)
+    return mine.assign(factor=factor, p_corrected=corrected, significant=corrected < ALPHA)
 
 
 def paper_only(e: Evidence) -> Evidence:
@@ -625,14 +627,14 @@ def paper_only(e: Evidence) -> Evidence:
     tool added since must neither win nor lose one of them, nor tighten their tests."""
     timing = e.timing
     if timing is not None:
-        timing = timing.loc[[st.of_the_paper(t) for t in timing.index]]
+        timing = timing.loc[[of_the_paper(t) for t in timing.index]]
     return replace(
         e,
-        by_spacing=st.paper_rows(e.by_spacing, "tool"),
-        by_category=st.paper_rows(e.by_category, "tool"),
+        by_spacing=paper_rows(e.by_spacing, "tool"),
+        by_category=paper_rows(e.by_category, "tool"),
         wilcoxon=paper_family(e.wilcoxon),
         timing=timing,
-        edge_cases=st.paper_rows(e.edge_cases, "tool"),
+        edge_cases=paper_rows(e.edge_cases, "tool"),
     )
 
 
@@ -689,13 +691,13 @@ def paper_evidence() -> Evidence:
 
 def why_numbers_differ(scores: pd.DataFrame) -> str:
     """How this run differs from the paper's: pairs, shapes, tool versions, reference."""
-    scores = st.measured(scores)
+    scores = measured(scores)
     pairs = len(scores[["dataset", "case", "oar"]].drop_duplicates())
     versions = scores.groupby("tool")["tool_version"].first()
     theirs = paper.versions()
     changed = [
-        f"{st.tool_label(t)} {theirs[t]} → {versions[t]}"
-        for t in st.ordered_tools(versions.index)
+        f"{tool_label(t)} {theirs[t]} → {versions[t]}"
+        for t in ordered_tools(versions.index)
         if t in theirs and str(versions[t]) != theirs[t]
     ]
     power = (

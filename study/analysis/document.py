@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 
 import pandas as pd
 
-from study.analysis.tables import pipe_table
+from study.analysis.rendering import pipe_table
 
 
 @dataclass

@@ -20,6 +20,7 @@ import re
 import pandas as pd
 
 from study.analysis import paper
+from study.analysis.labels import tool_list
 
 ENVIRONMENT_ERRORS: tuple[tuple[re.Pattern, str], ...] = (
     (
@@ -110,8 +111,6 @@ def compare(ours: pd.DataFrame, theirs: pd.DataFrame) -> pd.DataFrame:
 
 def tools_text(cells: pd.DataFrame) -> str:
     """ "9 tools; not recorded here: Anima, EvaluateSegmentation" for a `compare` result."""
-    from study.analysis.statistics import tool_list
-
     recorded = set(cells.loc[cells["recorded"], "tool"])
     missing = set(cells["tool"]) - recorded
     text = f"{len(recorded)} tools"

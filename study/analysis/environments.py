@@ -25,15 +25,10 @@ from pathlib import Path
 import pandas as pd
 
 from adapters.environments import STUDY_ENVIRONMENT
-from study.analysis import statistics as st
-from study.analysis.tables import (
-    Table,
-    edge_cell,
-    load_edge_cases,
-    read_scores,
-    table_a3,
-    write_table,
-)
+from study.analysis.labels import ordered_tools, paper_rows, tool_label
+from study.analysis.read import load_edge_cases, read_scores
+from study.analysis.rendering import Table, write_table
+from study.analysis.tables import edge_cell, table_a3
 from study.records import spacing_title
 from study.scoring.score import split_scored_name
 
@@ -161,12 +156,12 @@ def compare(
     Of the paper's tools only: the other environments hold the paper's versions, which a tool
     added since does not have (the scoring plan scores none there; a table from elsewhere
     that did is not compared either)."""
-    drift = score_drift(st.paper_rows(scores, "tool"), environment)
-    order = st.ordered_tools(list(drift["tool"].unique()))
+    drift = score_drift(paper_rows(scores, "tool"), environment)
+    order = ordered_tools(list(drift["tool"].unique()))
     drift = drift.sort_values(
         "tool", key=lambda tools: tools.map(order.index), kind="stable", ignore_index=True
     )
-    changes = st.paper_rows(edge_changes(today, other, environment), "tool")
+    changes = paper_rows(edge_changes(today, other, environment), "tool")
     return Comparison(environment, drift, changes.reset_index(drop=True))
 
 
@@ -174,7 +169,7 @@ def _changed_cells(comparison: Comparison) -> list[str]:
     """One sentence per tool: which edge-case cells changed, and why."""
     env, changes = comparison.environment, comparison.changes
     return [
-        f"{st.tool_label(tool)}, {rows['why'].iloc[0]}: "
+        f"{tool_label(tool)}, {rows['why'].iloc[0]}: "
         + ", ".join(
             f"{r.metric} {r.case} {r[env]} → {r[STUDY_ENVIRONMENT]}" for _, r in rows.iterrows()
         )
@@ -188,7 +183,7 @@ def drift_table(comparison: Comparison) -> Table:
     env, drift = comparison.environment, comparison.drift
     display = pd.DataFrame(
         {
-            "Tool": [st.tool_label(tool) for tool in drift["tool"]],
+            "Tool": [tool_label(tool) for tool in drift["tool"]],
             f"Version ({env} → {STUDY_ENVIRONMENT})": [
                 f"{a} → {b}"
                 for a, b in zip(drift["version_other"], drift["version_study"], strict=True)
@@ -228,14 +223,14 @@ def findings_section(comparison: Comparison) -> tuple[str, list[str]]:
         for tool, rows in drift.groupby("tool", sort=False)
     }
     lines = []
-    same = [st.tool_label(tool) for tool, is_same in steady.items() if is_same]
+    same = [tool_label(tool) for tool, is_same in steady.items() if is_same]
     if same:
         lines.append(f"Identical on every scored pair, metric and voxel size: {', '.join(same)}.")
     for tool in [tool for tool, is_same in steady.items() if not is_same]:
         rows = drift.loc[drift["tool"] == tool]
         worst = rows.loc[rows["max_abs_difference"].fillna(0).idxmax()]
         lines.append(
-            f"{st.tool_label(tool)} ({rows['version_other'].iloc[0]} → "
+            f"{tool_label(tool)} ({rows['version_other'].iloc[0]} → "
             f"{rows['version_study'].iloc[0]}): {int(rows['identical'].sum())} of "
             f"{int(rows['pairs'].sum())} values identical, {int(rows['status_changed'].sum())} "
             f"changed status; largest |Δ| {_difference_cell(worst)} ({worst['metric']}, "

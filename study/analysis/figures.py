@@ -24,7 +24,24 @@ from matplotlib.lines import Line2D  # noqa: E402
 from matplotlib.patches import Patch  # noqa: E402
 from matplotlib.ticker import FuncFormatter  # noqa: E402
 
-from study.analysis import statistics as st  # noqa: E402
+from adapters import REGISTRY  # noqa: E402
+from study.analysis.advice import TOLERANCE, tolerance_text  # noqa: E402
+from study.analysis.delta import deltas, unavailable_tools  # noqa: E402
+from study.analysis.labels import (
+    TOOL_GROUPS,
+    display_scale,
+    display_unit,
+    group_spans,
+    ordered_spacings,
+    ordered_tools,
+    shows_groups,
+    tool_label,
+    tool_versions,
+)
+from study.analysis.read import read_manifest, read_scores, read_timing, read_wilcoxon  # noqa: E402
+from study.analysis.settings import AnalysisSettings  # noqa: E402
+from study.analysis.significance import ALPHA
+from study.analysis.timing import time_per_case, timed_grids
 from study.oars import MIDSIZE_MAX_MM3, SMALL_MAX_MM3, ordered_categories  # noqa: E402
 from study.records import REFERENCE_VARIANTS, spacing_title  # noqa: E402
 from vocabulary import TESTED_KEYS
@@ -85,9 +102,7 @@ def tool_index(tool: str) -> int:
     """A tool's place in the registry's tool order (`statistics.ordered_tools`), which decides
     its look; a tool outside the registry is placed after every registered one by a stable hash
     of its key, so it never looks like a registered tool."""
-    from adapters import REGISTRY
-
-    registered = st.ordered_tools(REGISTRY)
+    registered = ordered_tools(REGISTRY)
     if tool in registered:
         return registered.index(tool)
     return len(registered) + zlib.crc32(tool.encode()) % (len(QUALITATIVE) * 4)
@@ -139,7 +154,7 @@ def _legend_handles(tools: Sequence[str]) -> list[Patch]:
             hatch=tool_hatch(t),
             edgecolor="black",
             linewidth=0.4,
-            label=st.tool_label(t),
+            label=tool_label(t),
         )
         for t in tools
     ]
@@ -148,11 +163,11 @@ def _legend_handles(tools: Sequence[str]) -> list[Patch]:
 def _grouped_handles(handles: Sequence[Patch], tools: Sequence[str]) -> list[Patch]:
     """The tools' legend entries (one column) with a heading, an entry without a patch, before
     each group's first tool when the tools are of more than one group."""
-    if not st.shows_groups(tools):
+    if not shows_groups(tools):
         return list(handles)
     out: list[Patch] = []
-    for group, first, stop in st.group_spans(tools):
-        out.append(Patch(visible=False, label=st.TOOL_GROUPS[group]))
+    for group, first, stop in group_spans(tools):
+        out.append(Patch(visible=False, label=TOOL_GROUPS[group]))
         out += handles[first:stop]
     return out
 
@@ -171,10 +186,10 @@ GROUP_DIVIDER = {"color": "#555555", "linewidth": 0.6, "linestyle": "--"}
 def _group_dividers(axis, tools: Sequence[str], positions: Sequence[float] | None = None) -> None:
     """A vertical line before the first tool of every group but the first; `positions`: the
     tools' x (default 0, 1, 2, ...). Nothing when the tools are of one group."""
-    if not st.shows_groups(tools):
+    if not shows_groups(tools):
         return
     x = list(range(len(tools))) if positions is None else list(positions)
-    for _, first, _ in st.group_spans(tools)[1:]:
+    for _, first, _ in group_spans(tools)[1:]:
         axis.axvline((x[first - 1] + x[first]) / 2, zorder=0.5, **GROUP_DIVIDER)
 
 
@@ -182,9 +197,9 @@ def _group_labels(axis, tools: Sequence[str]) -> None:
     """Each group's title at the top of the panel over its tools (x = 0, 1, 2, ...): the first
     flush left, the last flush right, any other centred, so a narrow group's title runs over
     its wider neighbour rather than out of the panel."""
-    if not st.shows_groups(tools):
+    if not shows_groups(tools):
         return
-    spans = st.group_spans(tools)
+    spans = group_spans(tools)
     transform = axis.get_xaxis_transform()
     for k, (group, first, stop) in enumerate(spans):
         x, ha = (first + stop - 1) / 2, "center"
@@ -195,7 +210,7 @@ def _group_labels(axis, tools: Sequence[str]) -> None:
         axis.text(
             x,
             0.97,
-            st.TOOL_GROUPS[group],
+            TOOL_GROUPS[group],
             transform=transform,
             ha=ha,
             va="top",
@@ -323,9 +338,7 @@ def _mark_absent(
 
 def _tolerance_band(axis, metric: str) -> None:
     """The recommendations' tolerance (`advice.TOLERANCE`) as a band around Δ = 0."""
-    from study.analysis.advice import TOLERANCE
-
-    tolerance = TOLERANCE[st.display_unit(metric)]
+    tolerance = TOLERANCE[display_unit(metric)]
     axis.axhspan(-tolerance, tolerance, color=TOLERANCE_COLOUR, linewidth=0, zorder=0)
 
 
@@ -353,12 +366,12 @@ def figure_4(
     Tools of more than one group (the paper's, since the paper: `statistics.TOOL_GROUPS`) are
     parted by a dashed line in every panel, with the groups' titles in the top row.
     """
-    delta = delta.assign(scaled=delta["delta"] * delta["metric"].map(st.display_scale))
+    delta = delta.assign(scaled=delta["delta"] * delta["metric"].map(display_scale))
     metrics = [m for m in metrics if m in set(delta["metric"])]
-    spacings = st.ordered_spacings(delta["spacing"], spacings)
+    spacings = ordered_spacings(delta["spacing"], spacings)
     if not metrics or not spacings:
         raise ValueError("figure_4: no Δ to plot (no tested metric or voxel size in the table)")
-    all_tools = st.ordered_tools([*delta["tool"], *unavailable])
+    all_tools = ordered_tools([*delta["tool"], *unavailable])
     with plt.rc_context(_STYLE):
         figure, axes = plt.subplots(
             len(metrics),
@@ -380,7 +393,7 @@ def figure_4(
                     _group_labels(axis, all_tools)
                 bottom = row == len(metrics) - 1
                 axis.set_xticklabels(
-                    [st.tool_label(t) for t in all_tools] if bottom else [],
+                    [tool_label(t) for t in all_tools] if bottom else [],
                     rotation=60,
                     ha="right",
                     rotation_mode="anchor",
@@ -389,13 +402,11 @@ def figure_4(
                 if row == 0:
                     axis.set_title(spacing_title(spacing), pad=9)
                 if col == 0:
-                    axis.set_ylabel(f"Δ{metric} ({st.display_unit(metric)})")
+                    axis.set_ylabel(f"Δ{metric} ({display_unit(metric)})")
             limits = [axis.get_ylim() for axis in axes[row]]
             for axis in axes[row]:  # one y range per metric, across voxel sizes
                 axis.set_ylim(min(lo for lo, _ in limits), max(hi for _, hi in limits))
-        from study.analysis.advice import tolerance_text
-
-        units = dict.fromkeys(st.display_unit(m) for m in metrics)
+        units = dict.fromkeys(display_unit(m) for m in metrics)
         band = Patch(
             facecolor=TOLERANCE_COLOUR,
             label=f"tolerance of the verdicts ({'; '.join(map(tolerance_text, units))})",
@@ -491,7 +502,7 @@ def significance_class(row) -> int:
     if row["status"] == "identical":
         return 1
     p = row["p_corrected"]
-    return 5 if p < 0.001 else 4 if p < 0.01 else 3 if p < st.ALPHA else 2
+    return 5 if p < 0.001 else 4 if p < 0.01 else 3 if p < ALPHA else 2
 
 
 def _significance_matrix(rows: pd.DataFrame, tools: Sequence[str]) -> np.ndarray:
@@ -518,9 +529,9 @@ def figure_a4(
         raise ValueError("figure_a4: the Wilcoxon table is empty")
     factor = int(wilcoxon["factor"].iloc[0])
     metrics = [m for m in TESTED_KEYS if m in set(wilcoxon["metric"])]
-    spacings = st.ordered_spacings(wilcoxon["spacing"], spacings)
-    tools = st.ordered_tools([*wilcoxon["tool_a"], *wilcoxon["tool_b"]])
-    labels = [st.tool_label(t) for t in tools]
+    spacings = ordered_spacings(wilcoxon["spacing"], spacings)
+    tools = ordered_tools([*wilcoxon["tool_a"], *wilcoxon["tool_b"]])
+    labels = [tool_label(t) for t in tools]
     cmap = ListedColormap(_SIGNIFICANCE_COLOURS)
     norm = BoundaryNorm(np.arange(len(SIGNIFICANCE_CLASSES) + 1) - 0.5, cmap.N)
     with plt.rc_context(_STYLE):
@@ -577,9 +588,9 @@ def figure_a4(
 def _matrix_dividers(axis, tools: Sequence[str]) -> None:
     """Lines between groups of tools in a significance matrix: its rows are tools[1:] and its
     columns tools[:-1], so a group starting at tool b starts at row b − 1 and column b."""
-    if not st.shows_groups(tools):
+    if not shows_groups(tools):
         return
-    for _, first, _ in st.group_spans(tools)[1:]:
+    for _, first, _ in group_spans(tools)[1:]:
         axis.axhline(first - 1.5, **GROUP_DIVIDER)
         axis.axvline(first - 0.5, **GROUP_DIVIDER)
 
@@ -609,10 +620,10 @@ def figure_a5(timing: pd.DataFrame, png_path, pdf_path=None, *, footer: str = ""
     """Box plots of HD time per case (s, log scale) by OAR category (groups) and tool
     (colour); the number of failed timing runs per tool is in the legend. Tools of more than
     one group are parted by a dashed line in each category and headed by group in the legend."""
-    per_case = st.time_per_case(timing)
+    per_case = time_per_case(timing)
     if per_case.empty:
         raise ValueError("figure_a5: no successful timing rows")
-    tools = st.ordered_tools(timing["tool"])
+    tools = ordered_tools(timing["tool"])
     failed = timing.loc[timing["status"] != "ok"].groupby("tool").size()
     categories = ordered_categories(per_case["category"])
     width = 0.8 / len(tools)
@@ -677,7 +688,7 @@ def figure_a5(timing: pd.DataFrame, png_path, pdf_path=None, *, footer: str = ""
 
 def versions_footer(frame: pd.DataFrame, prefix: str = "") -> str:
     """ "Versions: Google DeepMind 0.1; MONAI 1.6.1; ..." from a table with tool_version."""
-    return (prefix + " " if prefix else "") + "Versions: " + st.tool_versions(frame) + "."
+    return (prefix + " " if prefix else "") + "Versions: " + tool_versions(frame) + "."
 
 
 # --------------------------------------------------------------------------------------------
@@ -685,42 +696,27 @@ def versions_footer(frame: pd.DataFrame, prefix: str = "") -> str:
 # --------------------------------------------------------------------------------------------
 
 
-def configuration_footer(config: dict, dataset: str) -> str:
+def configuration_footer(settings: AnalysisSettings, dataset: str) -> str:
     """ "Dataset synthetic; HDp p = 95; NSD/BIoU tau = 2 mm." for figure small print."""
-    metrics = config.get("metrics", {})
     return (
-        f"Dataset {dataset}; HDp p = {metrics.get('percentile', 95)}; NSD and BIoU tau = "
-        f"{metrics.get('tau_mm', 2.0):g} mm."
+        f"Dataset {dataset}; HDp p = {settings.percentile}; NSD and BIoU tau = "
+        f"{settings.tau_mm:g} mm."
     )
 
 
-def read_timing(paths: Sequence[str | Path]) -> pd.DataFrame:
-    """All timing records in one table; a missing file is an error naming it."""
-    frames = []
-    for path in paths:
-        if not Path(path).is_file():
-            raise FileNotFoundError(f"{path}: timing records not found")
-        frames.append(pd.read_parquet(path))
-    if not frames:
-        raise ValueError("no timing files given")
-    return pd.concat(frames, ignore_index=True)
-
-
-def make_figure_4(scores_path, png_path, pdf_path, config: dict) -> None:
+def make_figure_4(scores_path, png_path, pdf_path, settings: AnalysisSettings) -> None:
     """Fig. 4 from the scores file."""
-    from study.analysis.tables import configured_spacings, configured_tools, read_scores
-
     scores = read_scores(scores_path)
-    delta = st.deltas(scores, configured_tools(config, scores) or None)
-    footer = configuration_footer(config, ", ".join(sorted(scores["dataset"].unique())))
-    missing = [t for t in st.unavailable_tools(scores) if t in config.get("tools", [])]
+    delta = deltas(scores, settings.present_tools_and_checks(scores["tool"]) or None)
+    footer = configuration_footer(settings, ", ".join(sorted(scores["dataset"].unique())))
+    missing = [t for t in unavailable_tools(scores) if t in settings.tools]
     if missing:
-        footer += " Not available here: " + ", ".join(st.tool_label(t) for t in missing) + "."
+        footer += " Not available here: " + ", ".join(tool_label(t) for t in missing) + "."
     figure_4(
         delta,
         png_path,
         pdf_path,
-        spacings=configured_spacings(config),
+        spacings=settings.grid_labels,
         footer=versions_footer(delta, footer),
         unavailable=missing,
     )
@@ -728,9 +724,7 @@ def make_figure_4(scores_path, png_path, pdf_path, config: dict) -> None:
 
 def make_figure_a3(manifest_path, png_path, pdf_path) -> None:
     """Fig. A3 from the dataset manifest."""
-    if not Path(manifest_path).is_file():
-        raise FileNotFoundError(f"{manifest_path}: dataset manifest not found")
-    manifest = pd.read_csv(manifest_path)
+    manifest = read_manifest(manifest_path)
     dataset = Path(manifest_path).parent.name
     figure_a3(
         manifest,
@@ -741,16 +735,14 @@ def make_figure_a3(manifest_path, png_path, pdf_path) -> None:
     )
 
 
-def make_figure_a4(wilcoxon_csv, png_path, pdf_path, config: dict) -> None:
+def make_figure_a4(wilcoxon_csv, png_path, pdf_path, settings: AnalysisSettings) -> None:
     """Fig. A4 from the Wilcoxon table written by the table_wilcoxon rule."""
-    wilcoxon = pd.read_csv(wilcoxon_csv, dtype={"spacing": str})
-    from study.analysis.tables import configured_spacings
-
+    wilcoxon = read_wilcoxon(wilcoxon_csv)
     figure_a4(
         wilcoxon,
         png_path,
         pdf_path,
-        spacings=configured_spacings(config),
+        spacings=settings.grid_labels,
         footer="p-values of paired two-sided Wilcoxon signed-rank tests (scipy) on mask "
         "pairs where both implementations gave a finite score.",
     )
@@ -767,7 +759,7 @@ def make_figure_a5(timing_paths, png_path, pdf_path) -> None:
         footer=versions_footer(
             timing,
             f"HD only, voxel size {spacings}, on "
-            f"{st.timed_grids(timing)}; median over "
+            f"{timed_grids(timing)}; median over "
             f"{timing['repeat'].nunique()} repeat(s) per case.",
         ),
     )

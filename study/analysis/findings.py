@@ -7,7 +7,6 @@ check; what the paper claimed, and how each claim is checked, is in `claims`.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from itertools import combinations
 from pathlib import Path
 
@@ -15,35 +14,36 @@ import numpy as np
 import pandas as pd
 
 from study.analysis import advice, claims, edge_comparison, environments, paper
-from study.analysis import statistics as st
-from study.analysis.document import Section, render_html, render_markdown
-from study.analysis.tables import (
-    EDGE_METRICS,
-    EDGE_SYMBOLS,
-    configured_spacings,
-    edge_cell,
-    load_edge_cases,
-    read_scores,
-    shorten,
-    table_a3,
+from study.analysis.delta import (
+    NEGLIGIBLE,
+    REFERENCE_MESHING_VARIANTS,
+    deltas,
+    measured,
+    summarize_deltas,
+    unavailable_tools,
 )
-from study.records import EDGE_CASES, REFERENCE, spacing_title
+from study.analysis.document import Section, render_html, render_markdown
+from study.analysis.labels import (
+    display_scale,
+    display_unit,
+    ordered_spacings,
+    ordered_tools,
+    shorten,
+    signed,
+    tool_group,
+    tool_label,
+    tool_list,
+    tool_versions,
+)
+from study.analysis.phrases import edge_row, milliseconds, timing_of
+from study.analysis.read import AnalysisInputs, check_scores, read_inputs, read_wilcoxon
+from study.analysis.settings import AnalysisSettings
+from study.analysis.significance import ALPHA, smallest_attainable_p
+from study.analysis.tables import EDGE_SYMBOLS
+from study.analysis.timing import median_times, time_per_case, timed_grids
+from study.records import REFERENCE, spacing_title
 from study.scoring import grid_check
 from vocabulary import METRIC_KEYS, TESTED_KEYS
-
-
-@dataclass
-class AnalysisInputs:
-    """Everything the findings are computed from."""
-
-    scores: pd.DataFrame
-    wilcoxon: pd.DataFrame
-    config: Mapping
-    timing: pd.DataFrame | None = None
-    grid_check: pd.DataFrame | None = None
-    edge_cases: pd.DataFrame | None = None
-    """Table A3's records: tool, version, metric, case, output, warned, message."""
-
 
 # --------------------------------------------------------------------------------------------
 # Sections
@@ -52,9 +52,8 @@ class AnalysisInputs:
 
 def setup_section(inputs: AnalysisInputs, spacings: Sequence[str]) -> Section:
     """What was compared: data, configuration, tools and versions, Bonferroni factor."""
-    scores, config = st.measured(inputs.scores), inputs.config
+    scores, settings = measured(inputs.scores), inputs.settings
     pairs = scores[["dataset", "case", "oar"]].drop_duplicates()
-    metrics = config.get("metrics", {})
     factor = int(inputs.wilcoxon["factor"].iloc[0]) if not inputs.wilcoxon.empty else None
     return Section(
         "Set-up",
@@ -62,10 +61,10 @@ def setup_section(inputs: AnalysisInputs, spacings: Sequence[str]) -> Section:
             f"Dataset **{', '.join(sorted(pairs['dataset'].unique()))}**: {len(pairs)} mask pairs "
             f"({pairs['case'].nunique()} case(s), {pairs['oar'].nunique()} OARs) at "
             f"{len(spacings)} voxel sizes: {', '.join(spacing_title(s) for s in spacings)}.",
-            f"HDp with p = {metrics.get('percentile', 95)}; NSD and BIoU with tau = "
-            f"{metrics.get('tau_mm', 2.0)} mm. Δ = tool − reference; NSD and BIoU in percentage "
+            f"HDp with p = {settings.percentile}; NSD and BIoU with tau = "
+            f"{settings.tau_mm} mm. Δ = tool − reference; NSD and BIoU in percentage "
             "points.",
-            f"Versions: {st.tool_versions(scores)}.",
+            f"Versions: {tool_versions(scores)}.",
             f"Wilcoxon p-values are multiplied by the Bonferroni factor {factor:,}."
             if factor
             else "No Wilcoxon tests were run.",
@@ -99,7 +98,7 @@ def deviation_cell(row: Mapping, tolerance: float) -> str:
     if verdict in ("agrees", "has no finite Δ"):
         return verdict.replace("has no", "no")
     short = verdict.split("-")[0].split(" ")[0]  # over, under, scatters
-    mean, low, high = (st.signed(row[key]) for key in ("mean", "min", "max"))
+    mean, low, high = (signed(row[key]) for key in ("mean", "min", "max"))
     return f"{short} {mean} [{low}, {high}]"
 
 
@@ -118,7 +117,7 @@ def deviation_frame(rows: pd.DataFrame, spacings: Sequence[str], tolerance: floa
             if s in stats.index
         }
         excluded = int((stats["n"] - stats["n_finite"]).sum())
-        table.append({"Tool": st.tool_label(tool), **cells, "Not finite or failed": excluded})
+        table.append({"Tool": tool_label(tool), **cells, "Not finite or failed": excluded})
     return pd.DataFrame(table).fillna("–")
 
 
@@ -130,14 +129,14 @@ def deviation_section(summary: pd.DataFrame, spacings: Sequence[str]) -> Section
     if metrics:
         section.lines.append(
             "Per metric, each tool's Δ per voxel size: *agrees* when every |Δ| ≤ "
-            f"{st.NEGLIGIBLE['mm']:g} mm ({st.NEGLIGIBLE['%pt']:g} %pt for NSD and BIoU), else "
+            f"{NEGLIGIBLE['mm']:g} mm ({NEGLIGIBLE['%pt']:g} %pt for NSD and BIoU), else "
             "*over* or *under* (the mean Δ beyond that) or *scatters*, with mean [min, max]; "
             "tools ordered by their largest mean |Δ|."
         )
     for metric in metrics:
-        unit = st.display_unit(metric)
+        unit = display_unit(metric)
         rows = summary.loc[summary["metric"] == metric]
-        frame = deviation_frame(rows, spacings, st.NEGLIGIBLE[unit])
+        frame = deviation_frame(rows, spacings, NEGLIGIBLE[unit])
         section.tables.append((f"**Δ{metric}** ({unit}):", frame))
     return section
 
@@ -150,7 +149,7 @@ def _pair_lines(rows: pd.DataFrame, spacings: Sequence[str]) -> list[str]:
             f"{metric} at {spacings_text(list(group['spacing']), spacings)}"
             for metric, group in pair.groupby("metric", sort=False)
         )
-        lines.append(f"{st.tool_label(a)} and {st.tool_label(b)}: {where}.")
+        lines.append(f"{tool_label(a)} and {tool_label(b)}: {where}.")
     return lines
 
 
@@ -163,13 +162,13 @@ def identical_groups(pairs: pd.DataFrame) -> str:
     for pair in same:
         touching = [group for group in groups if group & pair]
         groups = [group for group in groups if not group & pair] + [set(pair).union(*touching)]
-    order = st.ordered_tools(set().union(*same))
+    order = ordered_tools(set().union(*same))
     parts = []
     for group in sorted(groups, key=lambda g: min(order.index(t) for t in g)):
-        members = st.ordered_tools(group)
+        members = ordered_tools(group)
         complete = all(frozenset(p) in same for p in combinations(members, 2))
-        chains = [members] if complete else [st.ordered_tools(p) for p in same if p <= group]
-        parts += [" = ".join(st.tool_label(t) for t in chain) for chain in chains]
+        chains = [members] if complete else [ordered_tools(p) for p in same if p <= group]
+        parts += [" = ".join(tool_label(t) for t in chain) for chain in chains]
     return "; ".join(parts)
 
 
@@ -222,21 +221,21 @@ def indistinguishable_section(
     section.lines += identical_lines(identical, spacings)
     tested = wilcoxon.loc[wilcoxon["status"] == "tested"]
     floor = (
-        min(1.0, st.smallest_attainable_p(int(tested["n_common"].max())) * factor)
+        min(1.0, smallest_attainable_p(int(tested["n_common"].max())) * factor)
         if not tested.empty
         else 1.0
     )
-    if not tested.empty and floor >= st.ALPHA:
+    if not tested.empty and floor >= ALPHA:
         section.lines.append(
             f"No test can be significant here: with at most {int(tested['n_common'].max())} "
-            f"common pairs the smallest attainable p × {factor:,} is {floor:.3g} ≥ {st.ALPHA}, "
+            f"common pairs the smallest attainable p × {factor:,} is {floor:.3g} ≥ {ALPHA}, "
             "so 'not significant' would only mean too few pairs; run a larger study."
         )
     else:
         same = tested.loc[~tested["significant"].astype(bool)]
         with_reference = (same["tool_a"] == REFERENCE) | (same["tool_b"] == REFERENCE)
         section.lines += [
-            f"Not significantly different (p × {factor:,} ≥ {st.ALPHA}) — {line}"
+            f"Not significantly different (p × {factor:,} ≥ {ALPHA}) — {line}"
             for line in _pair_lines(same.loc[with_reference], spacings)
         ]
         counts = significance_counts(tested, spacings)
@@ -245,12 +244,12 @@ def indistinguishable_section(
         elif not counts.empty:
             caption = (
                 f"Pairs of tools (the reference aside) not significantly different (p × "
-                f"{factor:,} ≥ {st.ALPHA}) of those tested, per metric and voxel size; which "
+                f"{factor:,} ≥ {ALPHA}) of those tested, per metric and voxel size; which "
                 "pairs: Fig. A4."
             )
             section.tables.append((caption, counts))
     untestable = int((wilcoxon["status"] == "untestable").sum())
-    missing = f"; not installed here: {st.tool_list(unavailable)}" if unavailable else ""
+    missing = f"; not installed here: {tool_list(unavailable)}" if unavailable else ""
     section.lines.append(
         f"{untestable} of {len(wilcoxon)} comparisons had no common finite "
         f"scores (a tool lacks the metric, or its scores failed or are not finite{missing})."
@@ -262,30 +261,21 @@ def failures_section(scores: pd.DataFrame) -> Section:
     """Tools that were not installed, and how many scores were errors or non-finite."""
     section = Section("Missing and non-finite scores")
     status_counts = scores.groupby(["tool", "status"]).size().unstack(fill_value=0)
-    unavailable = st.unavailable_tools(scores)
-    for tool in st.ordered_tools(status_counts.index):
+    unavailable = unavailable_tools(scores)
+    for tool in ordered_tools(status_counts.index):
         counts = status_counts.loc[tool]
         total = int(counts.sum())
         if tool in unavailable:
             message = unavailable[tool].split(" (")[0]
-            section.lines.append(f"{st.tool_label(tool)}: not available ({message}).")
+            section.lines.append(f"{tool_label(tool)}: not available ({message}).")
             continue
         issues = {k: int(counts.get(k, 0)) for k in ("error", "nan", "inf", "unavailable")}
         if any(issues.values()):
             text = ", ".join(f"{n} {k}" for k, n in issues.items() if n)
-            section.lines.append(f"{st.tool_label(tool)}: {text} of {total} scores.")
+            section.lines.append(f"{tool_label(tool)}: {text} of {total} scores.")
     if not section.lines:
         section.lines.append("Every score of every tool is finite.")
     return section
-
-
-def _ms(seconds: float) -> str:
-    return f"{seconds * 1000:.3g} ms"
-
-
-def median_times(per_case: pd.DataFrame) -> pd.Series:
-    """Each tool's median HD time per case (`statistics.time_per_case`), fastest first."""
-    return per_case.groupby("tool")["seconds"].median().sort_values()
 
 
 def timing_section(timing: pd.DataFrame | None) -> Section:
@@ -294,18 +284,18 @@ def timing_section(timing: pd.DataFrame | None) -> Section:
     if timing is None or timing.empty:
         section.lines.append("No timing records.")
         return section
-    per_case = st.time_per_case(timing)
+    per_case = time_per_case(timing)
     medians = median_times(per_case)
     boxes = per_case.groupby(["tool", "category"]).size()
     section.lines.append(
-        f"Timed on {st.timed_grids(timing)}, {timing['case'].nunique()} "
+        f"Timed on {timed_grids(timing)}, {timing['case'].nunique()} "
         f"case(s), {timing['oar'].nunique()} OARs, {timing['repeat'].nunique()} repeat(s) per "
         f"pair (their median counts); each tool's box per OAR category holds {boxes.min()} to "
         f"{boxes.max()} pairs."
     )
     section.lines.append(
         "Median per case, fastest first: "
-        + "; ".join(f"{st.tool_label(t)} {_ms(s)}" for t, s in medians.items())
+        + "; ".join(f"{tool_label(t)} {milliseconds(s)}" for t, s in medians.items())
         + "."
     )
     return section
@@ -323,10 +313,10 @@ def metric_agreement(
     voxel size the mean ± SD of the finite Δ and how many pairs agree (|Δ| within
     `statistics.NEGLIGIBLE`), then the Δ that could not be formed (non-finite; failed, with
     the tool's message `error`)."""
-    unit = st.display_unit(metric)
+    unit = display_unit(metric)
     rows = delta.loc[delta["metric"] == metric]
-    scaled = rows["delta"] * st.display_scale(metric)
-    agree = (rows["kind"] == "finite") & (scaled.abs() <= st.NEGLIGIBLE[unit])
+    scaled = rows["delta"] * display_scale(metric)
+    agree = (rows["kind"] == "finite") & (scaled.abs() <= NEGLIGIBLE[unit])
     if agree.all():
         return f"{metric} agrees on all {len(rows)} pairs"
     parts = []
@@ -338,7 +328,7 @@ def metric_agreement(
             continue
         sd = f"{finite.std():.2f}" if len(finite) > 1 else "–"
         parts.append(
-            f"{spacing_title(spacing)} {st.signed(finite.mean())} ± {sd} "
+            f"{spacing_title(spacing)} {signed(finite.mean())} ± {sd} "
             f"({int((agree & at).sum())}/{int(at.sum())} agree)"
         )
     text = f"{metric} ({unit}): " + ", ".join(parts)
@@ -351,61 +341,28 @@ def metric_agreement(
     return text
 
 
-def edge_row(edge_cases: pd.DataFrame | None, tool: str) -> str:
-    """A tool's row of Table A3 as text: "HD O1 ∞, O2 ∞, O3 NaN, S ✓; DSC ..."."""
-    rows = None if edge_cases is None else edge_cases.loc[edge_cases["tool"] == tool]
-    if rows is None or rows.empty:
-        return "no edge-case record"
-    parts = []
-    for metric, cells in sorted(rows.groupby("metric"), key=lambda mc: EDGE_METRICS.index(mc[0])):
-        by_case = {r["case"]: edge_cell(r) for r in cells.to_dict("records")}
-        parts.append(
-            f"{metric} " + ", ".join(f"{c} {by_case[c]}" for c in EDGE_CASES if c in by_case)
-        )
-    return "; ".join(parts)
-
-
-def timing_of(medians: pd.Series, tool: str) -> str:
-    """A tool's median HD time per case beside the reference's and the paper's tools'."""
-    if tool not in medians.index:
-        return "not timed (or every timing run failed)"
-    text = f"median {_ms(medians[tool])} per case"
-    if REFERENCE in medians.index:
-        text += f" (the reference {_ms(medians[REFERENCE])})"
-    tools = medians.drop(REFERENCE, errors="ignore").sort_values()
-    text += f"; {list(tools.index).index(tool) + 1} of {len(tools)} timed tools by speed"
-    paper_tools = tools.loc[[st.tool_group(t) == "paper" for t in tools.index]]
-    if not paper_tools.empty:
-        text += (
-            f"; the paper's tools from {_ms(paper_tools.iloc[0])} "
-            f"({st.tool_label(paper_tools.index[0])}) to {_ms(paper_tools.iloc[-1])} "
-            f"({st.tool_label(paper_tools.index[-1])})"
-        )
-    return text
-
-
 def later_tools_section(inputs: AnalysisInputs, spacings: Sequence[str]) -> Section:
     """Each tool added since the paper (`statistics.tool_group` "later"): per metric it
     offers, where it agrees with the reference and where not; its Table A3 row; its HD time.
     The paper's claims and tables leave these tools out; this is where they are reported."""
     section = Section("Tools since the paper")
-    later = [t for t in st.ordered_tools(inputs.scores["tool"]) if st.tool_group(t) == "later"]
+    later = [t for t in ordered_tools(inputs.scores["tool"]) if tool_group(t) == "later"]
     if not later:
         section.lines.append("No tool added since the paper was scored in this run.")
         return section
     section.lines.append(
         f"Scored here beside the paper's tools, and left out of every check of the paper's "
-        f"claims: {st.tool_list(later)}. Per metric the tool offers: Δ = tool − reference "
+        f"claims: {tool_list(later)}. Per metric the tool offers: Δ = tool − reference "
         "(mean ± SD per voxel size) and how many pairs agree, |Δ| ≤ "
-        f"{st.NEGLIGIBLE['mm']:g} mm ({st.NEGLIGIBLE['%pt']:g} %pt for NSD, BIoU, DSC)."
+        f"{NEGLIGIBLE['mm']:g} mm ({NEGLIGIBLE['%pt']:g} %pt for NSD, BIoU, DSC)."
     )
-    missing = st.unavailable_tools(inputs.scores)
+    missing = unavailable_tools(inputs.scores)
     medians = pd.Series(dtype=float)
     if inputs.timing is not None and not inputs.timing.empty:
-        medians = median_times(st.time_per_case(inputs.timing))
-    delta = st.deltas(inputs.scores, later)
+        medians = median_times(time_per_case(inputs.timing))
+    delta = deltas(inputs.scores, later)
     for tool in later:
-        label = f"**{st.tool_label(tool)}**"
+        label = f"**{tool_label(tool)}**"
         if tool in missing:
             section.lines.append(f"{label}: not available here ({shorten(missing[tool])}).")
             continue
@@ -438,7 +395,7 @@ def grid_section(rows: pd.DataFrame | None) -> Section | None:
     checked = ", ".join(spacing_title(s) for s in pairs.index)
     compared = grid_check.compared_tools(differences)
     unchanged_tools = [
-        t for t in st.ordered_tools(differences["tool"]) if t not in set(changed["tool"])
+        t for t in ordered_tools(differences["tool"]) if t not in set(changed["tool"])
     ]
     same = [t for t in unchanged_tools if t in compared]
     unchanged = differences.loc[~differences["changed"], "difference"].abs()
@@ -446,14 +403,14 @@ def grid_section(rows: pd.DataFrame | None) -> Section | None:
     section.lines.append(
         f"The same pairs scored on cropped grids and on scan-sized grids ({pairs.max()} pairs at "
         f"{checked}, one of them with observer B empty). The same "
-        f"(|d| ≤ {grid_check.SAME_TOLERANCE:g}) on every pair and metric: {st.tool_list(same)}; "
+        f"(|d| ≤ {grid_check.SAME_TOLERANCE:g}) on every pair and metric: {tool_list(same)}; "
         f"the largest |d| among the scores that stayed the same is {largest:.2g}."
     )
     vacuous = [t for t in unchanged_tools if t not in compared]
     if vacuous:
         section.lines.append(
             f"Not compared (no score finite on both grids: every call failed or gave inf or "
-            f"nan, alike on both): {st.tool_list(vacuous)}."
+            f"nan, alike on both): {tool_list(vacuous)}."
         )
     for row in changed.itertuples():
         largest = (
@@ -462,7 +419,7 @@ def grid_section(rows: pd.DataFrame | None) -> Section | None:
             else f", largest |d| {row.max_abs_difference:.4g}"
         )
         section.lines.append(
-            f"**{st.tool_label(row.tool)} {row.metric} depends on the grid**: changed on "
+            f"**{tool_label(row.tool)} {row.metric} depends on the grid**: changed on "
             f"{row.changed} of {row.compared} pairs{largest}; e.g. {row.example}."
         )
     return section
@@ -477,20 +434,20 @@ def evidence(inputs: AnalysisInputs, summary: pd.DataFrame, spacings) -> claims.
     """What the paper's claims are checked on: this run's Δ summaries (per voxel size, per
     OAR category, and of the reference's meshing variants), tests, median HD times per case
     and edge-case records."""
-    tools = [t for t in inputs.config.get("tools", []) if t in set(inputs.scores["tool"])]
-    by_category = st.summarize_deltas(
-        st.deltas(inputs.scores, tools or None), ["metric", "category", "tool"]
+    tools = inputs.settings.present_tools(inputs.scores["tool"])
+    by_category = summarize_deltas(
+        deltas(inputs.scores, tools or None), ["metric", "category", "tool"]
     )
-    variants = [v for v in st.REFERENCE_MESHING_VARIANTS if v in set(inputs.scores["tool"])]
+    variants = [v for v in REFERENCE_MESHING_VARIANTS if v in set(inputs.scores["tool"])]
     meshing = (
-        st.summarize_deltas(st.deltas(inputs.scores, variants), ["metric", "spacing", "tool"])
+        summarize_deltas(deltas(inputs.scores, variants), ["metric", "spacing", "tool"])
         if variants
         else None
     )
     timing, timed_on = None, ""
     if inputs.timing is not None and not inputs.timing.empty:
-        timing = st.time_per_case(inputs.timing).groupby("tool")["seconds"].median()
-        timed_on = st.timed_grids(inputs.timing)
+        timing = time_per_case(inputs.timing).groupby("tool")["seconds"].median()
+        timed_on = timed_grids(inputs.timing)
     return claims.Evidence(
         by_spacing=summary,
         spacings=spacings,
@@ -544,7 +501,7 @@ def edge_section(edge_cases: pd.DataFrame | None) -> Section | None:
             f"(paper {_edge_output(r.paper_output, r.paper_warned)})"
             for r in group.itertuples()
         )
-        section.lines.append(f"{st.tool_label(tool)}, {why}: {listed}.")
+        section.lines.append(f"{tool_label(tool)}, {why}: {listed}.")
     return section
 
 
@@ -571,10 +528,10 @@ def measured_problems(recommended: pd.DataFrame) -> str:
             for tool in [row.tool, *advice.twins_of(row)]
             # A reason of the whole row, or this tool's own ("MISeval only: ...").
             if f"only: {words}" not in row.reasons
-            or f"{st.tool_label(tool)} only: {words}" in row.reasons
+            or f"{tool_label(tool)} only: {words}" in row.reasons
         )
         if pairs:
-            listed = ", ".join(f"{st.tool_label(t)} {m}" for t, m in pairs)
+            listed = ", ".join(f"{tool_label(t)} {m}" for t, m in pairs)
             parts.append(f"{words}: {listed}")
     return ("Measured: " + "; ".join(parts) + ".") if parts else ""
 
@@ -584,7 +541,7 @@ def summary_section(
 ) -> Section:
     """At most `SUMMARY_LINES` lines: what was scored, per metric the tools to use (the
     recommendations, `advice`), the measured problems, and the verdicts on the paper's claims."""
-    pairs = st.measured(inputs.scores)[["dataset", "case", "oar", "spacing"]]
+    pairs = measured(inputs.scores)[["dataset", "case", "oar", "spacing"]]
     tools = advice.recommended_tools(recommended)
     verdicts = pd.Series(
         [claims.verdict_of(line) for line in compared.lines if "— " in line], dtype=str
@@ -613,14 +570,10 @@ def summary_section(
 
 def build_findings(inputs: AnalysisInputs) -> list[Section]:
     """All sections, in reading order: the summary first, then the details."""
-    st.check_scores(inputs.scores)
-    spacings = st.ordered_spacings(
-        st.measured(inputs.scores)["spacing"], configured_spacings(inputs.config)
-    )
-    tools = [t for t in inputs.config.get("tools", []) if t in set(inputs.scores["tool"])]
-    summary = st.summarize_deltas(
-        st.deltas(inputs.scores, tools or None), ["metric", "spacing", "tool"]
-    )
+    check_scores(inputs.scores)
+    spacings = ordered_spacings(measured(inputs.scores)["spacing"], inputs.settings.grid_labels)
+    tools = inputs.settings.present_tools(inputs.scores["tool"])
+    summary = summarize_deltas(deltas(inputs.scores, tools or None), ["metric", "spacing", "tool"])
     compared = paper_section(inputs, summary, spacings)
     recommended = advice.recommendations(inputs.scores, inputs.grid_check, inputs.edge_cases)
     sections = [
@@ -628,7 +581,7 @@ def build_findings(inputs: AnalysisInputs) -> list[Section]:
         setup_section(inputs, spacings),
         deviation_section(summary, spacings),
         indistinguishable_section(
-            inputs.wilcoxon, spacings, list(st.unavailable_tools(inputs.scores))
+            inputs.wilcoxon, spacings, list(unavailable_tools(inputs.scores))
         ),
         failures_section(inputs.scores),
         timing_section(inputs.timing),
@@ -640,33 +593,11 @@ def build_findings(inputs: AnalysisInputs) -> list[Section]:
     return [section for section in sections if section is not None]
 
 
-def read_inputs(
-    scores_path,
-    timing_paths=(),
-    grid_check_paths=(),
-    edge_case_paths=(),
-    wilcoxon: pd.DataFrame | None = None,
-    config: Mapping | None = None,
-) -> AnalysisInputs:
-    """The analysis inputs from the workflow's files (or any user's): the scores table, and
-    the timing, grid-check and edge-case records when given."""
-    from study.analysis.figures import read_timing  # here, so findings alone need no matplotlib
-
-    return AnalysisInputs(
-        read_scores(scores_path),
-        pd.DataFrame() if wilcoxon is None else wilcoxon,
-        config or {},
-        read_timing(timing_paths) if timing_paths else None,
-        grid_check.read_grid_check(grid_check_paths) if grid_check_paths else None,
-        table_a3(load_edge_cases(edge_case_paths)).numeric if edge_case_paths else None,
-    )
-
-
 def make_findings(
     scores_path,
     wilcoxon_csv,
     timing_paths,
-    config: Mapping,
+    settings: AnalysisSettings,
     md_path,
     html_path,
     grid_check_paths=(),
@@ -677,11 +608,13 @@ def make_findings(
 
     `environment_paths`, the scores table and the edge-case files of every environment, add
     the section on the versions since the paper's (study.analysis.environments)."""
-    wilcoxon = pd.read_csv(wilcoxon_csv, dtype={"spacing": str})
+    wilcoxon = read_wilcoxon(wilcoxon_csv)
     sections = build_findings(
-        read_inputs(scores_path, timing_paths, grid_check_paths, edge_case_paths, wilcoxon, config)
+        read_inputs(
+            scores_path, timing_paths, grid_check_paths, edge_case_paths, wilcoxon, settings
+        )
     )
-    for environment in config.get("environments", [])[1:] if environment_paths else []:
+    for environment in settings.other_environments if environment_paths else []:
         comparison = environments.compare_files(environment_paths, environment)
         sections.append(Section(*environments.findings_section(comparison)))
     Path(md_path).parent.mkdir(parents=True, exist_ok=True)

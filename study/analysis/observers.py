@@ -14,8 +14,9 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from maskio import load_mask
-from study.analysis.tables import Table, format_number, read_scores, write_table
+from study.analysis.labels import format_number
+from study.analysis.read import PAIR_COLUMNS, read_mask, read_pairs, read_scores
+from study.analysis.rendering import Table, write_table
 from study.oars import ordered_categories
 from study.records import REFERENCE
 
@@ -25,7 +26,7 @@ AGREEMENT_METRICS: tuple[str, ...] = ("DSC", "HD", "HD95")
 SUMMARY_COLUMNS: tuple[str, ...] = ("n", "min", "p10", "median", "p90", "max")
 """Summary of each distribution: count of finite values, extremes, 10th/50th/90th percentiles."""
 
-KEYS: tuple[str, ...] = ("case", "oar", "category", "spacing")
+KEYS: tuple[str, ...] = PAIR_COLUMNS
 
 
 def dice(a: np.ndarray, b: np.ndarray) -> float:
@@ -34,26 +35,14 @@ def dice(a: np.ndarray, b: np.ndarray) -> float:
     return 2.0 * int(np.logical_and(a, b).sum()) / total if total else float("nan")
 
 
-def _mask(folder: Path, path) -> np.ndarray | None:
-    """The mask at folder/path, or None for an observer who drew nothing (empty path)."""
-    if not isinstance(path, str) or not path:
-        return None
-    return load_mask(folder / path).array
-
-
 def pair_dice(pairs_files: Sequence[str | Path]) -> pd.DataFrame:
     """DSC of every pair listed in the voxelization's pairs.csv files (paths relative to each
     file): columns case, oar, category, spacing, metric, value."""
     rows = []
     for pairs_file in map(Path, pairs_files):
-        if not pairs_file.is_file():
-            raise FileNotFoundError(f"{pairs_file}: pairs file not found")
-        table = pd.read_csv(pairs_file, dtype={"spacing": str}, keep_default_na=False)
-        missing = {*KEYS, "path_a", "path_b"} - set(table.columns)
-        if missing:
-            raise ValueError(f"{pairs_file}: missing columns {sorted(missing)}")
+        table = read_pairs(pairs_file)
         for row in table.itertuples(index=False):
-            a, b = (_mask(pairs_file.parent, p) for p in (row.path_a, row.path_b))
+            a, b = (read_mask(pairs_file.parent, p) for p in (row.path_a, row.path_b))
             if a is None and b is None:
                 value = float("nan")
             elif a is None or b is None:

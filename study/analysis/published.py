@@ -21,7 +21,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from study.analysis.tables import pipe_table
+from study.analysis.rendering import pipe_table
 from study.records import spacing_title
 from vocabulary import METRIC_KEYS
 

@@ -1,4 +1,6 @@
-"""What the analysis stage writes, for the Snakemake rules in workflow/rules/analysis.smk.
+"""What the analysis stage writes, for the literal rules in workflow/rules/analysis.smk: each
+table's and figure's paths and report entry, which of them a config asks for (`rule all`), and
+the captions' parameters.
 
 Kept out of the rule file so the rule file holds rules only (`snakemake --lint`) and the paths
 can be unit tested.
@@ -7,18 +9,17 @@ can be unit tested.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
 
 from snakemake.io import report
 
 from adapters.environments import STUDY_ENVIRONMENT
-from study.analysis.statistics import bonferroni_factor_from_config, implementations
+from study.analysis.settings import AnalysisSettings
+from study.analysis.significance import bonferroni_factor_of, implementations
 from study.pipeline.layout import Layout
 from study.records import (
     GRID_NAMES,
     REFERENCE,
     REFERENCE_VARIANTS,
-    grid_labels,
     spacing_title,
 )
 
@@ -29,89 +30,91 @@ FIGURE_FORMATS: tuple[str, ...] = ("png", "pdf")
 """Renderings of every figure; the PNG goes into the report."""
 
 
-@dataclass(frozen=True)
-class Item:
-    """One table or figure: the record it reads, the script that draws it, its job's size."""
-
-    name: str
-    reads: str  # a key of analysis.smk's ANALYSIS_INPUTS: scores, edge_cases, timing, ...
-    script: str  # in workflow/scripts/
-    mem_mb: int
-    runtime: int  # minutes
-
-    @property
-    def is_figure(self) -> bool:
-        return self.name.startswith("figure_")
-
-    def paths(self) -> dict[str, str]:
-        """Every rendering's path, by format."""
-        pattern, formats = (
-            (Layout.FIGURE, FIGURE_FORMATS) if self.is_figure else (Layout.TABLE, TABLE_FORMATS)
-        )
-        return {fmt: pattern.format(name=self.name, fmt=fmt) for fmt in formats}
-
-
-ITEMS: tuple[Item, ...] = (
-    Item("table_a1", "scores", "table_delta.py", 2000, 10),
-    Item("table_a2", "scores", "table_delta.py", 2000, 10),
-    Item("table_a4", "scores", "table_delta.py", 2000, 10),
-    Item("table_wilcoxon", "scores", "table_wilcoxon.py", 2000, 30),
-    Item("table_a3", "edge_cases", "table_a3.py", 1000, 5),
-    Item("figure_4", "scores", "figure_4.py", 3000, 10),
-    Item("figure_a3", "manifest", "figure_a3.py", 1000, 5),
-    Item("figure_a4", "wilcoxon", "figure_a4.py", 2000, 10),
-    Item("figure_a5", "timing", "figure_a5.py", 1000, 5),
-    Item("table_a3_paper", "paper_edge_cases", "table_a3_environment.py", 1000, 5),
-    Item("table_drift", "environments", "table_drift.py", 2000, 10),
+TABLES: tuple[str, ...] = (
+    "table_a1",
+    "table_a2",
+    "table_a4",
+    "table_wilcoxon",
+    "table_a3",
+    "table_a3_paper",
+    "table_drift",
 )
-"""Every table and figure of the analysis, one rule each (workflow/rules/analysis.smk)."""
+"""The paper's tables and the environments' tables, each made by the rule of its name in
+workflow/rules/analysis.smk (`grep -n "rule table_a1" workflow/rules`)."""
+
+FIGURES: tuple[str, ...] = ("figure_4", "figure_a3", "figure_a4", "figure_a5")
+"""The paper's figures, each made by the rule of its name."""
+
+MESHING_ITEMS: tuple[str, ...] = ("table_a4",)
+"""Items asked for only when other meshings of the reference are scored."""
 
 ENVIRONMENT_ITEMS: dict[str, str] = {"table_a3_paper": "paper", "table_drift": "paper"}
-"""Items made only when the config scores the tools in that environment too."""
+"""Items asked for only when the config scores the tools in that environment too."""
+
+
+def table_paths(name: str) -> dict[str, str]:
+    """A table's renderings' paths, by format."""
+    return {fmt: Layout.TABLE.format(name=name, fmt=fmt) for fmt in TABLE_FORMATS}
+
+
+def figure_paths(name: str) -> dict[str, str]:
+    """A figure's renderings' paths, by format."""
+    return {fmt: Layout.FIGURE.format(name=name, fmt=fmt) for fmt in FIGURE_FORMATS}
+
+
+def item_paths(name: str) -> dict[str, str]:
+    """Every rendering's path of a table or figure, by format."""
+    return figure_paths(name) if name in FIGURES else table_paths(name)
+
+
+def table_outputs(name: str, category: str = "Tables") -> dict:
+    """A table rule's named outputs, the HTML flagged for the report with its caption
+    workflow/report/<name>.rst."""
+    paths: dict = table_paths(name)
+    paths["html"] = report(paths["html"], caption=f"../report/{name}.rst", category=category)
+    return paths
+
+
+def figure_outputs(name: str) -> dict:
+    """A figure rule's named outputs, the PNG flagged for the report with its caption."""
+    paths: dict = figure_paths(name)
+    paths["png"] = report(paths["png"], caption=f"../report/{name}.rst", category="Figures")
+    return paths
 
 
 class AnalysisPlan:
-    """Outputs, report entries and caption parameters of the analysis of one config."""
+    """What the analysis of one config asks for, and its captions' parameters."""
 
     def __init__(self, config: Mapping):
-        self.environments = config.get("environments", [STUDY_ENVIRONMENT])
-        self.other_environments = self.environments[1:]
-        meshings = config.get("reference", {}).get("meshings", [])
+        self.settings = AnalysisSettings.from_config(config)
+        self.environments = list(self.settings.environments)
+        self.other_environments = list(self.settings.other_environments)
         self.meshing_variants = [
             name
             for name, meshing in REFERENCE_VARIANTS.items()
-            if name != REFERENCE and meshing in meshings
+            if name != REFERENCE and meshing in self.settings.meshings
         ]
         self.params = {
-            "factor": bonferroni_factor_from_config(config),
-            "n_implementations": len(implementations(config["tools"])),
-            "voxel_sizes": ", ".join(spacing_title(label) for label in grid_labels(config)),
+            "factor": bonferroni_factor_of(self.settings),
+            "n_implementations": len(implementations(self.settings.tools)),
+            "voxel_sizes": ", ".join(spacing_title(label) for label in self.settings.grid_labels),
             "timing_grid": timing_grid_text(config),
         }
 
-    def items(self) -> list[Item]:
-        """The tables and figures of this config; Table A4 only when other meshings of the
-        reference are scored, the environments' tables only when their environment is."""
+    def items(self) -> list[str]:
+        """The tables and figures this config asks for: Table A4 only when other meshings of
+        the reference are scored, the environments' tables only when their environment is."""
         return [
-            item
-            for item in ITEMS
-            if (item.name != "table_a4" or self.meshing_variants)
-            and ENVIRONMENT_ITEMS.get(item.name, STUDY_ENVIRONMENT) in self.environments
+            name
+            for name in (*TABLES, *FIGURES)
+            if (name not in MESHING_ITEMS or self.meshing_variants)
+            and ENVIRONMENT_ITEMS.get(name, STUDY_ENVIRONMENT) in self.environments
         ]
 
-    @staticmethod
-    def outputs(item: Item) -> dict:
-        """Named outputs of an item's rule, the figure's PNG or the table's HTML flagged for
-        the report."""
-        paths: dict = item.paths()
-        shown, category = ("png", "Figures") if item.is_figure else ("html", "Tables")
-        paths[shown] = report(paths[shown], caption=f"../report/{item.name}.rst", category=category)
-        return paths
-
     def targets(self) -> list[str]:
-        """Every table, figure and the findings."""
+        """Every table, figure and page of this config."""
         return [
-            *(path for item in self.items() for path in item.paths().values()),
+            *(path for name in self.items() for path in item_paths(name).values()),
             *observers_paths().values(),
             *findings_paths().values(),
             *cards_paths().values(),
@@ -123,9 +126,8 @@ OBSERVERS_TABLE = "table_observers"
 
 
 def observers_paths() -> dict[str, str]:
-    """The data report's renderings, by format (a table: it reads the masks as well as the
-    scores, so it has a rule of its own rather than an Item)."""
-    return {fmt: Layout.TABLE.format(name=OBSERVERS_TABLE, fmt=fmt) for fmt in TABLE_FORMATS}
+    """The data report's renderings, by format."""
+    return table_paths(OBSERVERS_TABLE)
 
 
 def findings_paths() -> dict[str, str]:
@@ -149,10 +151,7 @@ def cards_paths() -> dict[str, str]:
     }
     pages["recommendations_csv"] = Layout.TABLE.format(name="recommendations", fmt="csv")
     pages["verdicts_html"] = Layout.VERDICTS
-    return pages | {
-        f"intervals_{fmt}": Layout.TABLE.format(name=INTERVALS_TABLE, fmt=fmt)
-        for fmt in TABLE_FORMATS
-    }
+    return pages | {f"intervals_{fmt}": path for fmt, path in table_paths(INTERVALS_TABLE).items()}
 
 
 def cards_outputs() -> dict:

@@ -2,6 +2,7 @@
 table (study.analysis.cards)."""
 
 from study.analysis.cards import make_cards
+from study.analysis.settings import AnalysisSettings
 from study.pipeline.logs import log_to
 
 snakemake = globals()["snakemake"]
@@ -13,5 +14,5 @@ with log_to(snakemake.log[0]):
         timing_paths=list(snakemake.input.timing),
         grid_check_paths=list(snakemake.input.grid_check),
         edge_case_paths=list(snakemake.input.edge_cases),
-        config=snakemake.config,
+        settings=AnalysisSettings.from_config(snakemake.config),
     )

@@ -1,6 +1,7 @@
 """Snakemake entry point of rule findings: the generated summary (Markdown and HTML)."""
 
 from study.analysis.findings import make_findings
+from study.analysis.settings import AnalysisSettings
 from study.pipeline.logs import log_to
 
 snakemake = globals()["snakemake"]
@@ -10,7 +11,7 @@ with log_to(snakemake.log[0]):
         snakemake.input.scores,
         snakemake.input.wilcoxon,
         list(snakemake.input.timing),
-        snakemake.config,
+        AnalysisSettings.from_config(snakemake.config),
         snakemake.output.md,
         snakemake.output.html,
         grid_check_paths=list(snakemake.input.grid_check),

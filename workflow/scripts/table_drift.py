@@ -6,4 +6,8 @@ from study.pipeline.logs import log_to
 snakemake = globals()["snakemake"]
 
 with log_to(snakemake.log[0]):
-    make_drift_table(list(snakemake.input), dict(snakemake.output.items()), "paper")
+    make_drift_table(
+        [snakemake.input.scores, *snakemake.input.edge_cases, *snakemake.input.paper_edge_cases],
+        dict(snakemake.output.items()),
+        "paper",
+    )

@@ -6,4 +6,4 @@ from study.pipeline.logs import log_to
 snakemake = globals()["snakemake"]
 
 with log_to(snakemake.log[0]):
-    make_environment_a3(list(snakemake.input), dict(snakemake.output.items()), "paper")
+    make_environment_a3(list(snakemake.input.edge_cases), dict(snakemake.output.items()), "paper")
