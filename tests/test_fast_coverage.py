@@ -166,7 +166,9 @@ def test_the_declared_paths_still_hold():
     assert set(CONTAINERS) <= modules
 
 
-@pytest.mark.parametrize("script", sorted((REPO / "workflow/scripts").glob("*.py")), ids=str)
+@pytest.mark.parametrize(
+    "script", sorted((REPO / "workflow/scripts").glob("*.py")), ids=lambda path: path.stem
+)
 def test_workflow_script_imports_resolve(script):
     for node in ast.walk(ast.parse(script.read_text(encoding="utf-8"))):
         if isinstance(node, ast.ImportFrom) and node.module.split(".")[0] in PACKAGES:
