@@ -1,6 +1,7 @@
 # Two commands do all set-up on a fresh machine:
 #   make run    build .venv if missing or stale, then run the default study (Snakemake)
 #   make test   build .venv (and panoptica's .envs/panoptica) if missing or stale, then run the test suite
+#   make test-fast   the tests that are not slow, every module covered (tests/test_fast_coverage.py)
 #   make test-cluster   the SLURM profile on a one-node SLURM started here (root; tests/test_cluster.py)
 PYTHON ?= python3.11
 VENV := .venv
@@ -12,6 +13,11 @@ SNAKEMAKE_ARGS ?=
 # A preset or a study of your own instead of config.yaml: make run CONFIG=workflow/presets/lidc.yaml
 CONFIG ?=
 CONFIG_ARGS := $(if $(CONFIG),--configfile $(CONFIG))
+# pytest-xdist workers of make test and make test-fast (this machine and CI have 2 cores).
+# --dist loadgroup: tests sharing a module's workflow run or the synthetic OARs share a worker
+# (tests/conftest.py). TEST_WORKERS=0 runs in one process.
+TEST_WORKERS ?= 2
+PYTEST := $(BIN)/python -m pytest $(if $(filter 0,$(TEST_WORKERS)),,-n $(TEST_WORKERS) --dist loadgroup)
 
 .PHONY: run test test-cluster test-fast lint format venv clean-venv tools env-paper env-panoptica bench-study bench-reference crosscheck
 
@@ -32,7 +38,7 @@ run: $(STAMP)
 	$(BIN)/snakemake --cores $(CORES) $(CONFIG_ARGS) --report results/report.html $(SNAKEMAKE_ARGS)
 
 test: lint env-panoptica
-	$(BIN)/python -m pytest
+	$(PYTEST)
 
 # The SLURM profile run for real: a reduced study through sbatch on a one-node cluster that
 # workflow/cluster/start-local-slurm starts (as root; installs the Debian packages if missing)
@@ -40,10 +46,12 @@ test: lint env-panoptica
 test-cluster: $(STAMP)
 	$(BIN)/python -m pytest -m cluster -s tests/test_cluster.py
 
-# The unit tests without the workflow runs and subprocess commands (tests/conftest.py): under a
-# minute, for the edit-test loop. make test stays the promise CI checks.
+# The tests without the workflow runs, commands run as processes and single tests of 5 s or more
+# (the slow mark, tests/conftest.py): about two minutes, for the edit-test loop; every module of
+# the packages is imported by one of them (tests/test_fast_coverage.py). make test stays the
+# promise CI checks.
 test-fast: $(STAMP)
-	$(BIN)/python -m pytest -m "not slow" -q
+	$(PYTEST) -m "not slow and not cluster" -q
 
 # Opt-in: builds Anima and EvaluateSegmentation into tools/built/bin and installs Metrics
 # Reloaded into .venv (tools/build.py; local sources via ANIMA_SRC, EVALUATESEGMENTATION_SRC,

@@ -3,6 +3,8 @@ the `slow` mark that `make test-fast` leaves out."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 import pytest
 import vtk
@@ -40,21 +42,75 @@ SLOW_TESTS = frozenset(
         "test_two_processes_on_a_cold_kernel_cache",
         "test_the_reference_gives_the_same_scores_on_both_grids",
         "test_a_study_in_both_environments_runs_to_its_end",
+        # the brackets against dense evaluations, and the command run as a process; the
+        # bracket's own checks stay fast (paper triangles, exact distances, empty masks, 2D)
+        "test_mask_brackets_hold_the_dense_evaluation",
+        "test_a_value_outside_its_bracket_moves_to_the_nearer_end",
+        "test_the_command_prints_the_brackets",
+        "test_brackets_hold_offset_spheres",
+        "test_a_shrunk_bracket_fails_the_dense_check",
+        "test_brackets_hold_concentric_spheres",
+        "test_cube_index_finds_the_brute_force_distance[3]",  # its small cases stay fast
+        "test_a_run_killed_hard_resumes_with_the_same_command",  # a workflow run, killed
     }
 )
-"""Single tests of five seconds or more (measured with --durations)."""
+"""Single tests (a function, or one case of it as `name[id]`) of five seconds or more on a quiet
+machine (measured with --durations)."""
 
 
+FAST_TESTS = pytest.StashKey[dict]()
+"""Test file -> the names of its fast test functions (neither slow nor cluster), of every test
+collected, before -m and -k deselect any: tests/test_fast_coverage.py reads it."""
+
+
+@pytest.hookimpl(tryfirst=True)  # before -m deselects and pytest-xdist reads the groups
 def pytest_collection_modifyitems(config, items):
     """Mark as slow the slow modules' and tests' items, and every test that needs the 90
     synthetic OARs (about a minute to generate)."""
+    fast: dict[Path, set[str]] = {}
     for item in items:
         if (
             item.module.__name__ in SLOW_MODULES
             or item.originalname in SLOW_TESTS
+            or item.name in SLOW_TESTS
             or "synthetic_cases" in item.fixturenames
         ):
             item.add_marker(pytest.mark.slow)
+        names = fast.setdefault(item.path, set())
+        if not any(item.get_closest_marker(mark) for mark in ("slow", "cluster")):
+            names.add(item.originalname)
+    config.stash[FAST_TESTS] = fast
+    if hasattr(config, "workerinput"):  # a pytest-xdist worker (make test: -n 2)
+        share_expensive_setup(items)
+
+
+SHARED_SESSION_FIXTURES = ("synthetic_cases",)
+"""Session fixtures too costly to build once per xdist worker."""
+
+
+def share_expensive_setup(items) -> None:
+    """Under pytest-xdist (`--dist loadgroup`), the tests that share a module-scoped fixture
+    (a workflow run, a copy of the project, a dataset) run on one worker, so each fixture is
+    built once, and so do the users of SHARED_SESSION_FIXTURES. The slow tests go first, so the
+    short ones fill the end and both workers finish together. Every worker orders alike."""
+    for item in items:
+        definitions = item._fixtureinfo.name2fixturedefs
+        shared = [name for name in SHARED_SESSION_FIXTURES if name in definitions]
+        module_scoped = any(d[-1].scope == "module" for d in definitions.values() if d)
+        if shared or module_scoped:
+            item.add_marker(pytest.mark.xdist_group(shared[0] if shared else item.module.__name__))
+    items.sort(key=lambda item: item.get_closest_marker("slow") is None)
+
+
+@pytest.fixture(scope="session")
+def fast_tests(pytestconfig) -> dict[Path, set[str]] | None:
+    """FAST_TESTS of the files that have a fast test; None unless every test file was
+    collected."""
+    fast = pytestconfig.stash.get(FAST_TESTS, {})
+    every_file = set(Path(__file__).parent.glob("test_*.py"))
+    if not every_file <= set(fast):
+        return None
+    return {path: names for path, names in fast.items() if names}
 
 
 def make_sphere(radius: float, center=(0.0, 0.0, 0.0), resolution: int = 96) -> vtk.vtkPolyData:
