@@ -14,10 +14,10 @@ SNAKEMAKE_ARGS ?=
 CONFIG ?=
 CONFIG_ARGS := $(if $(CONFIG),--configfile $(CONFIG))
 # pytest-xdist workers of make test and make test-fast (this machine and CI have 2 cores).
-# --dist loadgroup: tests sharing a module's workflow run or the synthetic OARs share a worker
-# (tests/conftest.py). TEST_WORKERS=0 runs in one process.
+# --dist loadfile: a test file's tests run on one worker, so a module's fixture (a workflow
+# run, a copy of the project) is built once. TEST_WORKERS=0 runs in one process.
 TEST_WORKERS ?= 2
-PYTEST := $(BIN)/python -m pytest $(if $(filter 0,$(TEST_WORKERS)),,-n $(TEST_WORKERS) --dist loadgroup)
+PYTEST := $(BIN)/python -m pytest $(if $(filter 0,$(TEST_WORKERS)),,-n $(TEST_WORKERS) --dist loadfile)
 
 .PHONY: run test test-cluster test-fast lint format venv clean-venv tools env-paper env-panoptica bench-study bench-reference crosscheck
 

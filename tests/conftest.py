@@ -63,7 +63,7 @@ FAST_TESTS = pytest.StashKey[dict]()
 collected, before -m and -k deselect any: tests/test_fast_coverage.py reads it."""
 
 
-@pytest.hookimpl(tryfirst=True)  # before -m deselects and pytest-xdist reads the groups
+@pytest.hookimpl(tryfirst=True)  # before -m deselects
 def pytest_collection_modifyitems(config, items):
     """Mark as slow the slow modules' and tests' items, and every test that needs the 90
     synthetic OARs (about a minute to generate)."""
@@ -80,26 +80,6 @@ def pytest_collection_modifyitems(config, items):
         if not any(item.get_closest_marker(mark) for mark in ("slow", "cluster")):
             names.add(item.originalname)
     config.stash[FAST_TESTS] = fast
-    if hasattr(config, "workerinput"):  # a pytest-xdist worker (make test: -n 2)
-        share_expensive_setup(items)
-
-
-SHARED_SESSION_FIXTURES = ("synthetic_cases",)
-"""Session fixtures too costly to build once per xdist worker."""
-
-
-def share_expensive_setup(items) -> None:
-    """Under pytest-xdist (`--dist loadgroup`), the tests that share a module-scoped fixture
-    (a workflow run, a copy of the project, a dataset) run on one worker, so each fixture is
-    built once, and so do the users of SHARED_SESSION_FIXTURES. The slow tests go first, so the
-    short ones fill the end and both workers finish together. Every worker orders alike."""
-    for item in items:
-        definitions = item._fixtureinfo.name2fixturedefs
-        shared = [name for name in SHARED_SESSION_FIXTURES if name in definitions]
-        module_scoped = any(d[-1].scope == "module" for d in definitions.values() if d)
-        if shared or module_scoped:
-            item.add_marker(pytest.mark.xdist_group(shared[0] if shared else item.module.__name__))
-    items.sort(key=lambda item: item.get_closest_marker("slow") is None)
 
 
 @pytest.fixture(scope="session")
