@@ -26,7 +26,6 @@ REPO = Path(__file__).resolve().parents[1]
 PACKAGES = ("vocabulary", "maskio", "reference", "adapters", "study")
 
 REACHED_THROUGH: dict[str, tuple[str, str]] = {
-    "reference.lattice_kernels": ("reference.lattice", "the lattice's compiled passes"),
     "maskio.cli": ("reference.__main__", "its arguments, run as `python -m reference`"),
 }
 """module -> (the covered module that imports it, what the fast tests run of it)."""
