@@ -169,9 +169,3 @@ TESTED_KEYS: tuple[str, ...] = metric_keys(tested=True)
 
 DEFAULT_PERCENTILE: float = PERCENTILE.default
 DEFAULT_TAU: float = TAU.default
-
-
-def order(keys) -> list[str]:
-    """`keys` in the paper's order (unknown keys last, in their given order)."""
-    rank = {key: index for index, key in enumerate(METRIC_KEYS)}
-    return sorted(keys, key=lambda key: rank.get(key, len(rank)))
