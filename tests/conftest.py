@@ -1,5 +1,4 @@
-"""Shared fixtures (analytic spheres, one small synthetic dataset generated once per run) and
-the `slow` mark that `make test-fast` leaves out."""
+"""Shared fixtures (analytic spheres) and the `slow` mark that `make test-fast` leaves out."""
 
 from __future__ import annotations
 
@@ -10,10 +9,6 @@ import pytest
 import vtk
 
 from study.dataset.meshes import finish_surface
-from study.dataset.synthetic import generate_case
-
-SEED = 20240215
-AGREEMENT_CASES = (1, 2, 3)
 
 SLOW_MODULES = frozenset(
     {
@@ -66,7 +61,7 @@ collected, before -m and -k deselect any: tests/test_fast_coverage.py reads it."
 @pytest.hookimpl(tryfirst=True)  # before -m deselects
 def pytest_collection_modifyitems(config, items):
     """Mark as slow the slow modules' and tests' items, and every test that needs the 90
-    synthetic OARs (about a minute to generate)."""
+    synthetic OARs (test_synthetic's `synthetic_cases`, about a minute to generate)."""
     fast: dict[Path, set[str]] = {}
     for item in items:
         if (
@@ -107,12 +102,6 @@ def make_sphere(radius: float, center=(0.0, 0.0, 0.0), resolution: int = 96) -> 
 @pytest.fixture(scope="session")
 def sphere_factory():
     return make_sphere
-
-
-@pytest.fixture(scope="session")
-def synthetic_cases():
-    """All 30 OARs of cases 1-3 (about a minute): volumes, agreement, closedness."""
-    return {case: generate_case(case, SEED) for case in AGREEMENT_CASES}
 
 
 @pytest.fixture(autouse=True)

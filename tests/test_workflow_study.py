@@ -228,8 +228,10 @@ def test_failing_tools_become_error_rows_and_the_study_completes(tmp_path):
     config = preset(
         tools=["plastimatch", "anima"],
         tool_paths={"plastimatch": str(hanging), "anima": str(crashing)},
-        timeouts={"tool_seconds": 5},
-    )  # the reference: over 1 s a pair under load
+        timeouts={"tool_seconds": 5},  # the reference: over 1 s a pair under load
+        voxel_sizes=[[2, 2, 2]],  # two pairs: each call of the hanging tool waits 5 s
+    )
+    config["dataset"]["oars"] = ["Cochlea_L", "Parotid_L"]
     config["reference"]["meshings"] = ["discrete_marching_cubes"]
     configfile = write_config(tmp_path / "faulty.yaml", config)
     scores = scored(tmp_path, "plastimatch", "anima", "reference", configfile=configfile)
