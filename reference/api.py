@@ -14,15 +14,10 @@ from reference import biou, lattice, lattice_bands, lattice_index
 from reference import bounds as bounds_lib
 from reference import meshing as meshing_lib
 from reference.closest import SurfaceIndex
+from reference.distance_pass import QUADRATURES, both_directions, tie_threshold
 from reference.elements import JIT
 from reference.hausdorff import directed_hausdorff
-from reference.metrics import (
-    PASS_KEYS,
-    QUADRATURES,
-    both_directions,
-    tie_threshold,
-    weighted_metrics,
-)
+from reference.metrics import PASS_KEYS, weighted_metrics
 from reference.signed import orient_outward
 from vocabulary import BY_KEY, DEFAULT_PERCENTILE, DEFAULT_TAU, METRIC_KEYS
 
@@ -210,10 +205,10 @@ def compute_metrics(
     a, b: bool arrays (spacing[i] = voxel size in mm along axis i), or two SimpleITK images or
     two image paths, read by `maskio` (spacing and origin from the headers, which must
     describe one grid; binary files only: choose a label with `maskio.load_pair`). Both
-    masks are meshed, distances measured between the meshes (module `metrics`), BIoU counted
-    on the points of a grid five times denser than the image grid (by case-code tables for
-    the default meshing, module `lattice_bands`; on the grid itself for the others, module
-    `biou`); DSC from the voxels.
+    masks are meshed, distances measured between the meshes (modules `distance_pass` and
+    `metrics`), BIoU counted on the points of a grid five times denser than the image grid
+    (by case-code tables for the default meshing, module `lattice_bands`; on the grid itself
+    for the others, module `biou`); DSC from the voxels.
 
     bounds: return (scores, brackets) instead of scores: brackets[key] is a `Bracket`
     (lower, upper, width) proven to hold the exact value of that metric between the two

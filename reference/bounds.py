@@ -47,10 +47,7 @@ import numpy as np
 from scipy.spatial import cKDTree
 
 from reference.closest import SurfaceIndex
-from reference.geometry import element_normals
-from reference.hausdorff import Bracket, candidate_distances
-from reference.metrics import (
-    PASS_KEYS,
+from reference.distance_pass import (
     PERCENTILE_TOLERANCE,
     Directed,
     _distinct_points,
@@ -58,6 +55,9 @@ from reference.metrics import (
     element_sizes,
     split_elements,
 )
+from reference.geometry import element_normals
+from reference.hausdorff import Bracket, candidate_distances
+from reference.metrics import PASS_KEYS
 from vocabulary import metric_keys
 
 SEARCH_SLACK = 1e-4

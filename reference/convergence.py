@@ -13,7 +13,8 @@ import numpy as np
 
 from reference.api import compute_metrics, mesh_surface
 from reference.closest import SurfaceIndex
-from reference.metrics import directed_distances, split_elements, tie_threshold, weighted_metrics
+from reference.distance_pass import directed_distances, split_elements, tie_threshold
+from reference.metrics import weighted_metrics
 from vocabulary import DEFAULT_PERCENTILE, DEFAULT_TAU, DISTANCE_KEYS
 
 

@@ -11,7 +11,7 @@ matters: it moves subdivision bounds, and MASD then by up to 4e-6 mm (measured).
 `lattice_bands`) use it too.
 
 `centres`, `sizes`, `bounds` and `split_children` are the distance pass's element geometry
-(module `metrics`), likewise numpy's to the last bit: a centre is the mean of the corners, a
+(module `distance_pass`), likewise numpy's to the last bit: a centre is the mean of the corners, a
 size the length |b - a| of a segment or the area |(b - a) x (c - a)| / 2 of a triangle, and
 d over an element lies in [d(c) - r, min(d(c) + r, max_i |v_i - p|)] (r = largest |v_i - c|,
 p = the closest point of the centre c; d is 1-Lipschitz).
@@ -164,7 +164,7 @@ def to_cells(points, vertices, cells, cell):
 
 
 # ---------------------------------------------------------------------------------------------
-# The distance pass's element geometry (module `metrics`): numpy's arithmetic in numpy's order
+# The distance pass's element geometry (module `distance_pass`): numpy's arithmetic in numpy's order
 # (a mean or norm sums its terms left to right, np.cross is a1 b2 - a2 b1, ...), so centres,
 # sizes and bounds are numpy's to the last bit, without the (k, n, dim) temporaries.
 
@@ -207,7 +207,7 @@ def _length(x, y):
 
 @njit(**JIT)
 def sizes(corners):
-    """Length of each segment or area of each triangle (metrics._sizes)."""
+    """Length of each segment or area of each triangle (`distance_pass.element_sizes`)."""
     count, per_cell, dim = corners.shape
     out = np.empty(count)
     for i in range(count):
@@ -225,8 +225,9 @@ def sizes(corners):
 
 @njit(**JIT)
 def bounds(corners, distance, closest):
-    """Lower and upper bound of d over each element (metrics._bounds): distance - radius and
-    min(distance + radius, largest |corner - closest|), radius = largest |corner - centre|."""
+    """Lower and upper bound of d over each element (`distance_pass.element_bounds`):
+    distance - radius and min(distance + radius, largest |corner - closest|), radius = largest
+    |corner - centre|."""
     count, per_cell, dim = corners.shape
     low, high = np.empty(count), np.empty(count)
     centre = np.empty((1, dim))
@@ -250,7 +251,7 @@ _TRIANGLE_EDGES, _SEGMENT_EDGES = SPLIT_EDGES[3], SPLIT_EDGES[2]
 @njit(**JIT)
 def split_children(corners, closest, rows):
     """Midpoint subdivision of the elements `rows` of corners (m, n, dim)
-    (metrics.split_elements), with each child's centre and its distance to its parent's
+    (`distance_pass.split_elements`), with each child's centre and its distance to its parent's
     closest point (closest (m, dim)): the children (c k, n, dim) of the k rows in
     split_elements' order, their centres (c k, dim) and those distances. The rows are read
     in place: no copy of the parents."""

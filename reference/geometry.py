@@ -15,7 +15,7 @@ FACE, EDGE01, EDGE12, EDGE20, VERT0, VERT1, VERT2 = range(7)
 
 SPLIT_EDGES = {2: np.array([[0, 1]]), 3: np.array([[0, 1], [1, 2], [2, 0]])}
 """Edges of a segment / triangle, as corner pairs; their midpoints are the new points of a
-midpoint split (modules `metrics` and `elements`)."""
+midpoint split (modules `distance_pass` and `elements`)."""
 
 SPLIT_CHILDREN = {
     2: np.array([[0, 2], [2, 1]]),

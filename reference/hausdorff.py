@@ -37,14 +37,14 @@ import numpy as np
 from numba import njit
 
 from reference.closest import SurfaceIndex, plain
-from reference.elements import JIT, corner, on_element, squared_gap
-from reference.metrics import (
+from reference.distance_pass import (
     Centres,
     edge_midpoints,
     element_bounds,
     element_radius,
     split_values,
 )
+from reference.elements import JIT, corner, on_element, squared_gap
 
 HD_TOLERANCE = 1e-3
 """Default gap (mm) allowed between the lower and upper bound of a directed HD."""
@@ -155,7 +155,7 @@ def directed_hausdorff(
     """Bracket of h = max_{x in X} d_Y(x): X = (vertices (n, dim), cells (m, dim)), Y = target.
 
     lower <= h <= upper always; upper <= max(lower, floor) + tolerance (see module docstring).
-    centres: the queries at the centres of X's cells (`metrics.Centres`), if the caller
+    centres: the queries at the centres of X's cells (`distance_pass.Centres`), if the caller
     already has them.
     """
     if not tolerance > 0:

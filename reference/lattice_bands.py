@@ -18,7 +18,7 @@ So band_X(c) = inside[code_X(c)] & OR_o within[o, code_X(c + o)], and the counts
 popcounts: `count_by_tables`. The OR is scattered from the cubes that hold elements (the surface)
 onto their neighbours, a slab of cubes at a time, so memory stays bounded. Distances are
 measured on the exact lattice elements (VTK's float32 vertices rounded back), with the tie
-threshold of the distance pass (`metrics.tie_threshold`), so points at exactly tau are in.
+threshold of the distance pass (`distance_pass.tie_threshold`), so points at exactly tau are in.
 They depend on the spacing and tau alone, and a process keeps them for later pairs
 (`count_by_tables`).
 
@@ -309,7 +309,7 @@ TIE = 1e-9
 """Relative margin of the kept tables' cut, tau (1 + TIE): distances measured in a cube's own
 frame are exact up to float64 rounding (about 1e-15 of a voxel), so a point at exactly tau
 (common on voxel grids) is within the cut whatever the pair. Any call's threshold
-(`metrics.tie_threshold`: tau plus 1e-6 of the surfaces' extent) lies above the cut."""
+(`distance_pass.tie_threshold`: tau plus 1e-6 of the surfaces' extent) lies above the cut."""
 
 
 @dataclass
@@ -365,7 +365,7 @@ def count_by_tables(
 ) -> BandCounts:
     """Dense points in A_b, B_b and both, and in A, B and both, of two masks (2D or 3D, one
     grid, `spacing` mm per axis), their surfaces the discrete-marching-cubes meshes;
-    d <= threshold counts as within tau (`metrics.tie_threshold`).
+    d <= threshold counts as within tau (`distance_pass.tie_threshold`).
 
     tau: the tolerance the threshold was made from. The within bits measured at tau's cut are
     kept for later calls with the same spacing and tau (a study's pairs share them); an

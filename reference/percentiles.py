@@ -10,7 +10,7 @@ share of its size on which the interpolant is <= t (`linear_shares`):
               1 - (d2 - t)^2 / ((d2 - d0)(d2 - d1))    for d1 <= t < d2
 
 none below d0, all from the last corner on; `interpolated_percentile` solves for the t at
-which the steps and these shares reach the target (module `metrics`, `Directed`).
+which the steps and these shares reach the target (module `distance_pass`, `Directed`).
 """
 
 from __future__ import annotations
@@ -143,7 +143,7 @@ def weighted_select(values, weights, target):
 def interpolated_percentile(steps, step_sizes, below, partial, partial_sizes, low, high, target):
     """Smallest t in [low, high] at which size_within(t) = below + (summed size of the steps
     <= t) + sum over the partial elements of size * share(t) reaches target
-    (`metrics.Directed._interpolated_percentile` states the method and why the answer lies
+    (`distance_pass.Directed._interpolated_percentile` states the method and why the answer lies
     in [low, high]). steps: ascending step values in (low, high], step_sizes their sizes;
     below: the size that counts wholly at every t >= low; partial (k, n): the corner values
     (ascending rows) of the elements interpolated, partial_sizes their sizes."""

@@ -7,6 +7,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 import vtk
+from project_copy import warm_kernel_cache
 
 from study.dataset.meshes import finish_surface
 
@@ -97,6 +98,13 @@ def make_sphere(radius: float, center=(0.0, 0.0, 0.0), resolution: int = 96) -> 
     source.SetPhiResolution(resolution)
     source.Update()
     return finish_surface(source.GetOutput())
+
+
+@pytest.fixture(scope="session")
+def compiled_kernels() -> None:
+    """The reference's numba kernels in the repository's cache before a test runs the
+    workflow: its first jobs would otherwise each compile them at once (`warm_kernel_cache`)."""
+    warm_kernel_cache()
 
 
 @pytest.fixture(scope="session")

@@ -18,9 +18,9 @@ from reference import analytic, compute_metrics, compute_surface_metrics
 from reference.api import mesh_surface
 from reference.bounds import SEARCH_SLACK, Neighbours, bound_direction, bound_elements
 from reference.closest import SurfaceIndex
+from reference.distance_pass import Directed, split_elements, tie_threshold
 from reference.geometry import brute_force_distances
 from reference.hausdorff import Bracket
-from reference.metrics import Directed, split_elements, tie_threshold
 from vocabulary import DISTANCE_KEYS
 
 TAU, PERCENTILE = 2.0, 95

@@ -8,8 +8,8 @@ import pytest
 
 from reference import analytic, biou, lattice, lattice_bands
 from reference.api import mesh_surface
+from reference.distance_pass import tie_threshold
 from reference.geometry import brute_force_distances
-from reference.metrics import tie_threshold
 
 
 def _blobs(shape, seed, fill=0.45):

@@ -22,9 +22,7 @@ from reference import (
 from reference.api import mesh_surface
 from reference.biou import DenseGrid, count_bands, dense_grid_of_image
 from reference.closest import SurfaceIndex
-from reference.geometry import brute_force_distances
-from reference.hausdorff import directed_hausdorff
-from reference.metrics import (
+from reference.distance_pass import (
     Directed,
     _corner_distance,
     directed_distances,
@@ -33,8 +31,10 @@ from reference.metrics import (
     split_elements,
     subdivided,
     tie_threshold,
-    weighted_metrics,
 )
+from reference.geometry import brute_force_distances
+from reference.hausdorff import directed_hausdorff
+from reference.metrics import weighted_metrics
 from reference.signed import SignedSurface
 
 DISTANCES = ("HD", "HD95", "MASD", "ASSD")
@@ -905,7 +905,7 @@ def test_children_get_the_distances_at_their_own_centres(dim):
     """A triangle's middle child takes its parent's query instead of its own (the same centre);
     every child's distance, closest point and element must still be those of its own centre
     (brute force), whichever child it is."""
-    from reference import metrics
+    from reference import distance_pass
 
     rng = np.random.default_rng(17 + dim)
     target_vertices = rng.normal(size=(40, dim)) * 5
@@ -914,7 +914,9 @@ def test_children_get_the_distances_at_their_own_centres(dim):
     corners = rng.normal(size=(30, dim, dim)) * 3
     parent = target.query(corners.mean(axis=1))
     split = rng.random(len(corners)) < 0.6
-    found = metrics._children(corners, parent.point, parent.cell, parent.distance, split, target)
+    found = distance_pass._children(
+        corners, parent.point, parent.cell, parent.distance, split, target
+    )
     centres = found.corners.mean(axis=1)
     expected = brute_force_distances(centres, target_vertices, target_cells)
     np.testing.assert_allclose(found.distance, expected, atol=1e-9)
@@ -978,7 +980,7 @@ def test_openable_leaves_hold_every_leaf_the_opening_rounds_reach(percentile):
     [low, high] reaches tau or the interval the percentile can take. Unsplit (subdivision 0),
     the leaves are the elements, whose bounds the test measures itself: every element whose
     range holds tau or the final percentile must be openable, and opened."""
-    from reference.metrics import element_bounds
+    from reference.distance_pass import element_bounds
 
     a = analytic.sphere_surface(8.0, resolution=30)
     b = analytic.sphere_surface(9.5, (1.0, 0.5, -0.7), resolution=30)
@@ -1001,7 +1003,7 @@ def test_both_directions_give_the_same_scores_deferred_or_not(synthetic_pairs, m
     """A -> B waits to be opened while its openable leaves fit in DEFERRED_BYTES, else it is
     opened at once in full; the scores are the same either way, and the same as opening both
     directions in full."""
-    from reference import metrics
+    from reference import distance_pass
 
     for a, b in _surface_pairs(synthetic_pairs):
         threshold = tie_threshold(2.0, a[0], b[0])
@@ -1009,8 +1011,8 @@ def test_both_directions_give_the_same_scores_deferred_or_not(synthetic_pairs, m
         indexes = (SurfaceIndex(*a), SurfaceIndex(*b))
         scores = []
         for held in (1 << 40, 0):
-            monkeypatch.setattr(metrics, "DEFERRED_BYTES", held)
-            both = metrics.both_directions((a, b), indexes, **options)
+            monkeypatch.setattr(distance_pass, "DEFERRED_BYTES", held)
+            both = distance_pass.both_directions((a, b), indexes, **options)
             scores.append(weighted_metrics(*both, percentile=95, threshold=threshold, tau=2.0))
         full = [
             directed_distances(src, index, **options)
@@ -1025,7 +1027,7 @@ def test_opened_pair_resolves_the_second_percentile_when_it_can_be_the_larger():
     B's lie in [1.4, 1.6] with corners 1.4, 1.5, 1.6 (interpolated percentile
     1.6 - sqrt(0.001), the step at its centres 1.5). Below B's ceiling, B must be opened
     for its percentile and is HDp; above it, B opens for tau alone and is not."""
-    from reference.metrics import Directed, Leaves
+    from reference.distance_pass import Directed, Leaves
 
     count = 100
     ones, size = np.ones(count), np.full(count, 0.5)
@@ -1106,7 +1108,7 @@ def _numpy_split_with_reach(corners, closest, split):
 def test_compiled_element_geometry_is_numpys_to_the_last_bit(dim):
     """Centres, sizes, bounds and splits of the distance pass, compiled, equal numpy's bit for
     bit (a mean or norm sums left to right, np.cross is a1 b2 - a2 b1), NaN included."""
-    from reference import metrics
+    from reference import distance_pass
 
     rng = np.random.default_rng(11 + dim)
     count = 2000
@@ -1116,16 +1118,16 @@ def test_compiled_element_geometry_is_numpys_to_the_last_bit(dim):
     closest = corners[:, 0] + rng.normal(size=(count, dim))
     closest[:5] = np.nan  # no closest point: numpy's max and minimum let NaN through
     assert np.array_equal(elements.centres(corners), corners.mean(axis=1))
-    assert np.array_equal(metrics.element_sizes(corners), _numpy_sizes(corners))
+    assert np.array_equal(distance_pass.element_sizes(corners), _numpy_sizes(corners))
     for mine, theirs in zip(
-        metrics.element_bounds(corners, distance, closest),
+        distance_pass.element_bounds(corners, distance, closest),
         _numpy_bounds(corners, distance, closest),
         strict=True,
     ):
         np.testing.assert_array_equal(mine, theirs)
     some = rng.random(count) < 0.5  # the rows split are read in place, not copied
     for mine, theirs in zip(
-        metrics._split_with_reach(corners, closest, some),
+        distance_pass._split_with_reach(corners, closest, some),
         _numpy_split_with_reach(corners, closest, some),
         strict=True,
     ):

@@ -15,6 +15,10 @@ from adapters import CallSettings
 from study.pipeline.config import load_config
 from study.pipeline.scoring_plan import ScoringPlan
 
+# The workflow runs in the repository: its reference jobs start with compiled kernels.
+pytestmark = pytest.mark.usefixtures("compiled_kernels")
+
+
 ROOT = Path(__file__).resolve().parent.parent
 SNAKEMAKE = Path(sys.executable).with_name("snakemake")
 

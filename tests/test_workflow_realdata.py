@@ -18,6 +18,10 @@ import SimpleITK as sitk
 import yaml
 from test_workflow_study import snakemake, write_config
 
+# The workflow runs in the repository: its reference jobs start with compiled kernels.
+pytestmark = pytest.mark.usefixtures("compiled_kernels")
+
+
 CT_SPACING = (1.0, 1.0, 3.0)
 CT_ORIGIN = (-50.0, -60.0, 400.0)
 CT_SHAPE = (100, 100, 40)

@@ -25,6 +25,10 @@ from study.pipeline.layout import Layout
 from study.records import SCORE_COLUMNS, spacing_label
 from study.scoring.score import collect
 
+# The workflow runs in the repository: its reference jobs start with compiled kernels.
+pytestmark = pytest.mark.usefixtures("compiled_kernels")
+
+
 REPO = Path(__file__).resolve().parents[1]
 TEST_PRESET = REPO / "workflow/presets/test.yaml"
 
