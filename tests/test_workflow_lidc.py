@@ -28,10 +28,24 @@ BUILD_FILES = ("Makefile", "requirements.txt", "constraints.txt")
 pytestmark = pytest.mark.skipif(not Path("/proc").is_dir(), reason="reads /proc (Linux)")
 
 
+VENV = Path(sys.executable).parents[1]
+
+
 def make_run(project: Path) -> list[str]:
     """The documented command, with the project's own environment."""
-    venv = Path(sys.executable).parents[1]
-    return ["make", "-C", str(project), "run", f"CONFIG={PRESET}", f"VENV={venv}", "CORES=2"]
+    return ["make", "-C", str(project), "run", f"CONFIG={PRESET}", f"VENV={VENV}", "CORES=2"]
+
+
+def keep_the_environment(project: Path) -> None:
+    """make rebuilds the environment when a pinned file is newer than its stamp, and the
+    rebuild's `pip install -e` in the copy would point the shared environment at the copy:
+    the copy's pinned files are dated 1970, so make finds the environment up to date when its
+    stamp (the files' checksum) exists, and the test stops before any run when it does not."""
+    for name in (*BUILD_FILES, "pyproject.toml"):
+        os.utime(project / name, (0, 0))
+    question = ["make", "-C", str(project), "--question", "venv", f"VENV={VENV}"]
+    if subprocess.run(question, capture_output=True).returncode != 0:
+        pytest.fail(f"{VENV} is not built from the pinned files: run `make venv` first")
 
 
 @pytest.fixture(scope="module")
@@ -39,6 +53,7 @@ def lidc_run(tmp_path_factory) -> Path:
     project = copy_project(tmp_path_factory.mktemp("project"), {}, {})
     for name in BUILD_FILES:  # make's own: the environment's stamp is computed from them
         shutil.copy2(REPO / name, project / name)
+    keep_the_environment(project)
     env = {**os.environ, "PYTHONPATH": str(project)}
     first = subprocess.Popen(
         make_run(project),
