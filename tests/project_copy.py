@@ -6,6 +6,7 @@ run the copy's workflow as a process."""
 from __future__ import annotations
 
 import fcntl
+import functools
 import os
 import shutil
 import subprocess
@@ -13,9 +14,8 @@ import sys
 from collections.abc import Mapping
 from pathlib import Path
 
-import numpy as np
-
 from reference import compute_metrics
+from reference.analytic import ball_mask
 from reference.meshing import MESHINGS
 
 REPO = Path(__file__).resolve().parents[1]
@@ -86,21 +86,22 @@ def copy_project(copy: Path, modules: Mapping[str, str], adapters: Mapping[str, 
     return copy
 
 
+@functools.cache  # once per test process: later calls would only load the cache again
 def warm_kernel_cache() -> None:
-    """Compile the reference's numba kernels into the repository's own cache (a no-op once
-    it holds them), so that a copy starts with them as a user's second run does: on a cold
+    """Compile the reference's numba kernels into the repository's own cache (once it holds
+    them, only loaded), so that a copy starts with them as a user's second run does: on a cold
     cache each of the copy's first reference jobs compiles them, about 35 s of CPU apiece.
     Running on a cold cache is test_reference's `test_two_processes_on_a_cold_kernel_cache`.
     The lock (on a file of the package; test workers share it) lets one process compile
     while the other waits, then loads."""
-    grid = np.indices((24, 24, 24)) - 12
-    a = (grid**2).sum(axis=0) < 49
-    b = ((grid - [[[[1]]], [[[0]]], [[[1]]]]) ** 2).sum(axis=0) < 64
+    spacing = (1.0, 1.0, 2.0)
+    a = ball_mask((24, 24, 12), spacing, 7.0, (12.0, 12.0, 12.0))
+    b = ball_mask((24, 24, 12), spacing, 8.0, (13.0, 12.0, 13.0))
     with open(REPO / "reference" / "__init__.py") as package:
         fcntl.flock(package, fcntl.LOCK_EX)
         for meshing in MESHINGS:
-            compute_metrics(a, b, (1.0, 1.0, 2.0), meshing=meshing)
-            compute_metrics(a, b, (1.0, 1.0, 2.0), meshing=meshing, metrics=["HD"])
+            compute_metrics(a, b, spacing, meshing=meshing)
+            compute_metrics(a, b, spacing, meshing=meshing, metrics=["HD"])
 
 
 def run_in(

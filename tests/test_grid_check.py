@@ -25,6 +25,7 @@ from study.scoring.grid_check import (
     prepare_masks,
     score_on_grids,
 )
+from study.scoring.record_files import read_record_files
 from study.scoring.score import read_pairs
 
 OARS = ["Cochlea_L", "Cochlea_R", "Glottis", "A_Carotid_L"]
@@ -150,3 +151,13 @@ def test_findings_name_the_tools_whose_scores_depend_on_the_grid():
         "e.g. Cochlea_L at (1, 1, 1) mm: 140 (cropped) vs 512.5 (scan-sized)."
     ) in text
     assert findings.grid_section(None) is None
+
+
+def test_record_files_are_read_in_order_and_a_missing_one_is_named(tmp_path):
+    paths = [tmp_path / "first.parquet", tmp_path / "second.parquet"]
+    for number, path in enumerate(paths):
+        pd.DataFrame({"value": [number]}).to_parquet(path)
+    frames = read_record_files(paths, "timing records")
+    assert [frame.value.tolist() for frame in frames] == [[0], [1]]
+    with pytest.raises(FileNotFoundError, match="absent.parquet: timing records not found"):
+        read_record_files([paths[0], tmp_path / "absent.parquet"], "timing records")

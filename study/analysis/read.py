@@ -21,6 +21,7 @@ from maskio import load_mask
 from study.analysis.settings import AnalysisSettings
 from study.records import EDGE_CASES, EDGE_OUTPUTS, SCORE_COLUMNS
 from study.scoring import grid_check
+from study.scoring.record_files import read_record_files
 
 # --------------------------------------------------------------------------------------------
 # The scores table
@@ -60,11 +61,7 @@ def read_wilcoxon(path: str | Path) -> pd.DataFrame:
 
 def read_timing(paths: Sequence[str | Path]) -> pd.DataFrame:
     """All timing records in one table; a missing file is an error naming it."""
-    frames = []
-    for path in paths:
-        if not Path(path).is_file():
-            raise FileNotFoundError(f"{path}: timing records not found")
-        frames.append(pd.read_parquet(path))
+    frames = read_record_files(paths, "timing records")
     if not frames:
         raise ValueError("no timing files given")
     return pd.concat(frames, ignore_index=True)

@@ -20,6 +20,7 @@ import pandas as pd
 
 from study.oars import first_of_each_category
 from study.records import SCORE_COLUMNS, spacing_title
+from study.scoring.record_files import read_record_files
 
 GRIDS: tuple[str, ...] = ("cropped", "scan")
 """The two grids compared: each pair's box plus field_of_view.margin_mm, and the scan's."""
@@ -150,11 +151,7 @@ def _value(value: float, status: str) -> str:
 
 def read_grid_check(paths: Sequence[str | Path]) -> pd.DataFrame:
     """All grid-check records in one table; a missing file is an error naming it."""
-    frames = []
-    for path in paths:
-        if not Path(path).is_file():
-            raise FileNotFoundError(f"{path}: grid-check records not found")
-        frames.append(pd.read_parquet(path))
+    frames = read_record_files(paths, "grid-check records")
     return (
         pd.concat(frames, ignore_index=True)
         if frames
