@@ -7,17 +7,52 @@ category, tubular, whatever their volume.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterable, Mapping
 from types import MappingProxyType
 
 CATEGORIES: tuple[str, ...] = ("small", "midsize", "large", "tubular")
 
+NODULE_DIAMETERS_MM: tuple[float, float] = (6.0, 10.0)
+"""Lung nodules are sized by diameter, not by organ volume: the classes of their
+equivalent-sphere diameter d = (6 V / pi)^(1/3) are below 6 mm, 6 to 10 mm, 10 mm or more."""
+
+NODULE_CATEGORIES: tuple[str, ...] = ("<6 mm", "6–10 mm", "≥10 mm")
+"""The nodule size classes of `NODULE_DIAMETERS_MM`, smallest first (`nodule_category`)."""
+
+KNOWN_CATEGORIES: tuple[str, ...] = CATEGORIES + NODULE_CATEGORIES
+"""Every category a pair manifest may name: the organs' four and the nodules' three."""
+
 
 def ordered_categories(present: Iterable[str]) -> list[str]:
-    """The categories in `present`: the study's four in CATEGORIES order, then others sorted
-    (a user's own manifest may name its own)."""
+    """The categories in `present`: the study's four in CATEGORIES order, the nodule classes
+    in NODULE_CATEGORIES order, then others sorted (a user's own manifest may name its own)."""
     present = set(present)
-    return [c for c in CATEGORIES if c in present] + sorted(present - set(CATEGORIES))
+    return [c for c in KNOWN_CATEGORIES if c in present] + sorted(present - set(KNOWN_CATEGORIES))
+
+
+def category_phrase(category: str) -> str:
+    """A category as a noun phrase: "small OARs", "<6 mm nodules", or a user's own name."""
+    if category in CATEGORIES:
+        return f"{category} OARs"
+    if category in NODULE_CATEGORIES:
+        return f"{category} nodules"
+    return str(category)
+
+
+def equivalent_diameter(volume_mm3: float) -> float:
+    """The diameter in mm of the sphere of the given volume: (6 V / pi)^(1/3)."""
+    return float((6.0 * volume_mm3 / math.pi) ** (1.0 / 3.0))
+
+
+def nodule_category(volume_mm3: float) -> str:
+    """A nodule's size class (`NODULE_CATEGORIES`) from its volume in mm^3, by the
+    equivalent-sphere diameter."""
+    if not volume_mm3 >= 0:  # also rejects NaN
+        raise ValueError(f"volume must be a non-negative number of mm^3, got {volume_mm3!r}")
+    diameter = equivalent_diameter(volume_mm3)
+    below = sum(diameter >= limit for limit in NODULE_DIAMETERS_MM)
+    return NODULE_CATEGORIES[below]
 
 
 SMALL_MAX_MM3 = 1e3

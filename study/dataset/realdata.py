@@ -26,7 +26,7 @@ import pandas as pd
 from maskio import InputError, check_same_grid, load_mask, write_mask
 from study.dataset.meshes import mesh_from_mask, write_manifest, write_observer_meshes
 from study.dataset.voxelize import PAIR_COLUMNS, voxelize_case
-from study.oars import CATEGORIES, OARS
+from study.oars import CATEGORIES, KNOWN_CATEGORIES, OARS
 from study.records import NATIVE, parse_spacing_label
 
 REQUIRED_COLUMNS = ("case", "oar", "path_a", "path_b")
@@ -71,8 +71,8 @@ def _checked_row(path: Path, line: int, row: pd.Series) -> dict:
             f"{where}: unknown OAR name {row['oar']!r}; use one of the 30 HaN-Seg "
             f"names or give a category ({', '.join(CATEGORIES)})"
         )
-    if category not in CATEGORIES:
-        raise InputError(f"{where}: category {category!r} is not one of {CATEGORIES}")
+    if category not in KNOWN_CATEGORIES:
+        raise InputError(f"{where}: category {category!r} is not one of {KNOWN_CATEGORIES}")
     files = {}
     for observer in ("a", "b"):
         text = row[f"path_{observer}"]
