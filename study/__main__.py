@@ -88,16 +88,26 @@ def _observers(arguments) -> int:
 
 
 def _cards(arguments) -> int:
-    from study.analysis import advice
+    from study.analysis import verdict_text, verdicts
     from study.analysis.cards import make_cards
-    from study.pipeline.analysis_plan import cards_paths
+    from study.analysis.read import read_inputs
+    from study.pipeline.analysis_plan import cards_paths, verdict_table_path
 
     out = Path(arguments.out)
     out.mkdir(parents=True, exist_ok=True)
     outputs = {key: out / Path(path).name for key, path in cards_paths().items()}
+    table_path = out / Path(verdict_table_path()).name
     try:
+        inputs = read_inputs(
+            arguments.scores,
+            grid_check_paths=arguments.grid_check,
+            edge_case_paths=arguments.edge_cases,
+        )
+        table = verdicts.verdict_table(inputs.scores, inputs.grid_check, inputs.edge_cases)
+        table.to_csv(table_path, index=False)
         recommended = make_cards(
             arguments.scores,
+            table_path,
             outputs,
             timing_paths=arguments.timing,
             grid_check_paths=arguments.grid_check,
@@ -105,11 +115,12 @@ def _cards(arguments) -> int:
         )
     except (FileNotFoundError, ValueError) as error:
         arguments.parser.exit(2, f"error: {error}\n")
-    used = recommended.loc[recommended["verdict"] == "use"]
-    tools = advice.recommended_tools(recommended)
+    overall = verdict_text.of_stratum(recommended)
+    used = overall.loc[overall["verdict"] == "use"]
+    tools = verdict_text.recommended_tools(recommended)
     print(
         f"{out}: cards of {len(tools)} tools; {len(used)} of "
-        f"{len(recommended)} (metric, voxel size, tool) rows recommended"
+        f"{len(overall)} (metric, voxel size, tool) rows recommended"
     )
     return 0
 

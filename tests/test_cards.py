@@ -21,15 +21,21 @@ from analysis_fixtures import (
 
 from adapters import REGISTRY
 from study.__main__ import main
-from study.analysis import advice, cards, document, findings
+from study.analysis import advice, cards, document, findings, verdict_text
+from study.analysis import verdicts as rules
 from study.analysis.document import render_html
 from study.analysis.read import AnalysisInputs
 from study.analysis.tables import table_a3
 from study.records import SCORE_COLUMNS, parse_spacing_label, spacing_title
 
 
+def overall(scores: pd.DataFrame, *args, **kwargs) -> pd.DataFrame:
+    """The verdict table's rows over every grid's pairs (the `ALL` stratum)."""
+    return verdict_text.of_stratum(rules.verdict_table(scores, *args, **kwargs))
+
+
 def verdicts(scores: pd.DataFrame, **kwargs) -> pd.DataFrame:
-    table = advice.recommendations(scores, **kwargs)
+    table = overall(scores, **kwargs)
     return table.set_index(["metric", "spacing", "tool"]).sort_index()
 
 
@@ -58,7 +64,7 @@ def test_a_verdict_is_given_per_voxel_size_never_pooled():
     scores = make_scores()
     at_2mm = (scores["tool"] == "deepmind") & (scores["spacing"] == "2x2x2")
     scores.loc[at_2mm & (scores["metric"] == "HD95"), "value"] += 1.0
-    table = advice.recommendations(scores)
+    table = overall(scores)
     assert not table.duplicated(["metric", "spacing", "tool"]).any()
     assert set(table["spacing"]) == set(SPACINGS)  # one grid per row, the run's three
     assert table["grid"].tolist() == table["spacing"].map(spacing_title).tolist()
@@ -66,9 +72,10 @@ def test_a_verdict_is_given_per_voxel_size_never_pooled():
     assert rows.loc[("HD95", "1x1x1", "deepmind"), "verdict"] == "use"
     assert rows.loc[("HD95", "2x2x2", "deepmind"), "verdict"] == "avoid"
     # The summary gives each voxel size its own verdict, by its spacing.
-    hd95 = next(line for line in advice.summary_lines(table) if line.startswith("**HD95**"))
-    assert hd95.startswith("**HD95** (±0.5 mm) — (1, 1, 1) mm: use Google DeepMind (worst")
-    assert "· (2, 2, 2) mm: use Metrics Reloaded = MONAI (worst +0.50); avoid Google " in hd95
+    lines = verdict_text.summary_lines(table)
+    hd95 = next(line for line in lines if line.startswith("**HD95**"))
+    assert hd95.startswith("**HD95** — (1, 1, 1) mm: use Google DeepMind, Metrics Reloaded")
+    assert "· (2, 2, 2) mm: use Metrics Reloaded = MONAI ·" in hd95
     assert "· (0.5, 0.5, 2) mm: use Google DeepMind" in hd95
 
 
@@ -76,7 +83,7 @@ def test_a_grid_without_a_voxel_size_label_is_a_grid_of_its_own():
     """Pairs scored on their own scans' grids ("native") get their own verdicts."""
     scores = make_scores()
     scores.loc[scores["spacing"] == "0.5x0.5x2", "spacing"] = "native"
-    table = advice.recommendations(scores)
+    table = overall(scores)
     assert list(dict.fromkeys(table["spacing"])) == ["1x1x1", "2x2x2", "native"]
     assert (table.loc[table["spacing"] == "native", "n"] == 24).all()
     assert set(table.loc[table["spacing"] == "native", "grid"]) == {"native grid"}
@@ -84,8 +91,8 @@ def test_a_grid_without_a_voxel_size_label_is_a_grid_of_its_own():
 
 def test_where_no_tool_passes_the_closest_are_named_with_their_interval():
     """No dead end: with every tool off by 1 mm or more at 2 mm, the two closest are named
-    (most pairs within, then the smallest worst |Δ|) with their 95 % interval, beside the
-    reference's exact route and its time per pair."""
+    (the narrowest 95 % interval first) with their interval, beside the reference's exact
+    route and its time per pair."""
     scores = make_scores()
     at_2mm = (scores["spacing"] == "2x2x2") & (scores["metric"] == "HD95")
     scores.loc[at_2mm & (scores["tool"] == "deepmind"), "value"] += 0.9  # Δ +0.9
@@ -93,7 +100,7 @@ def test_where_no_tool_passes_the_closest_are_named_with_their_interval():
     scores.loc[at_2mm & (scores["tool"] == "monai"), "value"] += 0.7  # Δ +1.2
     reference = (scores["spacing"] == "2x2x2") & (scores["tool"] == "reference")
     scores.loc[reference, "seconds"] = 1.5  # one call per pair for all its metrics
-    table = advice.recommendations(scores)
+    table = overall(scores)
     grid = table.loc[(table["metric"] == "HD95") & (table["spacing"] == "2x2x2")]
     assert "use" not in set(grid["verdict"])
     closest = grid.loc[grid["verdict"] == "closest"].set_index("tool")
@@ -101,17 +108,14 @@ def test_where_no_tool_passes_the_closest_are_named_with_their_interval():
     assert list(closest.index) == ["deepmind", "metricsreloaded"]
     assert list(closest["rank"]) == [1, 2]
     assert closest.loc["deepmind", ["lo", "hi"]].tolist() == pytest.approx([0.9, 0.9])
-    verdict = advice.grid_verdict(grid)
-    assert verdict.startswith(
-        "no tool passes (within ±0.5 mm on 90% of pairs, no Δ failed or not finite); "
-        "closest Google DeepMind"
-    )
+    verdict = verdict_text.grid_verdict(grid)
+    assert verdict.startswith("no tool passes; closest Google DeepMind (narrowest interval: ")
     assert (
         "Δ in [+0.90, +0.90] mm on 95 % of pairs: a published v is within [v -0.90, v -0.90] "
         "of the exact value"
     ) in verdict
     assert "`python -m reference A B` (median 1.5 s, at most 1.5 s per pair" in verdict
-    for line in advice.summary_lines(advice.recommendations(make_scores())):
+    for line in verdict_text.summary_lines(overall(make_scores())):
         assert "use none" not in line
 
 
@@ -159,7 +163,7 @@ def test_an_injected_bias_drops_a_tool_out_of_the_recommended_set():
 
 
 def test_use_and_avoid_are_told_apart_by_word_and_colour():
-    table = advice.recommendations(make_scores())
+    table = overall(make_scores())
     page = render_html(cards.recommendation_sections(table), "Recommendations")
     for word in ("USE", "AVOID"):
         style = document.VERDICT_STYLES[word]
@@ -171,10 +175,10 @@ def test_use_and_avoid_are_told_apart_by_word_and_colour():
 def test_tools_with_identical_scores_share_one_row_and_rank():
     """Metrics Reloaded = MONAI in the fixture: one row, one rank, one line of the summary;
     a difference in its scores parts them again."""
-    table = advice.recommendations(make_scores())
+    table = overall(make_scores())
     pair = table.loc[table["tool"].isin(["metricsreloaded", "monai"])]
     assert set(pair["tool"]) == {"metricsreloaded"} and set(pair["identical"]) == {"monai"}
-    frame = advice.recommendations_frame(pair.iloc[:1])
+    frame = verdict_text.verdicts_frame(pair.iloc[:1])
     assert frame["Tool"].iloc[0] == "Metrics Reloaded = MONAI"
     scores = make_scores()
     scores.loc[(scores["tool"] == "monai") & (scores["metric"] == "HD"), "value"] += 0.01
@@ -252,8 +256,13 @@ def test_scores_that_depend_on_the_field_of_view_are_a_reason_to_avoid():
     assert reason.startswith("depends on the field of view: changed on 1 of 1 grid-check pairs")
     assert table.loc[("HD", "2x2x2", "metricsreloaded"), "verdict"] == "use"  # its twin
     assert table.loc[("HD95", "2x2x2", "metricsreloaded"), "identical"] == "monai"
+    # Identical scores, opposite verdicts: the reason that tells them apart is printed.
+    apart = " (identical scores to Metrics Reloaded on this grid)"
+    assert reason.endswith(apart)
     # The card says the same, of its own tool only.
-    assert cards.field_of_view_text(pd.DataFrame(rows), "monai") == f"HD: {reason}"
+    assert cards.field_of_view_text(pd.DataFrame(rows), "monai") == f"HD: {reason}".removesuffix(
+        apart
+    )
 
 
 def test_errors_on_empty_masks_are_cautions():
@@ -312,30 +321,36 @@ def planted_spread(n: int = 101, category: str = "small") -> pd.DataFrame:
     return pd.DataFrame(rows, columns=list(SCORE_COLUMNS))
 
 
+def intervals(scores: pd.DataFrame):
+    """The interval table of a scores table, read off its verdict table."""
+    return cards.interval_table(rules.verdict_table(scores), scores)
+
+
 def test_the_interval_holds_the_central_95_percent():
-    table = advice.intervals(planted_spread()).set_index("category")
+    table = intervals(planted_spread()).numeric.set_index("stratum")
     # Δ = 0.0, 0.1, ..., 10.0: the 2.5th and 97.5th percentiles are 0.25 and 9.75 mm.
-    assert table.loc["all", ["lo", "hi"]].tolist() == pytest.approx([0.25, 9.75])
-    assert table.loc["small", "n_finite"] == 101  # enough pairs for a category row
-    few = advice.intervals(planted_spread(advice.MIN_CATEGORY_PAIRS - 1))
-    assert list(few["category"]) == ["all"]
-    display = cards.interval_table(planted_spread()).display.iloc[0]
+    assert table.loc[rules.ALL, ["lo", "hi"]].tolist() == pytest.approx([0.25, 9.75])
+    assert table.loc["small OARs", "n_finite"] == 101  # enough pairs for a category row
+    few = intervals(planted_spread(advice.MIN_CATEGORY_PAIRS - 1)).numeric
+    assert list(few["stratum"]) == [rules.ALL]
+    display = intervals(planted_spread()).display.iloc[0]
     assert display["Reference given a published v"] == "[v -9.75, v -0.25]"
+    assert display["Readers' median [IQR]"] == "10.0 [10.0, 10.0] mm"
     assert "Measured on this run's data only (101 mask pairs of planted" in " ".join(
-        cards.interval_table(planted_spread()).notes
+        intervals(planted_spread()).notes
     )
 
 
 def test_the_interval_matches_numpy_on_the_fixture():
     scores = make_scores()
-    table = advice.intervals(scores).set_index(["tool", "metric", "spacing", "category"])
+    table = intervals(scores).numeric.set_index(["tool", "metric", "spacing", "stratum"])
     medpy = scores.loc[(scores["tool"] == "medpy") & (scores["metric"] == "HD")]
     reference = scores.loc[(scores["tool"] == "reference") & (scores["metric"] == "HD")]
     keys = ["case", "oar", "spacing"]
     merged = medpy.merge(reference, on=keys, suffixes=("", "_ref"))
     at = merged.loc[merged["spacing"] == "2x2x2"]
     expected = np.percentile(at["value"] - at["value_ref"], [2.5, 97.5])
-    assert table.loc[("medpy", "HD", "2x2x2", "all"), ["lo", "hi"]].tolist() == pytest.approx(
+    assert table.loc[("medpy", "HD", "2x2x2", rules.ALL), ["lo", "hi"]].tolist() == pytest.approx(
         expected
     )
 
@@ -369,7 +384,7 @@ def later_inputs(monkeypatch) -> AnalysisInputs:
 
 def test_a_later_tools_card_puts_its_facts_together(monkeypatch):
     inputs = later_inputs(monkeypatch)
-    recommended = advice.recommendations(inputs.scores, None, inputs.edge_cases)
+    recommended = rules.verdict_table(inputs.scores, None, inputs.edge_cases)
     built = {card.title.split(" (")[0]: card for card in cards.build_cards(inputs, recommended)}
     assert "Reference" not in built and "Anima" in built
     assert built["Anima"].lines[0].startswith("Not available in this run: program")
@@ -382,19 +397,21 @@ def test_a_later_tools_card_puts_its_facts_together(monkeypatch):
     assert "HD O1 ∞, O2 ∞, O3 NaN, S ✓; the reference: no edge-case record" in text
     assert f"**Failed scores**: HD95 24 of 72 ({LATER_ERROR})." in text
     assert "**HD time**: median 20" in text
+    # A tool that fails on every pair of a grid is not measured there, never "avoid".
     assert (
-        "**Avoid** for HD95 at (0.5, 0.5, 2) mm: no finite Δ on 24 pairs; fails on 24 of 24 "
-        f"pairs ({LATER_ERROR})."
+        f"**Not measured** for HD95 at (0.5, 0.5, 2) mm: fails on every pair: {LATER_ERROR}."
     ) in text
-    # Identical to Google DeepMind on every HD pair: their shared row, its rank 1.
-    assert "HD at (2, 2, 2) mm (rank 1, with Google DeepMind = Later Tool, worst +0.00 mm)" in text
-    assert "HD95 at (2, 2, 2) mm (rank 2, worst -0.25 mm)" in text
+    assert "Avoid** for HD95" not in text
+    # Identical to Google DeepMind on every HD pair: their shared row.
+    assert "HD at (2, 2, 2) mm (with Google DeepMind = Later Tool): 100% of 24 pairs" in text
+    assert "HD95 at (2, 2, 2) mm: 100% of 24 pairs within ±0.5 mm; worst -0.25 mm" in text
     caption, frame = card.tables[0]
     hd95 = frame.loc[frame["Metric"] == "HD95"].set_index("Voxel size")
     assert hd95.loc["(1, 1, 1) mm", "Median Δ"] == "-0.25"
     assert hd95.loc["(1, 1, 1) mm", "Within"] == "100% (±0.5 mm)"
     assert hd95.loc["(0.5, 0.5, 2) mm", "Failed / not finite"] == "24 / 0"
-    assert list(frame["Metric"].unique()) == ["HD", "HD95", "DSC"]
+    assert hd95.loc["(0.5, 0.5, 2) mm", "Verdict"] == "not measured"
+    assert list(frame["Metric"].unique()) == ["HD", "HD95"]  # DSC gets no verdict
 
 
 def test_the_cards_command_writes_every_output(tmp_path, capsys):
@@ -406,15 +423,15 @@ def test_the_cards_command_writes_every_output(tmp_path, capsys):
     assert "cards of 5 tools" in capsys.readouterr().out
     cards_md = (out / "cards.md").read_text()
     assert cards_md.startswith("# Tool cards") and "## MedPy (`medpy`, in the paper)" in cards_md
-    assert "at least 90% of the grid's pairs have |Δ| within ±0.5 mm" in cards_md
+    assert "**use**: at least 90% of those pairs within the tolerance" in cards_md
     assert (out / "recommendations.md").read_text().startswith("# Recommendations")
     csv = pd.read_csv(out / "recommendations.csv")
-    assert list(csv.columns) == list(advice.RECOMMENDATION_COLUMNS)
+    assert list(csv.columns) == list(rules.VERDICT_COLUMNS)
     assert (out / "intervals.md").read_text().startswith("## How far off is a published number")
     # The report's opening page: metric × voxel size, each verdict worded and coloured.
     glance = (out / "verdicts.html").read_text()
     assert "<th>(1, 1, 1) mm</th><th>(2, 2, 2) mm</th><th>(0.5, 0.5, 2) mm</th>" in glance
-    assert ">USE</span>" in glance and advice.VERDICTS == ("use", "closest", "avoid")
+    assert ">USE</span>" in glance
     for name in ("cards.html", "recommendations.html", "intervals.html", "intervals.tex"):
         assert (out / name).stat().st_size > 0, name
 

@@ -20,7 +20,7 @@ from analysis_fixtures import (
     with_later_tool,
 )
 
-from study.analysis import claims, findings, tables
+from study.analysis import claims, findings, tables, verdicts
 from study.analysis.delta import deltas, summarize_deltas
 from study.analysis.labels import tool_label
 from study.analysis.read import AnalysisInputs
@@ -67,8 +67,8 @@ def test_the_summary_comes_first_and_is_short(sections):
     assert len(lines) <= findings.SUMMARY_LINES
     hd95 = next(line for line in lines if line.startswith("**HD95**"))
     # A verdict per voxel size, each found by its spacing.
-    assert hd95.startswith("**HD95** (±0.5 mm) — (1, 1, 1) mm: use Google DeepMind (worst +0.00)")
-    assert hd95.count("avoid MedPy") == 3  # +2 mm at every voxel size
+    assert hd95.startswith("**HD95** — (1, 1, 1) mm: use Google DeepMind, Metrics Reloaded")
+    assert "MedPy" not in hd95  # +2 mm at every voxel size: never among the tools to use
     assert "· (2, 2, 2) mm: use" in hd95 and "· (0.5, 0.5, 2) mm: use" in hd95
     assert "isotropic" not in " ".join(lines)  # no verdict pooled over voxel sizes
     assert lines[-1].startswith("The paper's claims: ")
@@ -327,6 +327,7 @@ def test_measured_problems_name_each_tool_of_a_shared_row():
     table = pd.DataFrame(
         {
             "tool": ["miseval"],
+            "stratum": [verdicts.ALL],
             "identical": ["skimage"],
             "metric": ["HD"],
             "reasons": [

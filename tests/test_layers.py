@@ -208,6 +208,7 @@ ANALYSIS_LAYERS: tuple[tuple[str, ...], ...] = (
         "study.analysis.edge_comparison",
     ),
     ("study.analysis.advice", "study.analysis.claims"),  # ... and what they advise or check
+    ("study.analysis.verdicts",),  # the verdict rule applied to the advice's measurements
     # Render: a table's and a page's renderings, then the paper's tables and figures
     ("study.analysis.rendering", "study.analysis.document"),
     (
@@ -216,7 +217,8 @@ ANALYSIS_LAYERS: tuple[tuple[str, ...], ...] = (
         "study.analysis.observers",
         "study.analysis.environments",
     ),
-    ("study.analysis.phrases",),  # sentences of one tool shared by the pages
+    # Sentences of one tool, and the verdict table in words, shared by the pages
+    ("study.analysis.phrases", "study.analysis.verdict_text"),
     # The pages: each only beside the others, none importing another
     ("study.analysis.findings",),
     ("study.analysis.cards",),

@@ -1,15 +1,16 @@
-"""What a reader can act on, computed from the run: how close each tool comes to the reference
-per metric and voxel size, which tools to use or avoid per metric and grid (each voxel size of the
-run, and "native" for pairs scored on their own scans' grids: never pooled), the closest tools
-and the exact route where none passes, and how far a number published with a tool can lie from
-the reference's.
+"""The measurements a verdict rests on (`verdicts` applies the rule to them): Δ per pair and
+its summary per tool, metric and grid (each voxel size of the run, and "native" for pairs
+scored on their own scans' grids: never pooled), the measured reasons to avoid a tool (a bias
+or scatter, a voxel size ignored, a field of view that changes its scores, errors on empty
+masks), the tools with identical scores, and the reference's time per pair.
 
-Every statistic is of Δ = tool − reference on the mask pairs (`statistics.deltas`), in display
+Every statistic is of Δ = tool − reference on the mask pairs (`delta.deltas`), in display
 units (mm; percentage points for NSD, BIoU and DSC). Pairs without a reference score are left
-out (they say nothing about the tool); a failed or non-finite Δ counts against the tool.
+out (they say nothing about the tool); `defined` marks the pairs whose reference value is
+finite.
 
-The thresholds are stated here and nowhere else: `TOLERANCE`, `MOST_PAIRS`, `SAME_SIGN`,
-`CLOSEST`, `INTERVAL`, `MIN_CATEGORY_PAIRS`, `VOXEL_RATIO_TOLERANCE`.
+The thresholds are stated here and in `verdicts`, nowhere else: `TOLERANCE`, `MOST_PAIRS`,
+`SAME_SIGN`, `INTERVAL`, `MIN_CATEGORY_PAIRS`, `VOXEL_RATIO_TOLERANCE`.
 """
 
 from __future__ import annotations
@@ -30,9 +31,10 @@ from study.analysis.labels import (
     signed,
     tool_label,
 )
+from study.oars import category_phrase
 from study.records import NATIVE, REFERENCE, parse_spacing_label, spacing_title
 from study.scoring import grid_check
-from vocabulary import METRIC_KEYS, RATIO_KEYS, TESTED_KEYS
+from vocabulary import RATIO_KEYS
 
 TOLERANCE: dict[str, float] = {"mm": 0.5, "%pt": 2.0}
 """|Δ| within which a tool's score stands in for the reference's (display units): half a
@@ -45,10 +47,6 @@ MOST_PAIRS = 0.9
 SAME_SIGN = 0.9
 """A tool that misses the tolerance is called biased (over- or under-estimating, with the size
 of its bias) when Δ has one sign on at least this share of its finite Δ; else it scatters."""
-
-CLOSEST = 2
-"""Where no tool passes for a metric and grid, this many tools are named the closest (most
-pairs within `TOLERANCE`, then smallest worst |Δ|), each with its `INTERVAL` of Δ."""
 
 INTERVAL: tuple[float, float] = (2.5, 97.5)
 """Percentiles of Δ bounding the central 95 % of the pairs: the interval table's bounds
@@ -94,16 +92,20 @@ def error_messages(scores: pd.DataFrame, tool: str) -> dict[str, str]:
 
 def pair_deltas(scores: pd.DataFrame, tools: Sequence[str] | None = None) -> pd.DataFrame:
     """Δ of every scored pair that has a reference score (`statistics.deltas`), with `scaled`
-    (Δ in display units), `unit` and `within` (finite and |Δ| ≤ `TOLERANCE`)."""
+    (Δ in display units), `unit`, `defined` (the reference's value is finite: on the other
+    pairs, empty masks, Δ says nothing about accuracy) and `within` (defined, finite and
+    |Δ| ≤ `TOLERANCE`)."""
     delta = deltas(scores, tools)
     delta = delta.loc[delta["kind"] != "no_reference"].reset_index(drop=True)
     unit = delta["metric"].map(display_unit)
     scaled = delta["delta"] * delta["metric"].map(display_scale)
+    defined = pd.Series(np.isfinite(delta["value_reference"].astype(float)), index=delta.index)
     finite = delta["kind"] == "finite"
     return delta.assign(
         scaled=scaled,
         unit=unit,
-        within=finite & (scaled.abs() <= unit.map(TOLERANCE)),
+        defined=defined,
+        within=defined & finite & (scaled.abs() <= unit.map(TOLERANCE)),
     )
 
 
@@ -290,41 +292,6 @@ def identical_tools(delta: pd.DataFrame) -> dict[tuple[str, str, str], list[str]
 # Recommendations
 # --------------------------------------------------------------------------------------------
 
-RECOMMENDATION_COLUMNS: tuple[str, ...] = (
-    "metric",
-    "spacing",
-    "grid",
-    "tool",
-    "identical",
-    "verdict",
-    "rank",
-    "unit",
-    "n",
-    "within",
-    "median",
-    "worst",
-    "worst_category",
-    "lo",
-    "hi",
-    "n_failed",
-    "n_nonfinite",
-    "reasons",
-    "cautions",
-    "reference_seconds",
-    "reference_max_seconds",
-)
-"""Columns of the recommendations table, one row per metric, grid (`spacing`, its label; `grid`,
-its title) and tool, tools with identical scores on that grid and the same verdict in one row
-(`tool` the first in tool order, `identical` the others, ", "-joined). Verdict "use" (ranked by
-|worst|), "closest" (where no tool passes: the `CLOSEST` best, ranked) or "avoid" (rank 0);
-`reasons`: every measured reason it misses ("; "-joined); `cautions`: what a user of the tool
-must handle (empty masks, a declared voxel size ignored); lo and hi: the `INTERVAL` of Δ;
-`reference_seconds` and `reference_max_seconds`: the reference's median and longest time per
-pair on that grid (one call for every metric), the exact route. Grids in `grid_order`."""
-
-VERDICTS: tuple[str, ...] = ("use", "closest", "avoid")
-"""Verdicts in the order the rows are listed."""
-
 
 def bias_reason(row: Mapping) -> str:
     """Why a tool misses the tolerance: a bias (Δ of one sign on at least `SAME_SIGN` of the
@@ -334,8 +301,9 @@ def bias_reason(row: Mapping) -> str:
     if finite == 0:
         return f"no finite Δ on {row['n']} pairs"
     above, below = row["n_above"], row["n_below"]
-    share = f"{row['within']:.0%} of {row['n']} pairs within {tolerance_text(unit)}"
-    worst = f"worst {signed(row['worst'])} {unit} ({row['worst_category']} OARs)"
+    tolerance = row.get("tolerance", TOLERANCE[unit])
+    share = f"{row['within']:.0%} of {row['n']} pairs within ±{tolerance:.2g} {unit}"
+    worst = f"worst {signed(row['worst'])} {unit} ({category_phrase(row['worst_category'])})"
     if max(above, below) >= SAME_SIGN * finite:
         high = above >= below
         size = (
@@ -353,27 +321,6 @@ def bias_reason(row: Mapping) -> str:
         f"scatters: Δ > 0 on {above}, = 0 on {finite - above - below}, < 0 on {below} of "
         f"{finite} pairs, median Δ {signed(row['median'])} {unit}; {share}, {worst}"
     )
-
-
-def verdict_reasons(row: Mapping, measured: Mapping[str, Mapping], message: str) -> list[str]:
-    """Every measured reason to avoid one tool for one metric and grid (none: use it).
-    `measured`: the (tool, metric) findings of `ignores_voxel_size` ("spacing") and
-    `field_of_view_dependence` ("field of view"); `message`: the tool's error, if it failed."""
-    key = (row["tool"], row["metric"])
-    reasons = []
-    if row["within"] < MOST_PAIRS:
-        reasons.append(bias_reason(row))
-    if row["n_failed"]:
-        reasons.append(f"fails on {row['n_failed']} of {row['n']} pairs ({message})")
-    if row["n_nonfinite"]:
-        reasons.append(f"{row['n_nonfinite']} of {row['n']} Δ not finite")
-    if key in measured["spacing"]:
-        reasons.append(
-            voxel_size_reason(measured["spacing"][key], row["metric"], row["spacing"], row["ratio"])
-        )
-    if key in measured["field of view"]:
-        reasons.append(measured["field of view"][key])
-    return reasons
 
 
 def joined(texts: Mapping[str, Sequence[str]]) -> str:
@@ -404,225 +351,3 @@ def grid_order(spacing: str) -> tuple:
     label ("0.5x0.5x2" before "native")."""
     side = isotropic_side(spacing)
     return (side is None, side or 0.0, str(spacing))
-
-
-def recommendations(
-    scores: pd.DataFrame,
-    grid_checked: pd.DataFrame | None = None,
-    edge_cases: pd.DataFrame | None = None,
-    tools: Sequence[str] | None = None,
-) -> pd.DataFrame:
-    """Per metric of `vocabulary.TESTED_KEYS` and grid (each spacing label of the scores,
-    never pooled), every scored tool: "use" when at least `MOST_PAIRS` of the grid's pairs
-    lie within `TOLERANCE`, it failed on none and neither ignores the voxel size nor depends
-    on the field of view (measured); ranked by |worst Δ|. Else "avoid", with each measured
-    reason; where no tool is to be used, the `CLOSEST` best are "closest". Tools with
-    identical scores on the grid and the same verdict share one row. Columns:
-    `RECOMMENDATION_COLUMNS`."""
-    delta = pair_deltas(scores, tools)
-    delta = delta.loc[delta["metric"].isin(TESTED_KEYS)]
-    if delta.empty:
-        return pd.DataFrame(columns=list(RECOMMENDATION_COLUMNS))
-    measured = {
-        "spacing": ignores_voxel_size(delta),
-        "field of view": field_of_view_dependence(grid_checked),
-    }
-    empty = empty_mask_errors(edge_cases)
-    messages = {tool: error_messages(scores, tool) for tool in delta["tool"].unique()}
-    twins = identical_tools(delta)
-    seconds = reference_seconds(scores)
-    summary = {
-        (r["metric"], r["spacing"], r["tool"]): r
-        for r in agreement(delta, ["metric", "spacing", "tool"]).to_dict("records")
-    }
-    rows = []
-    for (metric, spacing, tool), row in summary.items():
-        members = twins.get((metric, spacing, tool), [tool])
-        if members[0] != tool:
-            continue  # its twin's rows speak for it
-        reasons, cautions = {}, {}
-        for member in members:
-            key = (member, metric)
-            mine = {**row, "tool": member}
-            reasons[member] = verdict_reasons(mine, measured, messages[member].get(metric, ""))
-            cautions[member] = [
-                text for text in (empty.get(key), declared_spacing_ignored(*key)) if text
-            ]
-        # Identical scores, one row per verdict: a tool avoided for what it alone does (its
-        # adapter ignores the voxel size) does not take its twin down with it.
-        for avoided in (False, True):
-            alike = [m for m in members if bool(reasons[m]) == avoided]
-            if not alike:
-                continue
-            rows.append(
-                {
-                    **row,
-                    "tool": alike[0],
-                    "grid": spacing_title(spacing),
-                    "identical": ", ".join(alike[1:]),
-                    "verdict": "avoid" if avoided else "use",
-                    "reasons": joined({m: reasons[m] for m in alike}),
-                    "cautions": joined({m: cautions[m] for m in alike}),
-                    "reference_seconds": seconds["median"].get(spacing, np.nan),
-                    "reference_max_seconds": seconds["max"].get(spacing, np.nan),
-                }
-            )
-    table = pd.DataFrame(rows)
-    return rank(table)[list(RECOMMENDATION_COLUMNS)]
-
-
-def rank(table: pd.DataFrame) -> pd.DataFrame:
-    """Order per metric (table order) and grid (`grid_order`): the tools to use by
-    |worst Δ|, numbered from 1; where there is none, the `CLOSEST` tools with most pairs
-    within `TOLERANCE`, then smallest |worst Δ|, marked "closest" and numbered from 1; then the
-    tools to avoid in tool order (rank 0)."""
-    metric_rank = {m: i for i, m in enumerate(TESTED_KEYS)}
-    grid_rank = {s: i for i, s in enumerate(sorted(set(table["spacing"]), key=grid_order))}
-    tool_rank = {t: i for i, t in enumerate(ordered_tools(table["tool"]))}
-    used = table["verdict"] == "use"
-    table = table.assign(
-        _metric=table["metric"].map(metric_rank),
-        _grid=table["spacing"].map(grid_rank),
-        _avoid=~used,
-        _within=np.where(used, 0.0, -table["within"]),
-        _worst=table["worst"].abs().fillna(np.inf),
-        _tool=table["tool"].map(tool_rank),
-    ).sort_values(["_metric", "_grid", "_avoid", "_within", "_worst", "_tool"])
-    groups = table.groupby(["metric", "spacing"], sort=False)
-    none_used = ~groups["verdict"].transform(lambda v: (v == "use").any())
-    order = groups.cumcount() + 1
-    table.loc[none_used & (order <= CLOSEST), "verdict"] = "closest"
-    table = table.assign(_v=table["verdict"].map(VERDICTS.index))
-    table = table.sort_values(["_metric", "_grid", "_v", "_within", "_worst", "_tool"])
-    table["rank"] = np.where(table["verdict"] == "avoid", 0, order.loc[table.index])
-    return table.drop(columns=["_metric", "_grid", "_avoid", "_within", "_worst", "_tool", "_v"])
-
-
-def recommended_tools(table: pd.DataFrame) -> list[str]:
-    """Every tool of the recommendations, those sharing a row with a twin included."""
-    return ordered_tools([t for row in table.itertuples() for t in [row.tool, *twins_of(row)]])
-
-
-def twins_of(row) -> list[str]:
-    """The tools sharing a recommendations row with its `tool` (identical scores)."""
-    identical = row.identical if isinstance(row.identical, str) else ""
-    return [t for t in identical.split(", ") if t]
-
-
-def tool_names(row) -> str:
-    """ "Google DeepMind = pymia": a row's tool and those with identical scores."""
-    return " = ".join(tool_label(t) for t in [row.tool, *twins_of(row)])
-
-
-def listed(names: Sequence[str], shown: int) -> str:
-    """ "A, B, C and 2 more" ("none" for no name)."""
-    more = f" and {len(names) - shown} more" if len(names) > shown else ""
-    return ", ".join(names[:shown]) + more if names else "none"
-
-
-def seconds_text(seconds: float) -> str:
-    """ "0.42 s" or "1.3 min" (a time per pair)."""
-    if not np.isfinite(seconds):
-        return "time not recorded"
-    return f"{seconds:.2g} s" if seconds < 90 else f"{seconds / 60:.2g} min"
-
-
-def exact_route(row) -> str:
-    """The reference as the exact route, with its measured time per pair (a row of the
-    recommendations)."""
-    return (
-        f"the exact value: `python -m reference A B` (median {seconds_text(row.reference_seconds)}"
-        f", at most {seconds_text(row.reference_max_seconds)} per pair on this grid)"
-    )
-
-
-def grid_verdict(group: pd.DataFrame, shown: int = 3) -> str:
-    """One metric on one grid, in a sentence: the tools to use (best `shown`, with their worst
-    Δ) and to avoid; where none passes, the closest tools with their `INTERVAL` and the exact
-    route."""
-    unit = group["unit"].iloc[0]
-    used = [
-        f"{tool_names(r)} (worst {signed(r.worst)})"
-        for r in group.loc[group["verdict"] == "use"].itertuples()
-    ]
-    avoided = [tool_names(r) for r in group.loc[group["verdict"] == "avoid"].itertuples()]
-    if used:
-        return f"use {listed(used, shown)}; avoid {listed(avoided, shown)}"
-    closest = [
-        f"{tool_names(r)} ({r.within:.0%} within; {interval_text(r._asdict())})"
-        for r in group.loc[group["verdict"] == "closest"].itertuples()
-    ]
-    return (
-        f"no tool passes (within {tolerance_text(unit)} on {MOST_PAIRS:.0%} of pairs, no Δ "
-        f"failed or not finite); closest "
-        f"{listed(closest, shown)}; {exact_route(next(group.itertuples()))}"
-    )
-
-
-def summary_lines(table: pd.DataFrame, shown: int = 3) -> list[str]:
-    """One line per metric: per grid (by its voxel size) `grid_verdict`."""
-    lines = []
-    for metric, rows in table.groupby("metric", sort=False):
-        parts = [
-            f"{group['grid'].iloc[0]}: {grid_verdict(group, shown)}"
-            for _, group in rows.groupby("spacing", sort=False)
-        ]
-        unit = rows["unit"].iloc[0]
-        lines.append(f"**{metric}** ({tolerance_text(unit)}) — " + " · ".join(parts) + ".")
-    return lines
-
-
-def recommendations_frame(rows: pd.DataFrame) -> pd.DataFrame:
-    """Display of one metric's recommendations on one grid: verdict (its word first), rank,
-    tool(s), the numbers, the 95 % interval of Δ, and the reasons or cautions."""
-    low, high = INTERVAL
-    return pd.DataFrame(
-        {
-            "Verdict": rows["verdict"].str.upper(),
-            "Rank": rows["rank"].map(lambda r: str(r) if r else "–"),
-            "Tool": [tool_names(r) for r in rows.itertuples()],
-            "Pairs": rows["n"],
-            "Within": rows["within"].map(lambda w: f"{w:.0%}"),
-            "Median Δ": rows["median"].map(signed),
-            "Worst Δ": rows["worst"].map(signed),
-            f"Δ on {high - low:g} % of pairs": [
-                f"[{signed(r.lo)}, {signed(r.hi)}]" if np.isfinite(r.lo) else "–"
-                for r in rows.itertuples()
-            ],
-            "Why": [r.reasons or r.cautions or "" for r in rows.itertuples()],
-        }
-    )
-
-
-# --------------------------------------------------------------------------------------------
-# How far off is a published number
-# --------------------------------------------------------------------------------------------
-
-
-def intervals(scores: pd.DataFrame, tools: Sequence[str] | None = None) -> pd.DataFrame:
-    """Per tool, metric and voxel size, the `INTERVAL` percentiles of the finite Δ over all
-    pairs (category "all") and per OAR category with at least `MIN_CATEGORY_PAIRS` finite Δ.
-    A number v published with the tool then corresponds to a reference value in
-    [v − hi, v − lo] on 95 % of this study's pairs."""
-    delta = pair_deltas(scores, tools)
-    overall = agreement(
-        delta.assign(category_of="all"), ["tool", "metric", "spacing", "category_of"]
-    )
-    by_category = agreement(
-        delta.assign(category_of=delta["category"]), ["tool", "metric", "spacing", "category_of"]
-    )
-    by_category = by_category.loc[by_category["n_finite"] >= MIN_CATEGORY_PAIRS]
-    table = pd.concat([overall, by_category], ignore_index=True).rename(
-        columns={"category_of": "category"}
-    )
-    table = table.loc[table["n_finite"] > 0]
-    order = {t: i for i, t in enumerate(ordered_tools(table["tool"]))}
-    metric_order = {m: i for i, m in enumerate(METRIC_KEYS)}
-    table = table.assign(
-        _t=table["tool"].map(order),
-        _m=table["metric"].map(metric_order),
-        _c=table["category"] != "all",
-    ).sort_values(["_t", "_m", "_c", "category"], kind="stable")
-    return table[
-        ["tool", "metric", "unit", "spacing", "category", "n_finite", "lo", "hi", "median"]
-    ]

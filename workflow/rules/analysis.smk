@@ -16,6 +16,7 @@ from study.pipeline.analysis_plan import (
     figure_outputs,
     findings_paths,
     table_outputs,
+    verdict_table_path,
 )
 
 ANALYSIS = AnalysisPlan(config)
@@ -304,6 +305,7 @@ rule findings:
             else []
         ),
         edge_cases=SCORING.edge_case_files(),
+        verdicts=rules.verdict_table.output[0],
     output:
         md=findings_paths()["md"],
         html=report(findings_paths()["html"], caption="../report/findings.rst", category="Findings"),
@@ -323,10 +325,37 @@ rule findings:
         "../scripts/analysis_findings.py"
 
 
-# What a reader can act on: a card per tool, the recommendations and the interval table.
+# The verdict table, computed once: per metric, grid and stratum, which tools to use and why.
+rule verdict_table:
+    input:
+        scores=rules.collect_scores.output[0],
+        grid_check=SCORING.grid_check_files(),
+        edge_cases=SCORING.edge_case_files(),
+        # The pairs' own manifest (LIDC's gives each pair's native slice spacing), else the
+        # dataset's.
+        manifest=config["dataset"]["manifest"] or rules.dataset_manifest.output[0],
+    output:
+        verdict_table_path(),
+    log:
+        LAYOUT.log("analysis", "verdict_table"),
+    group:
+        "summary"
+    conda:
+        STUDY_ENV
+    threads: 1
+    resources:
+        mem_mb=3000,
+        runtime=10,
+    script:
+        "../scripts/verdict_table.py"
+
+
+# What a reader can act on: a card per tool, the recommendations and the interval table,
+# rendered from the verdict table.
 rule cards:
     input:
         scores=rules.collect_scores.output[0],
+        verdicts=rules.verdict_table.output[0],
         timing=SCORING.timing_files(),
         grid_check=SCORING.grid_check_files(),
         edge_cases=SCORING.edge_case_files(),

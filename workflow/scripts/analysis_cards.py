@@ -10,6 +10,7 @@ snakemake = globals()["snakemake"]
 with log_to(snakemake.log[0]):
     make_cards(
         snakemake.input.scores,
+        snakemake.input.verdicts,
         dict(snakemake.output.items()),
         timing_paths=list(snakemake.input.timing),
         grid_check_paths=list(snakemake.input.grid_check),

@@ -17,4 +17,5 @@ with log_to(snakemake.log[0]):
         grid_check_paths=list(snakemake.input.grid_check),
         edge_case_paths=list(snakemake.input.edge_cases),
         environment_paths=list(snakemake.input.environments),
+        verdicts_path=snakemake.input.verdicts,
     )
