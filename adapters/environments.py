@@ -26,6 +26,13 @@ REPO = Path(__file__).resolve().parents[1]
 ENVIRONMENTS_DIR = REPO / ".envs"
 """Where `make env-<name>` builds the environments other than the study's own."""
 
+WORKER_DEPTH = "ADAPTERS_WORKER_DEPTH"
+"""Set to 1 for every describe and worker process of an environment (`child_variables`): such
+a process starts no other, so an environment that fails to recognise itself makes one
+one-line error, not a chain of processes each asking the next (1,145 processes and 23 GB in
+three minutes, with .envs/panoptica a symbolic link, before environments were compared
+resolved)."""
+
 START_SECONDS = 300.0
 """Longest wait for a Python of an environment to start (interpreter, numpy, SimpleITK) and
 answer, or for a worker to read a pair of scan-sized mask files; either is seconds, so a
@@ -51,6 +58,24 @@ def python_path() -> str:
     return os.pathsep.join(dict.fromkeys(folders))
 
 
+class NestedWorker(RuntimeError):
+    """A describe or worker process was about to start another (`WORKER_DEPTH`)."""
+
+
+def child_variables(what: str) -> dict[str, str]:
+    """The environment variables of a describe or worker process, `what` (naming its
+    environment): this process's, the project on PYTHONPATH, and `WORKER_DEPTH`.
+    NestedWorker, in one line, when this process is itself such a process: it would start
+    one of its own kind, and that one another."""
+    if os.environ.get(WORKER_DEPTH, "0") != "0":
+        raise NestedWorker(
+            f"{what}: not started, this process is a describe or worker process already "
+            f"({WORKER_DEPTH}={os.environ[WORKER_DEPTH]}) and starts no other (its Python, "
+            f"{sys.prefix}, was not recognised as that environment's)"
+        )
+    return {**os.environ, "PYTHONPATH": python_path(), WORKER_DEPTH: "1"}
+
+
 @dataclass(frozen=True)
 class Environment:
     """A named Python environment: its pins, and where its interpreter lives.
@@ -69,11 +94,25 @@ class Environment:
     tool_home: bool = False
 
     @property
+    def prefix(self) -> Path:
+        """The environment's folder (its sys.prefix): this process's for the study's."""
+        if self.requirements is None:
+            return Path(sys.prefix)
+        return ENVIRONMENTS_DIR / self.name
+
+    @property
     def python(self) -> str:
         """The environment's interpreter: this process's own for the study's environment."""
         if self.requirements is None:
             return sys.executable
-        return str(ENVIRONMENTS_DIR / self.name / "bin" / "python")
+        return str(self.prefix / "bin" / "python")
+
+    def is_here(self) -> bool:
+        """True when this process runs in this environment, however either is reached: both
+        folders resolved, so a .envs/<name> that is a symbolic link (to an environment on
+        scratch space) is the folder it points to. Folders, not interpreters: a venv's
+        bin/python is a link to the base Python every venv of it shares."""
+        return Path(sys.prefix).resolve() == self.prefix.resolve()
 
     def unavailable(self) -> str | None:
         """None when the environment's Python exists, else why not and how to build it."""
@@ -101,7 +140,7 @@ class Environment:
                 input=json.dumps(request),
                 capture_output=True,
                 text=True,
-                env={**os.environ, "PYTHONPATH": python_path()},
+                env=child_variables(f"describe of environment {self.name!r} ({self.python})"),
                 timeout=START_SECONDS,
             )
             if done.returncode == 0:
@@ -140,8 +179,16 @@ SCORED_ENVIRONMENTS: tuple[str, ...] = tuple(
 
 def in_built_environment() -> bool:
     """True in the Python of an environment built under .envs/ (a tool's worker there), False
-    in the study's own."""
-    return Path(sys.prefix).resolve().is_relative_to(ENVIRONMENTS_DIR.resolve())
+    in the study's own; an environment whose .envs/<name> is a symbolic link counts, reached
+    through the link or at its target (`Environment.is_here`)."""
+    built = [env for env in ENVIRONMENTS.values() if env.requirements is not None]
+    here = Path(sys.prefix).resolve()
+    return here.is_relative_to(ENVIRONMENTS_DIR.resolve()) or any(env.is_here() for env in built)
+
+
+def environment_named_by(python: str) -> str:
+    """The name of the environment whose interpreter `python` is, or `python` itself."""
+    return next((env.name for env in ENVIRONMENTS.values() if env.python == python), python)
 
 
 def environment(name: str) -> Environment:

@@ -43,7 +43,13 @@ from pathlib import Path
 
 from adapters.base import Adapter, configure
 from adapters.calls import CallSettings, Outcome, run_in_process
-from adapters.environments import START_SECONDS, adapter_path, python_path
+from adapters.environments import (
+    START_SECONDS,
+    NestedWorker,
+    adapter_path,
+    child_variables,
+    environment_named_by,
+)
 from maskio import InputError, load_pair
 
 KILL_GRACE_SECONDS = 5.0
@@ -89,7 +95,10 @@ class Worker:
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=self.log,
-            env={**os.environ, "PYTHONPATH": python_path(), "PYTHONFAULTHANDLER": "1"},
+            env={
+                **child_variables(f"worker of environment {environment_named_by(python)!r}"),
+                "PYTHONFAULTHANDLER": "1",
+            },
             preexec_fn=_limit_worker(memory),
         )
         self._buffer = b""
@@ -293,5 +302,14 @@ def serve() -> None:
         answer({"outcome": asdict(outcome)})
 
 
+def main(argv: Sequence[str]) -> None:
+    """A describe (`--describe`) or worker process; one that would start another of its own
+    kind stops with that one line on stderr, which its parent reports."""
+    try:
+        describe_here() if list(argv) == ["--describe"] else serve()
+    except NestedWorker as error:
+        sys.exit(f"adapters.worker: {error}")
+
+
 if __name__ == "__main__":
-    describe_here() if sys.argv[1:] == ["--describe"] else serve()
+    main(sys.argv[1:])

@@ -7,10 +7,14 @@ built it.
 
 from __future__ import annotations
 
+import contextlib
 import importlib.util
 import json
 import math
+import os
+import signal
 import subprocess
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -18,8 +22,17 @@ import pandas as pd
 import pytest
 from analysis_fixtures import LATER_TOOL, register_later_tool
 
-from adapters import REGISTRY, CallSettings, describe, invoke, invoke_files
-from adapters.environments import ENVIRONMENTS, REPO, Environment, environment
+from adapters import REGISTRY, CallSettings, describe, invoke, invoke_files, worker
+from adapters.environments import (
+    ENVIRONMENTS,
+    REPO,
+    WORKER_DEPTH,
+    Environment,
+    NestedWorker,
+    environment,
+    in_built_environment,
+    python_path,
+)
 from maskio import write_mask
 from study.analysis.environments import (
     compare,
@@ -352,3 +365,75 @@ def test_a_study_in_both_environments_runs_to_its_end(tmp_path):
     findings = (tmp_path / "results/findings.md").read_text()
     assert "## Since the paper environment's versions" in findings
     assert "## Tools since the paper" in findings and "**mikan-rs**" in findings
+
+
+# --- an environment recognised however it is reached; never a chain of workers ---------------
+
+
+@pytest.mark.parametrize("reached", ["through the link", "at its target"])
+def test_an_environment_linked_from_elsewhere_is_its_tools_home(monkeypatch, tmp_path, reached):
+    """.envs/panoptica a symbolic link to an environment elsewhere (scratch space on a
+    cluster; here the running Python's): that Python, whichever path started it, answers for
+    panoptica itself instead of asking its home, that is itself, again."""
+    envs = tmp_path / "envs"
+    envs.mkdir()
+    (envs / "panoptica").symlink_to(Path(sys.prefix).resolve(), target_is_directory=True)
+    monkeypatch.setattr("adapters.environments.ENVIRONMENTS_DIR", envs)
+    if reached == "through the link":
+        monkeypatch.setattr(sys, "prefix", str(envs / "panoptica"))
+    monkeypatch.setattr(Environment, "describe", lambda *_, **__: pytest.fail("asked again"))
+    assert in_built_environment() and ENVIRONMENTS["panoptica"].is_here()
+    assert not ENVIRONMENTS["paper"].is_here()
+    reason = REGISTRY["panoptica"].unavailable()  # the study's .venv has no panoptica
+    assert reason == "Python package 'panoptica' is not installed (make env-panoptica)"
+
+
+def test_a_worker_process_starts_no_other(monkeypatch):
+    """In a describe or worker process (its parent set WORKER_DEPTH), starting another of
+    either kind is a one-line error naming the environment, and no process is started."""
+    monkeypatch.setenv(WORKER_DEPTH, "1")
+    monkeypatch.setattr(subprocess, "run", lambda *_, **__: pytest.fail("started a process"))
+    monkeypatch.setattr(subprocess, "Popen", lambda *_, **__: pytest.fail("started a process"))
+    with pytest.raises(NestedWorker, match="describe of environment 'study'") as said:
+        environment("study").describe([REGISTRY["medpy"]], {})
+    assert "\n" not in str(said.value)
+    with pytest.raises(NestedWorker, match="worker of environment 'study'"):
+        worker.Worker(REGISTRY["medpy"], sys.executable, None, {})
+
+
+ASKS = {
+    "describe": "from adapters.environments import environment\n"
+    "print(environment('study').describe([AsksItsHome()], {}, build=False)[0]['unavailable'])",
+    "worker": "import numpy as np\nfrom adapters import invoke\n"
+    "print(invoke(AsksItsHome(), np.ones((2, 2, 2)), np.ones((2, 2, 2)), (1, 1, 1)).unavailable)",
+}
+
+
+@pytest.mark.parametrize("kind", sorted(ASKS))
+def test_a_tool_that_always_asks_its_home_makes_one_error_not_a_chain(tmp_path, kind):
+    """The reported bug's shape, in real processes: a tool whose environment never takes
+    itself for its home. The first describe or worker process asks, its child refuses in one
+    line, which reaches the study as the tool's reason; every process the test started lives
+    in a session of its own, killed whole if it outlives the bound."""
+    log = tmp_path / "asked"
+    code = "from fake_tools import AsksItsHome\n" + ASKS[kind]
+    variables = {**os.environ, "PYTHONPATH": python_path(), "ASKS_ITS_HOME_LOG": str(log)}
+    variables.pop(WORKER_DEPTH, None)
+    process = subprocess.Popen(
+        [sys.executable, "-c", code],
+        env=variables,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,
+    )
+    try:
+        out, err = process.communicate(timeout=60)
+    finally:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(process.pid, signal.SIGKILL)  # the session's leftovers, if any
+    assert process.returncode == 0, err[-2000:]
+    assert len(log.read_text().split()) == 1  # one process asked; its child started none
+    said = out.strip().splitlines()
+    assert len(said) == 1 and "describe of environment 'study'" in said[0]
+    assert f"process is a describe or worker process already ({WORKER_DEPTH}=1)" in said[0]

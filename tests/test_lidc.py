@@ -4,6 +4,7 @@ and every bad input a one-line error or a counted skip with its reason."""
 from __future__ import annotations
 
 import json
+import shutil
 import sys
 from math import comb
 
@@ -245,3 +246,123 @@ def test_nodules_are_sized_by_their_equivalent_sphere_diameter():
     ]
     with pytest.raises(ValueError):
         nodule_category(float("nan"))
+
+
+# --- a write stopped at any point --------------------------------------------------------------
+
+NODULES = lidc.Selection(patients=("LIDC-IDRI-0078",))
+"""Three nodules of four readers: 18 pairs, 36 mask files, under a second to write."""
+
+
+class Killed(BaseException):
+    """Stands in for a kill: not an Exception, so nothing on the way catches it."""
+
+
+def kill_after(monkeypatch, masks: int) -> None:
+    """The next write dies as its mask number `masks` + 1 is about to be written."""
+    written = []
+    real = lidc.write_mask
+
+    def write_mask(*args, **kwargs):
+        if len(written) == masks:
+            raise Killed
+        written.append(args[0])
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(lidc, "write_mask", write_mask)
+
+
+def marker_of(folder) -> dict:
+    return json.loads((folder / lidc.MARKER_FILE).read_text())
+
+
+def assert_complete(folder, pairs: int) -> None:
+    """Every mask the manifest names is there, and the marker says complete."""
+    table = pd.read_csv(folder / lidc.MANIFEST)
+    assert len(table) == pairs
+    assert all((folder / path).is_file() for path in [*table.path_a, *table.path_b])
+    assert marker_of(folder)["state"] == lidc.COMPLETE
+
+
+@pytest.mark.parametrize("masks", [0, 7])
+def test_a_first_write_killed_among_its_masks_is_finished_by_the_next_call(
+    tmp_path, monkeypatch, masks
+):
+    out = tmp_path / "pairs"
+    kill_after(monkeypatch, masks)
+    with pytest.raises(Killed):
+        lidc.write_lidc_dataset(out, NODULES)
+    assert len(list(out.rglob("*.nii.gz"))) == masks and not (out / lidc.MANIFEST).exists()
+    monkeypatch.undo()
+    assert lidc.write_lidc_dataset(out, NODULES).pairs == 18
+    assert_complete(out, 18)
+    assert len(list(out.rglob("*.nii.gz"))) == 36
+
+
+def test_a_write_killed_before_its_marker_turned_complete_is_done_again(tmp_path, monkeypatch):
+    out = tmp_path / "pairs"
+    real = lidc._write_marker
+
+    def write_marker(folder, wanted, state):
+        if state == lidc.COMPLETE:
+            raise Killed
+        real(folder, wanted, state)
+
+    monkeypatch.setattr(lidc, "_write_marker", write_marker)
+    with pytest.raises(Killed):
+        lidc.write_lidc_dataset(out, NODULES)
+    assert (out / lidc.MANIFEST).is_file() and marker_of(out)["state"] == lidc.WRITING
+    monkeypatch.undo()
+    lidc.write_lidc_dataset(out, NODULES)
+    assert_complete(out, 18)
+
+
+def test_a_first_write_killed_before_its_marker_was_in_place_is_not_refused(tmp_path):
+    """A kill between the marker's temporary and its rename leaves only the temporary."""
+    (tmp_path / (lidc.MARKER_FILE + ".part")).write_text('{"sta')
+    outcome = lidc.write_lidc_dataset(tmp_path, lidc.Selection(patients=("LIDC-IDRI-0002",)))
+    assert outcome.pairs == 1
+    assert_complete(tmp_path, 1)
+
+
+def test_an_overwrite_that_fails_midway_leaves_no_marker_of_gone_masks(tmp_path, monkeypatch):
+    """Old data kept complete, or a folder the next call redoes: never a "complete" marker
+    over masks that are gone, and no later call refused, with or without --overwrite."""
+    old = lidc.Selection(patients=("LIDC-IDRI-0002",))
+    lidc.write_lidc_dataset(tmp_path, old)
+    kill_after(monkeypatch, 5)
+    with pytest.raises(Killed):
+        lidc.write_lidc_dataset(tmp_path, NODULES, overwrite=True)
+    monkeypatch.undo()
+    state = marker_of(tmp_path).get("state", lidc.COMPLETE)  # no state: written last
+    if state == lidc.COMPLETE:  # the old data, whole
+        assert_complete(tmp_path, 1)
+    else:
+        assert state == lidc.WRITING and not (tmp_path / lidc.MANIFEST).exists()
+    # Either selection, without --overwrite: nothing complete is there to protect.
+    assert lidc.write_lidc_dataset(tmp_path, old).pairs == 1
+    assert_complete(tmp_path, 1)
+    assert len(list(tmp_path.rglob("*.nii.gz"))) == 2  # the failed overwrite's masks are gone
+
+
+def test_a_complete_marker_whose_masks_are_gone_is_written_again(tmp_path):
+    """As a failed --overwrite left folders before markers had states (marker written last,
+    with no state): the masks deleted, the old marker and manifest kept."""
+    selection = lidc.Selection(patients=("LIDC-IDRI-0002",))
+    lidc.write_lidc_dataset(tmp_path, selection)
+    before_states = {k: v for k, v in marker_of(tmp_path).items() if k != "state"}
+    (tmp_path / lidc.MARKER_FILE).write_text(json.dumps(before_states))
+    shutil.rmtree(tmp_path / "masks")
+    assert lidc.write_lidc_dataset(tmp_path, selection).pairs == 1
+    assert_complete(tmp_path, 1)
+
+
+def test_files_without_a_marker_are_still_refused_and_left_alone(tmp_path):
+    """Masks and a manifest that look like ours, with no marker: a user's, never touched."""
+    mask = tmp_path / "masks" / "case" / "mine.nii.gz"
+    mask.parent.mkdir(parents=True)
+    mask.write_text("a user's mask")
+    (tmp_path / lidc.MANIFEST).write_text("case,oar\n")
+    with pytest.raises(InputError, match="holds files not written here"):
+        lidc.write_lidc_dataset(tmp_path, NODULES, overwrite=True)
+    assert mask.read_text() == "a user's mask" and not (tmp_path / lidc.MARKER_FILE).exists()

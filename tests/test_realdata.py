@@ -84,6 +84,29 @@ def test_hanseg_manifest_and_meshing(hanseg, tmp_path):
         build_hanseg_manifest(hanseg / "obs1", hanseg / "obs2", hanseg / "pairs.csv")
 
 
+def test_a_manifest_write_that_dies_leaves_the_old_manifest_or_none(hanseg, monkeypatch):
+    """A CSV cut short would be refused by the next call ("exists"): none is left instead,
+    and a failed --overwrite keeps the old one."""
+    manifest = hanseg / "pairs.csv"
+    real = pd.DataFrame.to_csv
+
+    def dies_midway(table, path, **options):
+        real(table.iloc[:1], path, **options)
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(pd.DataFrame, "to_csv", dies_midway)
+    with pytest.raises(KeyboardInterrupt):
+        build_hanseg_manifest(hanseg / "obs1", hanseg / "obs2", manifest)
+    assert sorted(p.name for p in hanseg.iterdir()) == ["obs1", "obs2"]
+    monkeypatch.undo()
+    assert len(build_hanseg_manifest(hanseg / "obs1", hanseg / "obs2", manifest)) == 2
+    before = manifest.read_text()
+    monkeypatch.setattr(pd.DataFrame, "to_csv", dies_midway)
+    with pytest.raises(KeyboardInterrupt):
+        build_hanseg_manifest(hanseg / "obs1", hanseg / "obs2", manifest, overwrite=True)
+    assert manifest.read_text() == before
+
+
 def test_meshes_land_where_the_masks_are(hanseg, tmp_path):
     """Mesh coordinates are physical: voxelizing the mesh on the mask's grid gives the mask."""
     mask, spacing, origin = read_mask(hanseg / "obs1/case_01/case_01_OAR_Pituitary.seg.nrrd")

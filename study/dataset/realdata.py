@@ -26,6 +26,7 @@ import pandas as pd
 from maskio import InputError, check_same_grid, load_mask, write_mask
 from study.dataset.meshes import mesh_from_mask, write_manifest, write_observer_meshes
 from study.dataset.voxelize import PAIR_COLUMNS, voxelize_case
+from study.dataset.whole import replace_whole
 from study.oars import CATEGORIES, KNOWN_CATEGORIES, OARS
 from study.records import NATIVE, parse_spacing_label
 
@@ -240,7 +241,9 @@ def build_hanseg_manifest(
     """Pair manifest of two HaN-Seg-style folders (one per observer) as CSV at `out_csv`.
 
     An OAR present for only one observer gets an empty path for the other. Paths are written
-    relative to the CSV when possible. An existing CSV is kept unless `overwrite`.
+    relative to the CSV when possible. An existing CSV is kept unless `overwrite`; the CSV is
+    written whole (`replace_whole`), so a call that fails or is killed leaves the old one or
+    none.
     """
     out_csv = Path(out_csv)
     if out_csv.exists() and not overwrite:
@@ -281,7 +284,8 @@ def build_hanseg_manifest(
         ]
     )
     out_csv.parent.mkdir(parents=True, exist_ok=True)
-    table.to_csv(out_csv, index=False)
+    # Whole or not at all: a half-written CSV would be refused ("exists") by the next call.
+    replace_whole(out_csv, lambda part: table.to_csv(part, index=False))
     return table
 
 
