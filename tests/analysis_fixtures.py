@@ -382,3 +382,131 @@ def write_pairs(results: Path) -> list[Path]:
             paths.append(folder / "pairs.csv")
             pd.DataFrame(rows).to_csv(paths[-1], index=False)
     return paths
+
+
+# --------------------------------------------------------------------------------------------
+# A crowded run: every tool, four grids, many pairs (the published LIDC-IDRI run's shape)
+# --------------------------------------------------------------------------------------------
+
+LIDC_GRIDS = ("1x1x1", "2x2x2", "0.5x0.5x2", "native")
+"""The grids of the published LIDC-IDRI run: the paper's three voxel sizes and the native."""
+
+CROWDED_UNAVAILABLE = ("anima", "evaluatesegmentation")
+"""The tools a crowded run records as not installed (neither is on PyPI)."""
+
+CROWDED_FAILING = "torchmetrics"
+"""The tool whose HD fails on every pair of a crowded run (torchmetrics' HD on 3D masks) but
+those whose reference is inf, where it gives inf: "5∞ 1573E" at 2 mm, as in the LIDC run."""
+
+INF_REFERENCE_PAIRS = 5
+"""Pairs whose reference score is inf at 2 mm in a crowded run (a mask empty at that size, as in
+the LIDC-IDRI run): each tool's Δ there is non-finite, or failed when the tool raised."""
+
+
+def crowded_tools() -> list[str]:
+    """The paper's tools and those since, in tool order (the cross-check left out): 17 today."""
+    from adapters import REGISTRY
+    from study.analysis.labels import ordered_tools, tool_group
+
+    return [t for t in ordered_tools(REGISTRY) if tool_group(t) in ("paper", "later")]
+
+
+def pair_names(pairs: int) -> pd.DataFrame:
+    """`pairs` LIDC-like reader pairs: case, oar (nodule and annotations), about nine a scan."""
+    k = np.arange(pairs)
+    return pd.DataFrame(
+        {
+            "case": [f"LIDC-IDRI-{n // 9 + 1:04d}_s{n // 9 + 1}" for n in k],
+            "oar": [f"nodule{n % 9 // 3 + 1}_a{2 * n + 1}_b{2 * n + 2}" for n in k],
+        }
+    )
+
+
+def make_crowded_scores(pairs: int = 8, seed: int = 11) -> pd.DataFrame:
+    """Scores of every tool in `crowded_tools` (its own metrics of `TESTED_KEYS`) on `pairs`
+    pairs at `LIDC_GRIDS`: Δ small noise around 0; at 2 mm the reference inf on the first
+    `INF_REFERENCE_PAIRS` pairs (every second tool errors there, the others give inf);
+    `CROWDED_FAILING`'s HD an error on every pair the reference scored;
+    `CROWDED_UNAVAILABLE` not installed."""
+    from adapters import REGISTRY
+    from vocabulary import TESTED_KEYS
+
+    rng = np.random.default_rng(seed)
+    grid = pair_names(pairs).merge(pd.DataFrame({"spacing": LIDC_GRIDS}), how="cross")
+    grid = grid.merge(pd.DataFrame({"metric": TESTED_KEYS}), how="cross")
+    grid["value"] = np.where(
+        grid["metric"].isin(RATIO_KEYS),
+        rng.uniform(0.4, 0.95, len(grid)),
+        rng.gamma(2, 3, len(grid)),
+    )
+    inf = (grid["spacing"] == "2x2x2") & (
+        grid.groupby(["spacing", "metric"]).cumcount() < INF_REFERENCE_PAIRS
+    )
+    grid.loc[inf, "value"] = np.inf
+    parts = [_crowded_rows(grid, "reference", np.full(len(grid), "ok"))]
+    for k, tool in enumerate(crowded_tools()):
+        if tool in CROWDED_UNAVAILABLE:
+            parts.append(_placeholder(tool))
+            continue
+        rows = grid.loc[grid["metric"].isin(REGISTRY[tool].metrics)].copy()
+        rows["value"] += rng.normal(0, 0.2, len(rows)) * np.where(
+            rows["metric"].isin(RATIO_KEYS), 0.05, 1.0
+        )
+        inf = np.isinf(rows["value"])
+        if tool == CROWDED_FAILING:
+            failed = (rows["metric"] == "HD") & ~inf
+        else:
+            failed = inf & (k % 2 == 0)
+        rows.loc[failed, "value"] = np.nan
+        parts.append(_crowded_rows(rows, tool, np.where(failed, "error", "ok")))
+    return pd.DataFrame(pd.concat(parts, ignore_index=True), columns=list(SCORE_COLUMNS))
+
+
+def _crowded_rows(rows: pd.DataFrame, tool: str, status) -> pd.DataFrame:
+    """Score rows of one tool from a frame of case, oar, spacing, metric and value; an inf
+    value that is not an error has status inf, as the scoring stage records it."""
+    status = np.where((status == "ok") & np.isinf(rows["value"]), "inf", status)
+    return rows.assign(
+        dataset="lidc",
+        category="small",
+        tool=tool,
+        tool_version=f"{tool}-1.0",
+        environment="study",
+        status=status,
+        message=np.where(status == "error", "boom", ""),
+        seconds=0.01,
+    )
+
+
+def _placeholder(tool: str) -> pd.DataFrame:
+    """The one row the scoring stage records for a tool that is not installed."""
+    row = dict.fromkeys(SCORE_COLUMNS, "")
+    row.update(tool=tool, environment="study", value=np.nan, status="unavailable", seconds=np.nan)
+    row["message"] = "not installed"
+    row["dataset"] = "lidc"
+    return pd.DataFrame([row])
+
+
+def make_pair_manifest(pairs: int, seed: int = 13) -> pd.DataFrame:
+    """A mesh manifest of `pairs` LIDC-like reader pairs (two rows each, readers A and B):
+    nodule volumes log-uniform from 5 to 20,000 mm³, the readers within about 30 % of each
+    other, the category from the pair's mean volume as LIDC's is."""
+    from study.oars import category_of_volume
+
+    rng = np.random.default_rng(seed)
+    names = pair_names(pairs)
+    nodule = 10 ** rng.uniform(np.log10(5), np.log10(2e4), pairs)
+    names["category"] = [category_of_volume(v) for v in nodule]
+    readers = []
+    for observer in ("A", "B"):
+        readers.append(
+            names.assign(
+                observer=observer,
+                path=[
+                    f"{c}/{o}__{observer}.vtp"
+                    for c, o in zip(names["case"], names["oar"], strict=True)
+                ],
+                volume_mm3=nodule * rng.uniform(0.75, 1.3, pairs),
+            )
+        )
+    return pd.concat(readers, ignore_index=True).sort_values(["case", "oar"], ignore_index=True)

@@ -6,10 +6,16 @@ import matplotlib.image as mpimg
 import numpy as np
 import pytest
 from analysis_fixtures import (
+    CROWDED_FAILING,
+    CROWDED_UNAVAILABLE,
+    INF_REFERENCE_PAIRS,
     LATER_TOOL,
+    LIDC_GRIDS,
     SPACINGS,
     TOOLS,
+    make_crowded_scores,
     make_manifest,
+    make_pair_manifest,
     make_scores,
     make_timing,
     register_later_tool,
@@ -229,7 +235,11 @@ def test_figure_4_tells_what_each_mark_means(monkeypatch, scores):
         panels = axes[row * len(SPACINGS) : (row + 1) * len(SPACINGS)]
         assert len({axis.get_ylim() for axis in panels}) == 1, metric
         for axis in panels:
-            words = {round(t.get_position()[0]): t.get_text() for t in axis.texts}
+            words = {
+                round(t.get_position()[0]): t.get_text()
+                for t in axis.texts
+                if t.get_gid() != figures.EXCLUDED_GID
+            }
             assert words[tools.index("anima")] == "not installed"
             if metric not in ("HD", "HD95", "MASD"):
                 assert words[tools.index("medpy")] == "not offered"  # MedPy lacks it
@@ -239,3 +249,110 @@ def test_figure_4_tells_what_each_mark_means(monkeypatch, scores):
                 for p in axis.patches
                 if tuple(p.get_facecolor()[:3]) == to_rgb(figures.TOLERANCE_COLOUR)
             ), metric
+
+
+# --------------------------------------------------------------------------------------------
+# Legible at the LIDC-IDRI run's size: 1,578 pairs (7,307 for the whole database), 17 tools
+# --------------------------------------------------------------------------------------------
+
+
+def texts_of(figure) -> list[str]:
+    """Every word the figure prints, once it is drawn (tick labels included)."""
+    from matplotlib.text import Text
+
+    figure.canvas.draw()
+    return [t.get_text() for t in figure.findobj(Text) if t.get_visible() and t.get_text()]
+
+
+def test_figure_a3_of_the_whole_lidc_database_labels_categories_not_pairs(monkeypatch):
+    """7,307 reader pairs drew 7,307 tick labels, a black band: beyond `MAX_LABELLED_PAIRS`
+    the figure has one label per category; and a nodule is not called an OAR."""
+    manifest = make_pair_manifest(7307)
+    (axis,) = drawn(monkeypatch, lambda: figures.figure_a3(manifest, "u.png", source="lidc"))
+    labels = [t.get_text() for t in axis.get_xticklabels() if t.get_text()]
+    assert len(labels) == manifest["category"].nunique() <= 4
+    assert sum(int(label.split()[1].replace(",", "")) for label in labels) == 7307
+    assert all(label.endswith("reader pairs") for label in labels)
+    assert not any("OAR" in text for text in texts_of(axis.figure))
+    assert axis.get_ylabel() == "Nodule volume (mm³)"
+
+
+def test_figure_a3_names_each_pair_up_to_the_limit(monkeypatch):
+    """A few OARs (the synthetic study) keep a box and a name each, and their word."""
+    (axis,) = drawn(
+        monkeypatch, lambda: figures.figure_a3(make_manifest(), "u.png", source="synthetic")
+    )
+    assert len(axis.get_xticklabels()) == make_manifest()["oar"].nunique()
+    assert axis.get_ylabel() == "OAR volume (mm³)"
+    limit = figures.MAX_LABELLED_PAIRS
+    for pairs, labelled in ((limit, limit), (limit + 1, None)):
+        (axis,) = drawn(monkeypatch, lambda n=pairs: figures.figure_a3(make_pair_manifest(n), "u"))
+        count = len([t for t in axis.get_xticklabels() if t.get_text()])
+        assert count == labelled if labelled else count <= 4
+        assert axis.get_ylabel() == "Mask volume (mm³)"  # no source: neutral words
+
+
+def overlapping(boxes) -> list[tuple[int, int]]:
+    """Index pairs of the boxes (display units) that overlap (by more than rounding)."""
+    shrunk = [box.expanded(1.0, 1.0).padded(-0.1) for box in boxes]
+    return [
+        (i, j)
+        for i, a in enumerate(shrunk)
+        for j in range(i + 1, len(shrunk))
+        if a.overlaps(shrunk[j])
+    ]
+
+
+def count_above(axis, x: int, renderer) -> list[str]:
+    """The pieces of the count printed above the tool at `x`, bottom to top."""
+    centre = axis.transData.transform((x, 0))[0]
+    pieces = [
+        (box.y0, t.get_text())
+        for t in axis.texts
+        if t.get_gid() == figures.EXCLUDED_GID
+        and abs((box := t.get_window_extent(renderer)).x0 + box.x1 - 2 * centre) < 2
+    ]
+    return [text for _, text in sorted(pieces)]
+
+
+@pytest.mark.parametrize("extra", [0, 9])
+def test_figure_4_counts_of_what_was_not_drawn_do_not_overlap(monkeypatch, extra):
+    """17 tools and four grids, as in the LIDC-IDRI run: at 2 mm every tool's Δ of the pairs
+    whose reference is inf is not finite or failed, and torchmetrics' HD failed on the rest.
+    The counts printed "5E5∞5E" run together and into the column title; the tool names at the
+    bottom ran into each other too. With `extra` tools more, the same holds."""
+    import adapters
+
+    for k in range(extra):
+        monkeypatch.setitem(adapters.REGISTRY, f"extra{k:02d}", type(adapters.REGISTRY["monai"])())
+    scores = make_crowded_scores(pairs=8)
+    delta = deltas(scores, [t for t in set(scores["tool"]) - {"reference"}])
+    axes = drawn(
+        monkeypatch,
+        lambda: figures.figure_4(
+            delta,
+            "unused.png",
+            spacings=list(LIDC_GRIDS),
+            unavailable=list(CROWDED_UNAVAILABLE),
+        ),
+    )
+    figure = axes[0].figure
+    renderer = figure.canvas.get_renderer()
+    tools = ordered_tools([*delta["tool"], *CROWDED_UNAVAILABLE])
+    assert len(tools) == 17 + extra
+    frames = [axis.get_window_extent(renderer) for axis in axes]
+    for k, axis in enumerate(axes):
+        counts = [t for t in axis.texts if t.get_gid() == figures.EXCLUDED_GID]
+        boxes = [t.get_window_extent(renderer) for t in counts]
+        assert not overlapping(boxes), (k, [t.get_text() for t in counts])
+        # Above its own frame, clear of every other panel and of the column titles.
+        titles = [axis.title.get_window_extent(renderer) for axis in axes[: len(LIDC_GRIDS)]]
+        others = [frame for j, frame in enumerate(frames) if j != k]
+        assert not any(overlapping([box, other]) for box in boxes for other in others + titles)
+    hd_2mm = axes[LIDC_GRIDS.index("2x2x2")]
+    above = [count_above(hd_2mm, x, renderer) for x in range(len(tools))]
+    assert sum(map(bool, above)) == len(tools) - len(CROWDED_UNAVAILABLE)
+    failed = 8 - INF_REFERENCE_PAIRS
+    assert above[tools.index(CROWDED_FAILING)] == [str(INF_REFERENCE_PAIRS), "∞", str(failed), "E"]
+    names = [t.get_window_extent(renderer) for t in axes[-1].get_xticklabels() if t.get_text()]
+    assert len(names) == len(tools) and not overlapping(names)

@@ -1,4 +1,4 @@
-"""The paper's figures: Fig. 4 (Δ box plots), A3 (OAR volumes), A4 (significance), A5 (time).
+"""The paper's figures: Fig. 4 (Δ box plots), A3 (mask volumes), A4 (significance), A5 (time).
 
 One tool order (`statistics.ordered_tools`) and one colour per tool (`tool_colour`) in every
 figure; where tools of more than one group are shown (the paper's and those since), a dashed
@@ -11,6 +11,7 @@ from __future__ import annotations
 import zlib
 from collections.abc import Sequence
 from pathlib import Path
+from typing import NamedTuple
 
 import matplotlib
 
@@ -276,30 +277,77 @@ def _box_panel(axis, delta: pd.DataFrame, tools: Sequence[str]) -> None:
     axis.grid(axis="y", linewidth=0.2, alpha=0.5)
 
 
+EXCLUDED_GID = "excluded"
+"""Group id of Fig. 4's counts of Δ that could not be drawn (how a test finds them)."""
+
+EXCLUDED_FONTSIZE = 4.5
+"""Size of those counts up to `SIZED_FOR_TOOLS` tools: each number is written upward and each
+sign upright, so a tool's counts are one line of this size wide (about 5 pt), within its slot
+(about 6 pt with 17 tools at two-column width)."""
+
+SIZED_FOR_TOOLS = 17
+"""Fig. 4's names and counts per tool are sized for this many tools (the paper's and those
+since); with more, each slot is narrower and they shrink with it (`_crowding`)."""
+
+
+def _crowding(tools: int) -> float:
+    """Factor on Fig. 4's text sizes per tool: 1 up to `SIZED_FOR_TOOLS` tools, less beyond,
+    so a tool's name, count or mark stays inside its slot however many tools are shown."""
+    return min(1.0, SIZED_FOR_TOOLS / max(tools, 1))
+
+
+def excluded_counts(rows: pd.DataFrame) -> list[tuple[int, str]]:
+    """How many of one tool's Δ in a panel could not be drawn, with their sign: (5, "∞") not
+    finite, (90, "E") the tool raised an error or the reference had no score."""
+    nonfinite = int((rows["kind"] == "nonfinite").sum())
+    failed = int(rows["kind"].isin(["failed", "no_reference"]).sum())
+    return [(count, sign) for count, sign in ((nonfinite, "∞"), (failed, "E")) if count]
+
+
 def _annotate_excluded(axis, delta: pd.DataFrame, tools: Sequence[str]) -> None:
-    """Above each tool, the number of Δ that could not be plotted: "3∞" not finite, "90E" the
-    tool raised an error (or the reference had no score) on that many pairs."""
-    transform = axis.get_xaxis_transform()
+    """Above each tool, its counts of the Δ that could not be plotted (`excluded_counts`),
+    stacked upward from the frame, each number turned upward and followed by its sign upright
+    ("5∞" read bottom to top; a turned ∞ reads as 8). Side by side, level counts of 17 tools
+    ran into each other ("5E5∞5E"), and two-line ones into the column title; above the frame,
+    a count never hides a box."""
+    size = EXCLUDED_FONTSIZE * _crowding(len(tools))
     for i, tool in enumerate(tools):
-        rows = delta.loc[delta["tool"] == tool]
-        nonfinite = int((rows["kind"] == "nonfinite").sum())
-        failed = int(rows["kind"].isin(["failed", "no_reference"]).sum())
-        label = "\n".join(
-            x for x in (f"{nonfinite}∞" if nonfinite else "", f"{failed}E" if failed else "") if x
-        )
-        if label:
-            # Above the frame, so the count never hides a box.
-            axis.text(
-                i,
-                1.02,
-                label,
-                transform=transform,
-                ha="center",
-                va="bottom",
-                fontsize=4.5,
-                color="#B00020",
-                clip_on=False,
-            )
+        anchor, xy, gap = axis.get_xaxis_transform(), (i, 1.0), 1.5
+        for count, sign in excluded_counts(delta.loc[delta["tool"] == tool]):
+            for text, rotation in ((f"{count}", 90), (sign, 0)):
+                anchor = _stack_text(axis, text, rotation, anchor, xy, gap, size)
+                xy, gap = (0.5, 1.0), 0.3  # on top of the text before, centred on it
+            gap = 2.0  # between a tool's two counts
+
+
+def _stack_text(axis, text: str, rotation: float, anchor, xy, gap: float, size: float):
+    """One piece of a count (`_annotate_excluded`), `gap` points above `xy` in `anchor`'s
+    coordinates (the panel's, or the piece below: an artist)."""
+    return axis.annotate(
+        text,
+        xy=xy,
+        xycoords=anchor,
+        xytext=(0, gap),
+        textcoords="offset points",
+        rotation=rotation,
+        ha="center",
+        va="bottom",
+        fontsize=size,
+        color="#B00020",
+        annotation_clip=False,
+        gid=EXCLUDED_GID,
+    )
+
+
+def _excluded_height_pt(axes, renderer) -> float:
+    """How far in points the tallest count reaches above the panels `axes` (0: no count)."""
+    reach = [
+        text.get_window_extent(renderer).y1 - axis.get_window_extent(renderer).y1
+        for axis in axes
+        for text in axis.texts
+        if text.get_gid() == EXCLUDED_GID
+    ]
+    return max(reach, default=0.0) * 72.0 / axes[0].figure.dpi
 
 
 ABSENT = {
@@ -330,10 +378,19 @@ def _mark_absent(
             transform=transform,
             ha="center",
             va="center",
-            fontsize=4.2,
+            fontsize=4.2 * _crowding(len(tools)),
             rotation=90,
             color=ABSENT[word],
         )
+
+
+def _column_titles(axes, titles: Sequence[str]) -> None:
+    """The voxel sizes over the top row, all at one height above the tallest count of Δ not
+    drawn (`_annotate_excluded`), so no count runs into a title."""
+    renderer = axes[0].figure.canvas.get_renderer()
+    pad = 3.0 + _excluded_height_pt(axes, renderer)
+    for axis, title in zip(axes, titles, strict=True):
+        axis.set_title(title, pad=pad)
 
 
 def _tolerance_band(axis, metric: str) -> None:
@@ -392,20 +449,18 @@ def figure_4(
                 if row == 0:
                     _group_labels(axis, all_tools)
                 bottom = row == len(metrics) - 1
+                # Upright names, one line high each: at 60 degrees 17 names ran into each other.
                 axis.set_xticklabels(
                     [tool_label(t) for t in all_tools] if bottom else [],
-                    rotation=60,
-                    ha="right",
-                    rotation_mode="anchor",
-                    fontsize=5.5,
+                    rotation=90,
+                    fontsize=5 * _crowding(len(all_tools)),
                 )
-                if row == 0:
-                    axis.set_title(spacing_title(spacing), pad=9)
                 if col == 0:
                     axis.set_ylabel(f"Δ{metric} ({display_unit(metric)})")
             limits = [axis.get_ylim() for axis in axes[row]]
             for axis in axes[row]:  # one y range per metric, across voxel sizes
                 axis.set_ylim(min(lo for lo, _ in limits), max(hi for _, hi in limits))
+        _column_titles(axes[0], [spacing_title(s) for s in spacings])
         units = dict.fromkeys(display_unit(m) for m in metrics)
         band = Patch(
             facecolor=TOLERANCE_COLOUR,
@@ -425,58 +480,151 @@ def figure_4(
 
 
 # --------------------------------------------------------------------------------------------
-# Fig. A3: OAR volumes
+# Fig. A3: the volumes of the masks, per OAR or mask pair, or per category
 # --------------------------------------------------------------------------------------------
 
 
-def figure_a3(manifest: pd.DataFrame, png_path, pdf_path=None, *, footer: str = "") -> None:
-    """Box plots of OAR volume (mm³, log scale) per OAR, sorted by median, coloured by
-    category, with the category thresholds 1e3 and 1e4 mm³. Empty masks are left out."""
+class MaskPairWords(NamedTuple):
+    """How Fig. A3 speaks of a dataset's mask pairs (the manifest's `oar` column): an OAR of
+    the synthetic study is an organ, a pair of LIDC-IDRI is two readers' outlines of a nodule."""
+
+    singular: str
+    plural: str
+    volume: str  # the y axis
+    outliner: str  # who drew each of a pair's two masks
+
+
+MASK_PAIR_WORDS = {
+    "synthetic": MaskPairWords("OAR", "OARs", "OAR volume (mm³)", "observer"),
+    "lidc": MaskPairWords("reader pair", "reader pairs", "Nodule volume (mm³)", "reader"),
+}
+"""The words of each dataset source (`dataset.source`); any other (a user's manifest, or a
+source not known) gets `NEUTRAL_WORDS`."""
+
+NEUTRAL_WORDS = MaskPairWords("mask pair", "mask pairs", "Mask volume (mm³)", "observer")
+
+
+def mask_pair_words(source: str) -> MaskPairWords:
+    """The words for the mask pairs of a dataset source (`MASK_PAIR_WORDS`)."""
+    return MASK_PAIR_WORDS.get(source, NEUTRAL_WORDS)
+
+
+MAX_LABELLED_PAIRS = 60
+"""Most OARs or mask pairs Fig. A3 names one by one: 60 labels at 6 pt fill the 7.2 in page
+width; the 1,578 of the LIDC-IDRI run printed as a black band. More are shown per category."""
+
+
+def figure_a3(
+    manifest: pd.DataFrame, png_path, pdf_path=None, *, source: str = "", footer: str = ""
+) -> None:
+    """The volume of every mask (mm³, log scale) with the category thresholds 1e3 and 1e4
+    mm³; empty masks are left out. Up to `MAX_LABELLED_PAIRS` OARs or mask pairs, a box plot
+    of each, sorted by median and coloured by category; more, each category's masks as points
+    with a box plot over them. `source` (`dataset.source`) words the axis
+    (`mask_pair_words`)."""
     for column in ("oar", "category", "volume_mm3"):
         if column not in manifest.columns:
             raise ValueError(f"manifest lacks column {column!r}")
     drawn = manifest.loc[manifest["volume_mm3"] > 0]
-    medians = drawn.groupby("oar")["volume_mm3"].median().sort_values()
-    category_of = drawn.groupby("oar")["category"].first()
+    words = mask_pair_words(source)
     with plt.rc_context(_STYLE):
         figure, axis = plt.subplots(figsize=(PAGE_WIDTH_IN, 2.6))
-        data = [drawn.loc[drawn["oar"] == oar, "volume_mm3"].to_numpy() for oar in medians.index]
-        boxes = axis.boxplot(
-            data,
-            patch_artist=True,
-            widths=0.7,
-            flierprops={"markersize": 1.5},
-            medianprops={"color": "black", "linewidth": 0.8},
-        )
-        for patch, oar in zip(boxes["boxes"], medians.index, strict=True):
-            patch.set_facecolor(CATEGORY_COLOURS.get(category_of[oar], "lightgrey"))
-            patch.set_linewidth(0.5)
+        if drawn["oar"].nunique() <= MAX_LABELLED_PAIRS:
+            _volumes_per_pair(axis, drawn)
+        else:
+            _volumes_per_category(axis, drawn, words)
         axis.set_yscale("log")
-        for threshold in CATEGORY_THRESHOLDS_MM3:
-            axis.axhline(threshold, color="black", linestyle="--", linewidth=0.6)
-            axis.text(
-                len(medians) + 0.4,
-                threshold * 1.08,
-                f"{threshold:,.0f} mm³",
-                fontsize=5,
-                va="bottom",
-                ha="right",
-            )
-        axis.set_xticks(np.arange(1, len(medians) + 1))
-        axis.set_xticklabels(medians.index, rotation=60, ha="right", rotation_mode="anchor")
-        axis.set_ylabel("OAR volume (mm³)")
-        present = [c for c in CATEGORY_COLOURS if c in set(category_of)]
-        axis.legend(
-            handles=[Patch(facecolor=CATEGORY_COLOURS[c], label=c) for c in present],
-            loc="upper left",
-            frameon=False,
-            ncol=len(present),
-        )
+        _volume_thresholds(axis)
+        axis.set_ylabel(words.volume)
         axis.grid(axis="y", linewidth=0.2, alpha=0.5)
         figure.tight_layout()
         if footer:
             _footer(figure, footer)
         save(figure, png_path, pdf_path)
+
+
+def _volumes_per_pair(axis, drawn: pd.DataFrame) -> None:
+    """A box per OAR or mask pair, named below it, sorted by median, in its category's colour
+    (the paper's Fig. A3)."""
+    medians = drawn.groupby("oar")["volume_mm3"].median().sort_values()
+    category_of = drawn.groupby("oar")["category"].first()
+    data = [drawn.loc[drawn["oar"] == oar, "volume_mm3"].to_numpy() for oar in medians.index]
+    boxes = axis.boxplot(
+        data,
+        patch_artist=True,
+        widths=0.7,
+        flierprops={"markersize": 1.5},
+        medianprops={"color": "black", "linewidth": 0.8},
+    )
+    for patch, oar in zip(boxes["boxes"], medians.index, strict=True):
+        patch.set_facecolor(CATEGORY_COLOURS.get(category_of[oar], "lightgrey"))
+        patch.set_linewidth(0.5)
+    axis.set_xticks(np.arange(1, len(medians) + 1))
+    axis.set_xticklabels(medians.index, rotation=60, ha="right", rotation_mode="anchor")
+    present = [c for c in CATEGORY_COLOURS if c in set(category_of)]
+    axis.legend(
+        handles=[Patch(facecolor=CATEGORY_COLOURS[c], label=c) for c in present],
+        loc="upper left",
+        frameon=False,
+        ncol=len(present),
+    )
+
+
+def _volumes_per_category(axis, drawn: pd.DataFrame, words: MaskPairWords) -> None:
+    """Each category's masks as points spread sideways (a fixed seed, so a figure is made the
+    same twice), with a box plot over them and the count of pairs under the category: one
+    label per category, however many pairs. The points are rasterized in the PDF (thousands
+    of vector dots)."""
+    categories = ordered_categories(drawn["category"])
+    jitter = np.random.default_rng(0)
+    for x, category in enumerate(categories):
+        volumes = drawn.loc[drawn["category"] == category, "volume_mm3"].to_numpy()
+        axis.scatter(
+            x + jitter.uniform(-0.28, 0.28, len(volumes)),
+            volumes,
+            s=1.2,
+            linewidths=0,
+            alpha=_point_alpha(len(volumes)),
+            color=CATEGORY_COLOURS.get(category, "grey"),
+            rasterized=True,
+            zorder=1,
+        )
+        axis.boxplot(
+            [volumes],
+            positions=[x],
+            widths=0.7,
+            showfliers=False,
+            medianprops={"color": "black", "linewidth": 0.9},
+            boxprops={"linewidth": 0.6},
+            whiskerprops={"linewidth": 0.6},
+            capprops={"linewidth": 0.6},
+            zorder=2,
+        )
+    pairs = drawn.groupby("category")["oar"].nunique()
+    axis.set_xticks(np.arange(len(categories)))
+    axis.set_xticklabels([f"{c}\n{pairs[c]:,} {words.plural}" for c in categories])
+    axis.set_xlim(-0.6, len(categories) - 0.4)
+
+
+def _point_alpha(points: int) -> float:
+    """Opacity of one of `points` dots in a column: a few hundred opaque enough to see, ten
+    thousand faint enough that their density still shows (30 / sqrt(n), within 0.25 to 0.8)."""
+    return float(np.clip(30.0 / np.sqrt(max(points, 1)), 0.25, 0.8))
+
+
+def _volume_thresholds(axis) -> None:
+    """The category thresholds as dashed lines, labelled at the right edge."""
+    for threshold in CATEGORY_THRESHOLDS_MM3:
+        axis.axhline(threshold, color="black", linestyle="--", linewidth=0.6)
+        axis.text(
+            0.998,
+            threshold * 1.08,
+            f"{threshold:,.0f} mm³",
+            transform=axis.get_yaxis_transform(),
+            fontsize=5,
+            va="bottom",
+            ha="right",
+        )
 
 
 # --------------------------------------------------------------------------------------------
@@ -722,16 +870,23 @@ def make_figure_4(scores_path, png_path, pdf_path, settings: AnalysisSettings) -
     )
 
 
-def make_figure_a3(manifest_path, png_path, pdf_path) -> None:
-    """Fig. A3 from the dataset manifest."""
+def make_figure_a3(
+    manifest_path, png_path, pdf_path, settings: AnalysisSettings | None = None
+) -> None:
+    """Fig. A3 from the dataset manifest, worded for the dataset's source (`settings.source`;
+    without settings, neutrally, and the dataset named after the manifest's folder)."""
     manifest = read_manifest(manifest_path)
-    dataset = Path(manifest_path).parent.name
+    settings = settings or AnalysisSettings()
+    dataset = settings.dataset or Path(manifest_path).parent.name
+    words = mask_pair_words(settings.source)
+    pairs = manifest[["case", "oar"]].drop_duplicates().shape[0]
     figure_a3(
         manifest,
         png_path,
         pdf_path,
-        footer=f"Dataset {dataset}: {manifest[['case', 'oar']].drop_duplicates().shape[0]}"
-        " OARs; volume of each observer's mask; empty masks left out.",
+        source=settings.source,
+        footer=f"Dataset {dataset}: {pairs:,} {words.plural if pairs != 1 else words.singular}; "
+        f"volume of each {words.outliner}'s mask; empty masks left out.",
     )
 
 

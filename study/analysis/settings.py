@@ -25,6 +25,7 @@ class AnalysisSettings:
     """
 
     dataset: str = ""
+    source: str = ""  # where the mask pairs come from: synthetic, manifest or lidc ("" unknown)
     tools: tuple[str, ...] = ()  # compared with the reference, in the configured order
     cross_checks: tuple[str, ...] = ()  # scored like a tool, reported as a check
     grid_labels: tuple[str, ...] = ()  # spacing labels in configured order, native grid last
@@ -41,6 +42,7 @@ class AnalysisSettings:
         metrics = config["metrics"]
         return cls(
             dataset=config["dataset"]["name"],
+            source=config["dataset"]["source"],
             tools=tuple(config["tools"]),
             cross_checks=tuple(config["cross_checks"]),
             grid_labels=tuple(grid_labels(config)),
