@@ -24,10 +24,11 @@ REFERENCE_MESHING_VARIANTS: tuple[str, ...] = tuple(
 MATCH_KEYS: tuple[str, ...] = ("dataset", "case", "oar", "spacing", "metric")
 """Columns that identify one mask pair and metric; Δ and paired tests match on these."""
 
-DELTA_KINDS: tuple[str, ...] = ("finite", "nonfinite", "failed", "no_reference")
-"""finite: both scores finite; nonfinite: NaN or inf on either side (Δ undefined or infinite);
-failed: the tool has status error/unavailable; no_reference: the reference row is missing or
-failed, so Δ cannot be formed."""
+DELTA_KINDS: tuple[str, ...] = ("finite", "nonfinite", "failed", "undefined", "no_reference")
+"""finite: both scores finite; nonfinite: the tool's score NaN or inf (Δ undefined or
+infinite); failed: the tool has status error/unavailable; undefined: the reference's own value
+is inf or NaN (an empty mask), so Δ says nothing of the tool's accuracy, whatever the tool
+answered; no_reference: the reference row is missing or failed, so Δ cannot be formed."""
 
 NEGLIGIBLE: dict[str, float] = {"mm": 0.01, "%pt": 0.1}
 """|Δ| at or below this (in display units) counts as agreeing with the reference."""
@@ -100,11 +101,12 @@ def _delta_kind(merged: pd.DataFrame) -> pd.Series:
     no_reference = merged["status_reference"].isna() | merged["status_reference"].isin(
         ["error", "unavailable"]
     )
+    undefined = ~np.isfinite(merged["value_reference"].astype(float).to_numpy())
     finite = np.isfinite(merged["delta"].to_numpy(dtype=float))
-    kind = np.where(
-        failed,
-        "failed",
-        np.where(no_reference, "no_reference", np.where(finite, "finite", "nonfinite")),
+    kind = np.select(
+        [no_reference, undefined, failed, finite],
+        ["no_reference", "undefined", "failed", "finite"],
+        default="nonfinite",
     )
     return pd.Series(kind, index=merged.index)
 

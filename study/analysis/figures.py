@@ -272,6 +272,7 @@ def _box_panel(axis, delta: pd.DataFrame, tools: Sequence[str]) -> None:
     for y in (-1.0, 1.0):
         axis.axhline(y, color="grey", linewidth=0.3, linestyle=":", zorder=0)
     _annotate_excluded(axis, delta, tools)
+    _annotate_undefined(axis, delta)
     axis.set_xlim(-0.6, len(tools) - 0.4)
     axis.set_xticks(positions)
     axis.grid(axis="y", linewidth=0.2, alpha=0.5)
@@ -318,6 +319,29 @@ def _annotate_excluded(axis, delta: pd.DataFrame, tools: Sequence[str]) -> None:
                 anchor = _stack_text(axis, text, rotation, anchor, xy, gap, size)
                 xy, gap = (0.5, 1.0), 0.3  # on top of the text before, centred on it
             gap = 2.0  # between a tool's two counts
+
+
+UNDEFINED_GID = "undefined"
+"""gid of a panel's note of the pairs the reference leaves undefined."""
+
+
+def _annotate_undefined(axis, delta: pd.DataFrame) -> None:
+    """Once per panel, how many pairs the reference leaves undefined (an empty mask: its value
+    inf or NaN): no tool's Δ exists there, and no tool is counted as failing on them."""
+    undefined = delta.loc[delta["kind"] == "undefined", ["dataset", "case", "oar"]]
+    pairs = len(undefined.drop_duplicates())
+    if pairs:
+        axis.text(
+            0.01,
+            0.02,
+            f"reference undefined on {pairs} pair{'s' * (pairs > 1)}",
+            transform=axis.transAxes,
+            fontsize=EXCLUDED_FONTSIZE,
+            ha="left",
+            va="bottom",
+            gid=UNDEFINED_GID,
+            bbox={"facecolor": "white", "edgecolor": "none", "pad": 0.5, "alpha": 0.8},
+        )
 
 
 def _stack_text(axis, text: str, rotation: float, anchor, xy, gap: float, size: float):

@@ -64,6 +64,8 @@ def excluded_cell(row: Mapping) -> str:
         parts.append(f"{int(row['n_nonfinite'])} non-finite")
     if row["n_failed"]:
         parts.append(f"{int(row['n_failed'])} failed")
+    if row["n_undefined"]:
+        parts.append(f"{int(row['n_undefined'])} ref. undefined")
     if row["n_no_reference"]:
         parts.append(f"{int(row['n_no_reference'])} no ref.")
     return ", ".join(parts) or "0"
