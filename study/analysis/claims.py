@@ -34,6 +34,7 @@ from study.analysis.labels import (
     tool_list,
 )
 from study.analysis.significance import ALPHA
+from study.oars import category_phrase
 from study.records import REFERENCE, is_anisotropic, spacing_title
 from vocabulary import TESTED_KEYS
 
@@ -137,26 +138,36 @@ def _sentence(claim: str, here: str, verdict: str) -> str:
 # --------------------------------------------------------------------------------------------
 
 
-def _largest_mean(frame: pd.DataFrame, metric: str) -> dict[str, float]:
-    """Per tool, the largest |mean Δ| over voxel sizes."""
-    rows = frame.loc[(frame["metric"] == metric) & frame["mean"].notna()]
-    return rows.assign(a=rows["mean"].abs()).groupby("tool")["a"].max().to_dict()
+def _largest_mean(frame: pd.DataFrame, metric: str) -> dict[str, tuple[float, str]]:
+    """Per tool of the paper, its largest |mean Δ| over the voxel sizes and the voxel size it
+    occurs at (each grid's mean on its own, never pooled)."""
+    rows = frame.loc[
+        (frame["metric"] == metric) & frame["mean"].notna() & frame["tool"].isin(PAPER_TOOLS)
+    ]
+    rows = rows.assign(a=rows["mean"].abs())
+    best = rows.loc[rows.groupby("tool")["a"].idxmax()]
+    return {r.tool: (float(r.a), str(r.spacing)) for r in best.itertuples()}
 
 
 def check_miseval_hd(e: Evidence) -> str | None:
-    """MISeval has the largest |mean ΔHD| of all tools (it ignores the voxel size)."""
+    """MISeval has the largest |mean ΔHD| of the paper's tools (it ignores the voxel size)."""
     ours, theirs = _largest_mean(e.by_spacing, "HD"), _largest_mean(paper.table_a1(), "HD")
     if "miseval" not in ours or len(ours) < 2:
         return None
-    leader = max(ours, key=ours.get)
-    others = max(v for t, v in ours.items() if t != "miseval")
-    paper_others = max(v for t, v in theirs.items() if t != "miseval")
+    leader = max(ours, key=lambda t: ours[t][0])
+    other = max((t for t in ours if t != "miseval"), key=lambda t: ours[t][0])
+    paper_other = max((t for t in theirs if t != "miseval"), key=lambda t: theirs[t][0])
+
+    def at(table: dict, tool: str) -> str:
+        size, spacing = table[tool]
+        return f"{size:.2f} mm ({tool_label(tool)}, at {spacing_title(spacing)})"
+
     return _sentence(
         f"HD agrees across tools except MISeval (voxel size ignored; largest |mean ΔHD| "
-        f"{theirs['miseval']:.2f} mm, the other tools' at most {paper_others:.2f} mm, "
-        "Table A1).",
-        f"the largest |mean ΔHD| is {tool_label(leader)}'s ({ours[leader]:.2f} mm); "
-        f"MISeval {ours['miseval']:.2f} mm, the other tools' at most {others:.2f} mm",
+        f"{theirs['miseval'][0]:.2f} mm, the paper's other tools' at most "
+        f"{at(theirs, paper_other)}, Table A1).",
+        f"of the paper's tools, the largest |mean ΔHD| on one grid is {at(ours, leader)}; "
+        f"MISeval's {at(ours, 'miseval')}, the paper's other tools' at most {at(ours, other)}",
         "agrees" if leader == "miseval" else "differs",
     )
 
@@ -231,22 +242,24 @@ def check_hd95_underestimation(e: Evidence) -> str | None:
         return None
     parts, verdicts = [], []
     for tool in tools:
-        mean = float(_rows(e.by_spacing, tool, "HD95")["mean"].mean())
-        theirs_mean = float(_rows(paper.table_a1(), tool, "HD95")["mean"].mean())
-        low, _ = _extreme(e.by_spacing, tool, "HD95", "spacing")
+        means = _rows(e.by_spacing, tool, "HD95").dropna(subset=["mean"])
+        theirs_means = _rows(paper.table_a1(), tool, "HD95").dropna(subset=["mean"])
+        low, low_at = _extreme(e.by_spacing, tool, "HD95", "spacing")
         theirs_low, _ = _extreme(paper.table_a1(), tool, "HD95", "spacing")
         _, theirs_where = _extreme(paper.table_a2(), tool, "HD95", "category")
         size = by_size(low, theirs_low)
-        verdicts.append("differs" if mean >= 0 else size)
+        negative = bool((means["mean"] < 0).all())
+        verdicts.append(size if negative else "differs")
         where = ""
         if e.by_category is not None:
             _, ours_where = _extreme(e.by_category, tool, "HD95", "category")
-            where = f" in {ours_where} OARs"
-            if ours_where not in HD95_WORST_CATEGORIES and mean < 0:
+            where = f" on {category_phrase(ours_where)}"
+            if ours_where not in HD95_WORST_CATEGORIES and negative:
                 verdicts[-1] = weakest([verdicts[-1], "agrees in direction"])
         parts.append(
-            f"{tool_label(tool)} mean {_mm(mean)} (paper {_mm(theirs_mean)}), extreme "
-            f"{_mm(low)}{where} (paper {_mm(theirs_low)} in {theirs_where} OARs)"
+            f"{tool_label(tool)} mean per grid {_per_grid(means)} (paper "
+            f"{_per_grid(theirs_means)}), extreme {_mm(low)} at {spacing_title(low_at)}{where} "
+            f"(paper {_mm(theirs_low)} on {category_phrase(theirs_where)})"
         )
     return _sentence(
         f"{tool_list(HD95_UNDERESTIMATORS)} underestimate HD95, with their largest "
@@ -254,6 +267,11 @@ def check_hd95_underestimation(e: Evidence) -> str | None:
         "; ".join(parts),
         weakest(verdicts),
     )
+
+
+def _per_grid(rows: pd.DataFrame) -> str:
+    """ "−0.31 at (1, 1, 1) mm, −0.36 at (2, 2, 2) mm": a mean Δ per grid, never pooled."""
+    return ", ".join(f"{_v(r.mean)} at {spacing_title(r.spacing)}" for r in rows.itertuples())
 
 
 def _cell_any(frame: pd.DataFrame, tool: str, metric: str) -> bool:
@@ -708,7 +726,7 @@ def why_numbers_differ(scores: pd.DataFrame) -> str:
     return (
         f"Why numbers differ: {pairs:,} mask pairs here against {paper.PAIRS:,} in the paper "
         f"({power}); the shapes are not HaN-Seg's clinical delineations of head-and-neck "
-        f"organs but the data set's of the set-up; tool versions changed "
+        f"organs but this run's own data set (Set-up); tool versions changed "
         f"({'; '.join(changed) or 'none'}); and our reference is our own implementation of the "
         "paper's Algorithm 1."
     )

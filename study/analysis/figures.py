@@ -11,7 +11,6 @@ from __future__ import annotations
 import zlib
 from collections.abc import Sequence
 from pathlib import Path
-from typing import NamedTuple
 
 import matplotlib
 
@@ -30,9 +29,11 @@ from study.analysis.advice import TOLERANCE, tolerance_text  # noqa: E402
 from study.analysis.delta import deltas, unavailable_tools  # noqa: E402
 from study.analysis.labels import (
     TOOL_GROUPS,
+    MaskPairWords,
     display_scale,
     display_unit,
     group_spans,
+    mask_pair_words,
     ordered_spacings,
     ordered_tools,
     shows_groups,
@@ -506,31 +507,6 @@ def figure_4(
 # --------------------------------------------------------------------------------------------
 # Fig. A3: the volumes of the masks, per OAR or mask pair, or per category
 # --------------------------------------------------------------------------------------------
-
-
-class MaskPairWords(NamedTuple):
-    """How Fig. A3 speaks of a dataset's mask pairs (the manifest's `oar` column): an OAR of
-    the synthetic study is an organ, a pair of LIDC-IDRI is two readers' outlines of a nodule."""
-
-    singular: str
-    plural: str
-    volume: str  # the y axis
-    outliner: str  # who drew each of a pair's two masks
-
-
-MASK_PAIR_WORDS = {
-    "synthetic": MaskPairWords("OAR", "OARs", "OAR volume (mm³)", "observer"),
-    "lidc": MaskPairWords("reader pair", "reader pairs", "Nodule volume (mm³)", "reader"),
-}
-"""The words of each dataset source (`dataset.source`); any other (a user's manifest, or a
-source not known) gets `NEUTRAL_WORDS`."""
-
-NEUTRAL_WORDS = MaskPairWords("mask pair", "mask pairs", "Mask volume (mm³)", "observer")
-
-
-def mask_pair_words(source: str) -> MaskPairWords:
-    """The words for the mask pairs of a dataset source (`MASK_PAIR_WORDS`)."""
-    return MASK_PAIR_WORDS.get(source, NEUTRAL_WORDS)
 
 
 MAX_LABELLED_PAIRS = 60

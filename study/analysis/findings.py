@@ -34,6 +34,7 @@ from study.analysis.document import Section, render_html, render_markdown
 from study.analysis.labels import (
     display_scale,
     display_unit,
+    mask_pair_words,
     ordered_spacings,
     ordered_tools,
     shorten,
@@ -69,11 +70,12 @@ def setup_section(inputs: AnalysisInputs, spacings: Sequence[str]) -> Section:
     scores, settings = measured(inputs.scores), inputs.settings
     pairs = scores[["dataset", "case", "oar"]].drop_duplicates()
     factor = int(inputs.wilcoxon["factor"].iloc[0]) if not inputs.wilcoxon.empty else None
+    words = mask_pair_words(settings.source)
     return Section(
         "Set-up",
         [
-            f"Dataset **{', '.join(sorted(pairs['dataset'].unique()))}**: {len(pairs)} mask pairs "
-            f"({pairs['case'].nunique()} case(s), {pairs['oar'].nunique()} OARs) at "
+            f"Dataset **{', '.join(sorted(pairs['dataset'].unique()))}**: {len(pairs):,} "
+            f"{words.plural} in {pairs['case'].nunique():,} {words.cases}, at "
             f"{len(spacings)} voxel sizes: {', '.join(spacing_title(s) for s in spacings)}.",
             f"HDp with p = {settings.percentile}; NSD and BIoU with tau = "
             f"{settings.tau_mm} mm. Δ = tool − reference; NSD and BIoU in percentage "
@@ -302,9 +304,9 @@ def timing_section(timing: pd.DataFrame | None) -> Section:
     medians = median_times(per_case)
     boxes = per_case.groupby(["tool", "category"]).size()
     section.lines.append(
-        f"Timed on {timed_grids(timing)}, {timing['case'].nunique()} "
-        f"case(s), {timing['oar'].nunique()} OARs, {timing['repeat'].nunique()} repeat(s) per "
-        f"pair (their median counts); each tool's box per OAR category holds {boxes.min()} to "
+        f"Timed on {timed_grids(timing)}, {timing['oar'].nunique()} mask pairs of "
+        f"{timing['case'].nunique()} cases, {timing['repeat'].nunique()} repeat(s) per "
+        f"pair (their median counts); each tool's box per size category holds {boxes.min()} to "
         f"{boxes.max()} pairs."
     )
     section.lines.append(

@@ -5,6 +5,7 @@ reference) and prints a Δ, a number or a message. Computes nothing from the sco
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
+from typing import NamedTuple
 
 import numpy as np
 import pandas as pd
@@ -170,3 +171,30 @@ def shorten(message: str, limit: int = 90) -> str:
     """The first clause of a long message, so a table note stays readable."""
     first = message.split(" (")[0]
     return first if len(first) <= limit else first[: limit - 1] + "…"
+
+
+class MaskPairWords(NamedTuple):
+    """How the pages and Fig. A3 speak of a dataset's mask pairs (the manifest's `oar`
+    column): an OAR of the synthetic study is an organ, a pair of LIDC-IDRI is two readers'
+    outlines of a nodule."""
+
+    singular: str
+    plural: str
+    volume: str  # Fig. A3's y axis
+    outliner: str  # who drew each of a pair's two masks
+    cases: str  # what a case is, plural
+
+
+MASK_PAIR_WORDS = {
+    "synthetic": MaskPairWords("OAR", "OARs", "OAR volume (mm³)", "observer", "cases"),
+    "lidc": MaskPairWords("reader pair", "reader pairs", "Nodule volume (mm³)", "reader", "scans"),
+}
+"""The words of each dataset source (`dataset.source`); any other (a user's manifest, or a
+source not known) gets `NEUTRAL_WORDS`."""
+
+NEUTRAL_WORDS = MaskPairWords("mask pair", "mask pairs", "Mask volume (mm³)", "observer", "cases")
+
+
+def mask_pair_words(source: str) -> MaskPairWords:
+    """The words for the mask pairs of a dataset source (`MASK_PAIR_WORDS`)."""
+    return MASK_PAIR_WORDS.get(source, NEUTRAL_WORDS)
