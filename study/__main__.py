@@ -10,7 +10,8 @@ observers --scores scores.parquet --pairs pairs.csv [--pairs ...]
 cards --scores scores.parquet [--edge-cases ...] [--timing ...] [--grid-check ...] --out DIR
                the tool cards, the recommendations and the interval table of any scores
                table (the workflow's cards rule), written into DIR
-publish --configfile CONFIG [--results results] [--compare OTHER_RESULTS] [--note TEXT ...]
+publish --configfile CONFIG [--results results] [--compare OTHER_RESULTS]
+        [--compare-config OTHER_CONFIG] [--note TEXT ...]
         --out PAGE.md
                a finished run as a page of the docs (docs/results/lidc.md), its figures in a
                folder beside it; --compare sets its verdicts beside another run's
@@ -126,23 +127,31 @@ def _cards(arguments) -> int:
 
 
 def _publish(arguments) -> int:
-    from study.analysis.published import Run, write_page
+    from study.analysis.labels import tool_versions
+    from study.analysis.published import Run, citations, write_page
+    from study.analysis.read import read_scores
     from study.pipeline.config import ConfigError, load_config
 
     try:
         config = load_config(arguments.configfile)
+        other = load_config(arguments.compare_config) if arguments.compare else None
     except ConfigError as error:
         arguments.parser.exit(2, f"error: {error}\n")
     dataset = config["dataset"]
     results = Path(arguments.results)
     for folder in filter(None, [results, arguments.compare]):
-        if not (Path(folder) / "findings.md").is_file():
-            arguments.parser.exit(2, f"error: {folder}: no finished run here (no findings.md)\n")
+        if not (Path(folder) / "tables/recommendations.csv").is_file():
+            arguments.parser.exit(
+                2, f"error: {folder}: no finished run here (no tables/recommendations.csv)\n"
+            )
     manifest = Path(dataset["manifest"]) if dataset["manifest"] else None
     setup = [
-        f"Run as `make run CONFIG={arguments.configfile}`.",
+        f"Made with `make run CONFIG={arguments.configfile}`, then `python -m study publish "
+        f"--configfile {arguments.configfile} --out {arguments.out}`.",
         *arguments.note,
     ]
+    versions = tool_versions(read_scores(results / "scores.parquet"))
+    tau = config["metrics"]["tau_mm"]
     out = write_page(
         Run(results, manifest),
         Path(arguments.out),
@@ -150,8 +159,10 @@ def _publish(arguments) -> int:
         setup=setup,
         other=Run(Path(arguments.compare)) if arguments.compare else None,
         repo=Path(__file__).resolve().parents[1],
+        citations=citations(dataset["source"], versions),
+        tau_differs=other is not None and other["metrics"]["tau_mm"] != tau,
     )
-    print(f"{out}: written, figures in {out.with_suffix('')}/")
+    print(f"{out}: written, its files in {out.with_suffix('')}/")
     return 0
 
 
@@ -221,6 +232,9 @@ def parser() -> argparse.ArgumentParser:
     publish.add_argument("--configfile", required=True, help="the run's configuration")
     publish.add_argument("--results", default="results", help="the run's results folder")
     publish.add_argument("--compare", help="another run's results folder, set beside it")
+    publish.add_argument(
+        "--compare-config", default="config.yaml", help="the other run's configuration"
+    )
     publish.add_argument("--note", nargs="*", default=[], help="set-up lines to add (wall time)")
     publish.add_argument("--title", help="the page's title")
     publish.add_argument("--out", required=True, help="the page (Markdown)")

@@ -5,7 +5,15 @@ from __future__ import annotations
 
 import pandas as pd
 
-from study.analysis.published import comparison_lines, occurred, section, without_title
+from study.analysis.published import (
+    comparison_lines,
+    not_comparable,
+    occurred,
+    section,
+    side_by_side,
+    without_title,
+)
+from study.analysis.verdicts import ALL
 
 
 def test_sections_and_titles_of_a_generated_page():
@@ -47,3 +55,46 @@ def test_comparison_lines_name_the_contradicted_verdicts():
     first, second = comparison_lines(table)
     assert first.endswith("confirm 1 and contradict 1.")
     assert second.startswith("DSC at 1 mm, MedPy: synthetic good (98 %), LIDC poor (40 %)")
+
+
+def verdict_rows(verdicts_of: dict[str, str], spacing: str = "1x1x1", **extra) -> pd.DataFrame:
+    """A verdict table of one metric (HD) on one grid: tool -> verdict, 95 % within."""
+    return pd.DataFrame(
+        {
+            "metric": "HD",
+            "spacing": spacing,
+            "stratum": ALL,
+            "tool": list(verdicts_of),
+            "identical": extra.get("identical", [""] * len(verdicts_of)),
+            "verdict": list(verdicts_of.values()),
+            "within": 0.95,
+        }
+    )
+
+
+def test_a_contradiction_planted_between_two_runs_is_reported():
+    synthetic = verdict_rows({"monai": "use", "medpy": "use", "torchmetrics": "avoid"})
+    lidc = verdict_rows({"monai": "use", "medpy": "avoid", "torchmetrics": "not measured"})
+    table = side_by_side(lidc, synthetic)
+    # torchmetrics is not measured on the LIDC side: it takes part in no comparison.
+    assert list(table["Tool"]) == ["MedPy", "MONAI"]
+    lines = comparison_lines(table)
+    assert lines[0].endswith("confirm 1 and contradict 1.")
+    assert lines[1].startswith("HD at (1, 1, 1) mm, MedPy: synthetic use (95 %), LIDC avoid")
+    # A tool sharing a row with its twin is compared as itself.
+    shared = verdict_rows({"monai": "use"}, identical=["medpy"])
+    assert set(side_by_side(lidc, shared)["Tool"]) == {"MedPy", "MONAI"}
+
+
+def test_two_runs_with_other_grids_tools_or_tau_say_what_is_not_compared():
+    lidc = verdict_rows({"monai": "use", "segauge": "use"}, spacing="native")
+    synthetic = verdict_rows({"monai": "use", "medpy": "use"})
+    assert side_by_side(lidc, synthetic).empty
+    lines = not_comparable(lidc, synthetic, ("NSD", "BIoU"))
+    assert "Not compared: grids only in the LIDC run (native grid)." in lines
+    assert "Not compared: grids only in the synthetic run ((1, 1, 1) mm)." in lines
+    assert "Not compared: tools only in the LIDC run (segauge)." in lines
+    assert "Not compared: tools only in the synthetic run (medpy)." in lines
+    assert lines[-1] == "Not compared: NSD, BIoU, scored with another tau in the two runs."
+    nsd = verdict_rows({"monai": "use"}).assign(metric="NSD")
+    assert side_by_side(nsd, nsd, skip_metrics=("NSD",)).empty

@@ -129,30 +129,39 @@ def test_table_a1_and_the_report_carry_the_native_grid(lidc_run):
 
 def test_the_run_is_published_as_a_page_with_one_command(lidc_run, tmp_path):
     """`python -m study publish`, as docs/dataset.md gives it, against the run itself as the
-    comparison: every verdict confirmed, every section there, the figures beside the page."""
+    comparison: the answer first and the provenance last, every section there, the figures
+    and the files a reader recomputes the verdicts from beside the page."""
     page = tmp_path / "docs/results/lidc-test.md"
     command = [sys.executable, "-m", "study", "publish", "--configfile", PRESET]
-    command += ["--results", "results", "--compare", "results", "--out", str(page)]
+    command += ["--results", "results", "--compare", "results", "--compare-config", PRESET]
+    command += ["--out", str(page)]
     done = subprocess.run(command, cwd=lidc_run, capture_output=True, text=True)
     assert done.returncode == 0, done.stderr[-3000:]
     text = page.read_text()
+    titles = [line[3:] for line in text.splitlines() if line.startswith("## ")]
+    assert titles[0] == "Which tool to use, per metric and grid"
+    assert titles[-2:] == ["Set-up and provenance", "Cite"]
     for title in (
-        "Set-up",
-        "Data",
-        "Summary",
-        "Verdicts per metric and grid",
-        "Table A1",
+        "Table A1: Δ against the reference per grid",
         "Figures",
+        "Compared with the paper",
         "Edge cases that occurred",
-        "Real readers beside",
-        "Compared with",
+        "Real readers beside the synthetic observers",
+        "Data",
     ):
-        assert f"## {title}" in text, title
+        assert title in titles, title
     assert "4 reader pairs of 4 nodules in 3 scans" in text and "native grid" in text
+    assert "The Cancer Imaging Archive" in text and "arXiv:2410.02630" in text
     assert "contradict 0." in text
-    assert (page.with_suffix("") / "figure_4.png").stat().st_size > 10_000
+    folder = page.with_suffix("")
+    assert (folder / "figure_4.png").stat().st_size > 10_000
+    published = pd.read_parquet(folder / "scores.parquet")
+    assert {"tool", "metric", "value", "status", "patient_id", "nodule"} <= set(published)
+    assert (published["tool"] == "reference").any()
+    for name in ("recommendations.csv", "recommendations.md", "cards.md", "pairs.csv"):
+        assert (folder / name).is_file(), name
     missing = subprocess.run(
-        [*command[:-4], "--results", "nowhere", "--out", str(page)],
+        [*command[:-8], "--results", "nowhere", "--out", str(page)],
         cwd=lidc_run,
         capture_output=True,
         text=True,

@@ -1,13 +1,19 @@
-"""A finished run as a page of the docs: where its data came from, the commit and versions that
-made it, its summary, verdicts, Table A1, Fig. 4, the edge cases that occurred, and a side by
-side with another run (the synthetic default study) and with the paper's claims.
+"""A finished run as a page of the docs, the answer first: the verdict table per metric and
+grid (the tools to use with their share within, 95 % interval and worst Δ, beside the readers'
+own scale), the rule that decided it and why each other tool is avoided; then the strata,
+Table A1, the figures, the paper's claims, the edge cases, a side by side with another run
+(the synthetic default study), the data, the set-up and provenance, and the citations. Beside
+the page, in a folder of its name: the per-pair scores (one tidy row per pair, grid, tool and
+metric, the reference's included), the verdict table, the recommendations, the cards, the
+interval table, the grid check's records and the pairs, from which every verdict can be
+recomputed with the page's stated rule.
 
 Everything is read from the run's own files (results/ and the dataset's manifest and skips);
 nothing is computed that the run's tables do not already hold, except the comparison of two
-runs' verdicts, made here from their recommendations.csv.
+runs' verdicts, made here from their verdict tables.
 
-    python -m study publish --configfile CONFIG --results results [--compare OTHER_RESULTS]
-        --out docs/results/<name>.md
+    python -m study publish --configfile CONFIG --results results [--compare OTHER_RESULTS
+        --compare-config OTHER_CONFIG] --out docs/results/<name>.md
 """
 
 from __future__ import annotations
@@ -15,12 +21,15 @@ from __future__ import annotations
 import re
 import shutil
 import subprocess
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 import pandas as pd
 
+from study.analysis import verdict_text, verdicts
+from study.analysis.labels import shorten, tool_label
+from study.analysis.read import read_verdicts
 from study.analysis.rendering import pipe_table
 from study.records import spacing_title
 from vocabulary import METRIC_KEYS
@@ -41,7 +50,7 @@ class Run:
         return (self.results / relative).read_text(encoding="utf-8")
 
     def recommendations(self) -> pd.DataFrame:
-        return pd.read_csv(self.results / "tables/recommendations.csv", dtype={"spacing": str})
+        return read_verdicts(self.results / "tables/recommendations.csv")
 
 
 def section(markdown: str, title: str) -> str:
@@ -129,20 +138,100 @@ def occurred(scores: pd.DataFrame) -> pd.DataFrame:
     )
 
 
-def side_by_side(here: pd.DataFrame, there: pd.DataFrame) -> pd.DataFrame:
-    """Per metric, voxel size and tool both runs scored: each run's verdict and share of pairs
-    within tolerance, and whether the verdicts agree."""
+CITATIONS: dict[str, tuple[str, ...]] = {
+    "lidc": (
+        "LIDC-IDRI (the readers' outlines; CC BY 3.0, which asks for this attribution): Armato "
+        "SG III, McLennan G, Bidaut L, et al. The Lung Image Database Consortium (LIDC) and "
+        "Image Database Resource Initiative (IDRI): a completed reference database of lung "
+        "nodules on CT scans. Medical Physics 38(2):915–931, 2011. doi:10.1118/1.3528204.",
+        "The data set: Armato SG III, McLennan G, Bidaut L, et al. Data from LIDC-IDRI. The "
+        "Cancer Imaging Archive, 2015. doi:10.7937/K9/TCIA.2015.LO9QL9SX.",
+        "TCIA: Clark K, Vendt B, Smith K, et al. The Cancer Imaging Archive (TCIA): maintaining "
+        "and operating a public information repository. Journal of Digital Imaging "
+        "26(6):1045–1057, 2013. doi:10.1007/s10278-013-9622-7.",
+    ),
+}
+"""What a page of a data set's run cites for the data, by `dataset.source`."""
+
+PAPER_CITATION = (
+    "The study reproduced: Podobnik G, Vrtovec T. Metrics Revolutions: groundbreaking insights "
+    "into the implementation of metrics for biomedical image segmentation. arXiv:2410.02630, "
+    "2024."
+)
+
+PROJECT_CITATION = "This benchmark: CITATION.cff at the repository's root."
+
+
+def citations(source: str, versions: str) -> list[str]:
+    """The page's citations: the data (by source), the paper, each tool as scored (its
+    project page: docs/tools.md), and this project."""
+    return [
+        *CITATIONS.get(source, ()),
+        PAPER_CITATION,
+        f"The tools, as scored here: {versions}; each tool's project page, reference and the "
+        "way the study calls it: docs/tools.md.",
+        PROJECT_CITATION,
+    ]
+
+
+COMPARED_VERDICTS: tuple[str, ...] = ("use", "closest", "avoid")
+"""Verdicts that take part in a comparison of two runs ("not measured" and "no verdict" do
+not: they say nothing of the tool's accuracy)."""
+
+
+def per_tool(table: pd.DataFrame) -> pd.DataFrame:
+    """A verdict table's rows over every grid's pairs, one per tool (a row shared by tools of
+    identical scores repeated for each); a table of an older run without strata is taken
+    whole."""
+    if "stratum" in table:
+        table = table.loc[table["stratum"].fillna(verdicts.ALL) == verdicts.ALL]
+    rows = []
+    for row in table.to_dict("records"):
+        twins = [t for t in str(row.get("identical") or "").split(", ") if t and t != "nan"]
+        rows += [{**row, "tool": tool} for tool in [row["tool"], *twins]]
+    return pd.DataFrame(rows, columns=table.columns)
+
+
+def not_comparable(here: pd.DataFrame, there: pd.DataFrame, metrics: Sequence[str] = ()) -> list:
+    """What two runs' verdicts cannot be compared on: the grids and tools only one run has,
+    and `metrics` (those whose parameters differ, such as NSD at another tau)."""
+    lines = []
+    for what, column in (("grids", "spacing"), ("tools", "tool")):
+        ours, theirs = set(here[column]), set(there[column])
+        for side, only in (("LIDC", ours - theirs), ("synthetic", theirs - ours)):
+            if only:
+                names = sorted(only) if column == "tool" else sorted(map(spacing_title, only))
+                lines.append(f"Not compared: {what} only in the {side} run ({', '.join(names)}).")
+    if metrics:
+        lines.append(
+            f"Not compared: {', '.join(metrics)}, scored with another tau in the two runs."
+        )
+    return lines
+
+
+def side_by_side(
+    here: pd.DataFrame, there: pd.DataFrame, skip_metrics: Sequence[str] = ()
+) -> pd.DataFrame:
+    """Per metric, voxel size and tool both runs judged (use, closest or avoid in both, on
+    every grid's pairs; `skip_metrics` left out): each run's verdict and share of pairs within
+    its tolerance, and whether the verdicts agree."""
     keys = ["metric", "spacing", "tool"]
+    here, there = per_tool(here), per_tool(there)
     merged = there.merge(here, on=keys, suffixes=("_other", "_here"))
+    merged = merged.loc[
+        merged["verdict_other"].isin(COMPARED_VERDICTS)
+        & merged["verdict_here"].isin(COMPARED_VERDICTS)
+        & ~merged["metric"].isin(list(skip_metrics))
+    ]
     merged = merged.assign(
         _m=merged["metric"].map(list(METRIC_KEYS).index),
         _s=merged["spacing"].map(list(dict.fromkeys(there["spacing"])).index),
-    ).sort_values(["_m", "_s", "rank_here"])
+    ).sort_values(["_m", "_s", "tool"])
     return pd.DataFrame(
         {
             "Metric": merged["metric"],
             "Voxel size": merged["spacing"].map(spacing_title),
-            "Tool": merged["tool"],
+            "Tool": merged["tool"].map(tool_label),
             "Synthetic": merged["verdict_other"] + " (" + _share(merged["within_other"]) + ")",
             "LIDC readers": merged["verdict_here"] + " (" + _share(merged["within_here"]) + ")",
             "Same verdict": (merged["verdict_other"] == merged["verdict_here"]).map(
@@ -171,6 +260,46 @@ def comparison_lines(table: pd.DataFrame) -> list[str]:
     return lines
 
 
+PUBLISHED_COLUMNS: tuple[str, ...] = (
+    "case",
+    "oar",
+    "category",
+    "spacing",
+    "tool",
+    "tool_version",
+    "metric",
+    "value",
+    "status",
+    "message",
+)
+"""Columns of the per-pair scores published beside a page (the scores table's, less the
+dataset, the environment and the times), and the pair's identifiers from the manifest."""
+
+PAIR_IDENTIFIERS: tuple[str, ...] = (
+    "patient_id",
+    "series_uid",
+    "nodule",
+    "annotation_a",
+    "annotation_b",
+    "spacing_mm",
+)
+"""A LIDC-IDRI pair's identifiers in the database (scan, nodule, the two readers'
+annotations) and its native grid, joined from the manifest when it has them."""
+
+
+def published_scores(scores: pd.DataFrame, manifest: Path | None) -> pd.DataFrame:
+    """One tidy row per pair, grid, tool and metric (the reference's rows included), with the
+    pair's identifiers: what a reader needs to recompute every verdict of the page."""
+    rows = scores.loc[scores["spacing"].astype(str) != "", list(PUBLISHED_COLUMNS)]
+    if manifest is not None:
+        pairs = pd.read_csv(manifest)
+        kept = ["case", "oar", *(c for c in PAIR_IDENTIFIERS if c in pairs)]
+        rows = rows.merge(pairs[kept], on=["case", "oar"], how="left")
+    for column in ("case", "oar", "category", "spacing", "tool", "tool_version", "metric"):
+        rows[column] = rows[column].astype("category")
+    return rows.reset_index(drop=True)
+
+
 def write_page(
     run: Run,
     out: Path,
@@ -179,23 +308,32 @@ def write_page(
     setup: Sequence[str],
     other: Run | None = None,
     repo: Path | None = None,
+    citations: Sequence[str] = (),
+    tau_differs: bool = False,
 ) -> Path:
-    """The run's page at `out`, its figures in a folder of the page's name beside it."""
-    figures = out.with_suffix("")
-    figures.mkdir(parents=True, exist_ok=True)
+    """The run's page at `out`, its figures and files in a folder of the page's name beside
+    it: the answer first (the verdict table per metric and grid, with the readers' scale and
+    the rule), the strata, Table A1, the figures, the paper's claims, the edge cases, the side
+    by side with another run, how the masks were made, then the set-up and provenance, and
+    the citations."""
+    folder = out.with_suffix("")
+    folder.mkdir(parents=True, exist_ok=True)
     findings = run.text("findings.md")
+    table = read_verdicts(run.results / "tables/recommendations.csv")
+    files = _publish_files(run, folder)
     parts = [f"# {title}", ""]
-    parts += _bullets("Set-up", [*setup, *provenance(repo or out.parent)] + _setup_of(findings))
-    if run.manifest is not None:
-        parts += _bullets("Data", data_lines(run.manifest))
-    parts += ["## Summary", "", section(findings, "Summary"), ""]
-    verdicts = section(run.text("recommendations.md"), "Summary: a verdict per metric and grid")
-    parts += ["## Verdicts per metric and grid", "", verdicts, ""]
-    parts += ["Every verdict with its reasons: the run's `recommendations.md`; each tool's card:"]
-    parts += ["`cards.md`.", ""]
+    parts += _answer(table, files, folder.name)
+    parts += _avoided(table)
+    strata = verdict_text.strata_table(table)
+    if not strata.empty:
+        parts += ["## By nodule size and slice thickness", ""]
+        parts += ["Every stratum judged by the same rule on its own pairs, with its grid's"]
+        parts += ["tolerance (n: the pairs the reference defines there):", ""]
+        parts += [pipe_table(strata, numbers=False), ""]
     table_a1 = without_title(run.text("tables/table_a1.md"))
     parts += ["## Table A1: Δ against the reference per grid", "", table_a1, ""]
-    parts += _figures(run, figures)
+    parts += _figures(run, folder)
+    parts += ["## Compared with the paper", "", section(findings, "Compared with the paper"), ""]
     scores = pd.read_parquet(run.results / "scores.parquet")
     parts += ["## Edge cases that occurred", ""]
     parts += ["Rows that are not a finite score (each tool's answers to empty and swapped masks,"]
@@ -203,12 +341,83 @@ def write_page(
     parts += [pipe_table(occurred(scores), numbers=False), ""]
     parts += [section(findings, "Missing and non-finite scores"), ""]
     if other is not None:
-        table = side_by_side(run.recommendations(), other.recommendations())
-        parts += _bullets("Real readers beside the synthetic observers", comparison_lines(table))
-        parts += [pipe_table(table, numbers=False), ""]
-    parts += ["## Compared with the paper", "", section(findings, "Compared with the paper"), ""]
+        there = other.recommendations()
+        skip = ("NSD", "BIoU") if tau_differs else ()
+        compared = side_by_side(per_tool(table), there, skip)
+        lines = comparison_lines(compared) + not_comparable(per_tool(table), per_tool(there), skip)
+        parts += _bullets("Real readers beside the synthetic observers", lines)
+        parts += [pipe_table(compared, numbers=False), ""]
+    if run.manifest is not None:
+        parts += _bullets("Data", data_lines(run.manifest))
+    parts += _bullets("Set-up and provenance", [*setup, *provenance(repo or out.parent)])
+    parts += _bullets("Set-up of the run, as its findings record it", _setup_of(findings))
+    if citations:
+        parts += _bullets("Cite", citations)
     out.write_text("\n".join(parts).rstrip() + "\n", encoding="utf-8")
     return out
+
+
+def _answer(table: pd.DataFrame, files: Mapping[str, str], folder: str) -> list[str]:
+    """The page's opening: the answer table, its rule, and where every number is."""
+    links = ", ".join(f"[{label}]({folder}/{name})" for label, name in files.items())
+    return [
+        "## Which tool to use, per metric and grid",
+        "",
+        pipe_table(verdict_text.answer_table(table), numbers=False),
+        "",
+        "Within: the share of the pairs the reference defines whose Δ = tool − reference lies "
+        "within the tolerance; Δ on 95 % of pairs: the interval a published value is "
+        "corrected by; the readers' median [IQR]: the reference's own values between the two "
+        "readers, the scale every Δ is read against.",
+        "",
+        verdict_text.rule_text(),
+        "",
+        f"Beside this page: {links}.",
+        "",
+    ]
+
+
+def _avoided(table: pd.DataFrame) -> list[str]:
+    """Each tool to avoid or not measured, per metric and grid, with the reason that decided
+    it (the full rows: recommendations.md)."""
+    rows = verdict_text.of_stratum(table)
+    rows = rows.loc[rows["verdict"].isin(["avoid", "not measured"])]
+    lines = [
+        f"**{r.metric} at {r.grid}**, {verdict_text.tool_names(r)} ({r.verdict}): "
+        f"{shorten(r.reason, 300)}"
+        for r in rows.itertuples()
+    ]
+    return _bullets("Why a tool is avoided", lines) if lines else []
+
+
+def _publish_files(run: Run, folder: Path) -> dict[str, str]:
+    """The run's files a reader needs beside the page, copied into its folder: the per-pair
+    scores, the verdict table, the recommendations, the cards, the interval table, the grid
+    check's records and the pairs' manifest. Returns label -> file name."""
+    scores = pd.read_parquet(run.results / "scores.parquet")
+    published_scores(scores, run.manifest).to_parquet(
+        folder / "scores.parquet", index=False, compression="zstd"
+    )
+    files = {"per-pair scores": "scores.parquet"}
+    copies = {
+        "verdict table": "tables/recommendations.csv",
+        "recommendations": "recommendations.md",
+        "tool cards": "cards.md",
+        "how far off a published number is": "tables/intervals.md",
+    }
+    for label, relative in copies.items():
+        shutil.copy2(run.results / relative, folder / Path(relative).name)
+        files[label] = Path(relative).name
+    checks = sorted((run.results / "grid_check").glob("*.parquet"))
+    if checks:
+        pd.concat([pd.read_parquet(p) for p in checks]).to_parquet(
+            folder / "grid_check.parquet", index=False
+        )
+        files["grid-check records"] = "grid_check.parquet"
+    if run.manifest is not None:
+        shutil.copy2(run.manifest, folder / "pairs.csv")
+        files["the pairs"] = "pairs.csv"
+    return files
 
 
 def _bullets(title: str, lines: Sequence[str]) -> list[str]:
