@@ -10,7 +10,7 @@ from typing import NamedTuple
 import numpy as np
 from numba import njit
 
-from reference import biou, lattice, lattice_bands, lattice_index
+from reference import biou, dense_grid, lattice, lattice_bands, lattice_index
 from reference import bounds as bounds_lib
 from reference import meshing as meshing_lib
 from reference.closest import SurfaceIndex
@@ -299,7 +299,7 @@ def _mesh_metrics(a, b, spacing, crop_origin, keys, *, meshing, bounds=False, **
         ).biou()
     else:
         # The meshes stay within one voxel of the cropped masks; every band point is inside.
-        grid = biou.dense_grid_of_image(
+        grid = dense_grid.dense_grid_of_image(
             crop_origin, spacing, -np.ones(a.ndim, int), np.array(a.shape) + 1
         )
         # The band uses the NSD tie rule: dense points at exactly tau (they exist whenever tau
@@ -444,7 +444,7 @@ def compute_surface_metrics(
     points = np.concatenate([surface_a[0], surface_b[0]])
     low, high = points.min(axis=0) - step, points.max(axis=0) + step
     shape = tuple(int(n) for n in np.ceil((high - low) / step))
-    grid = biou.DenseGrid(low + 0.5 * step, np.full(len(low), step), shape)
+    grid = dense_grid.DenseGrid(low + 0.5 * step, np.full(len(low), step), shape)
     counts = biou.count_bands(
         surface_a,
         surface_b,

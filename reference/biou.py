@@ -39,28 +39,10 @@ from vtkmodules.vtkImagingStencil import vtkImageStencilToImage, vtkPolyDataToIm
 
 from reference.closest import SurfaceIndex
 from reference.crossings import lattice_inside
+from reference.dense_grid import DenseGrid
 from reference.elements import JIT
 from reference.meshing import to_polydata, vtk_points
 from reference.within_tau import within_tau
-
-DENSE_FACTOR = 5
-"""Dense grid points per image voxel along each axis (the paper's choice). Odd on purpose:
-dense points then never fall on the voxel-face planes of a mask's mesh."""
-
-
-@dataclass
-class DenseGrid:
-    """Points origin + j * step for integer j in [0, shape) along every axis."""
-
-    origin: np.ndarray
-    step: np.ndarray
-    shape: tuple[int, ...]
-
-    def slices(self, start: int, stop: int) -> DenseGrid:
-        """The sub-grid of slices start..stop-1 along the first axis."""
-        origin = self.origin.copy()
-        origin[0] += start * self.step[0]
-        return DenseGrid(origin, self.step, (stop - start, *self.shape[1:]))
 
 
 @dataclass
@@ -81,19 +63,6 @@ class BandCounts:
     def dsc(self) -> float:
         total = self.inside_a + self.inside_b
         return 2.0 * self.inside_both / total if total else float("nan")
-
-
-def dense_grid_of_image(origin, spacing, lower, upper, factor: int = DENSE_FACTOR) -> DenseGrid:
-    """Dense grid covering image voxels lower..upper-1: `factor` points per voxel and axis.
-
-    The points of voxel i sit at the centres of its factor**dim sub-voxels:
-    origin + (i - 1/2 + (k + 1/2) / factor) * spacing, k = 0..factor-1.
-    """
-    spacing = np.asarray(spacing, float)
-    step = spacing / factor
-    first = np.asarray(origin, float) + (np.asarray(lower) - 0.5 + 0.5 / factor) * spacing
-    shape = tuple(int(n) * factor for n in np.asarray(upper) - np.asarray(lower))
-    return DenseGrid(first, step, shape)
 
 
 RASTER_SLICES = 16

@@ -1,6 +1,6 @@
 """Boundary IoU of two masks' lattice meshes, counted by case-code tables: no dense grid.
 
-BIoU counts dense points (`biou.DENSE_FACTOR` = 5 per voxel and axis) in X_b = {x in X :
+BIoU counts dense points (`dense_grid.DENSE_FACTOR` = 5 per voxel and axis) in X_b = {x in X :
 d_X(x) <= tau}. In the padded lattice coordinates u of module `lattice`, the dense points that
 can lie in a mask sit at u = c + k / 5, k in {0..4}^dim, for the cubes c of the lattice: 125
 points per cube in 3D (25 per square in 2D), bit (k0 * 5 + k1) * 5 + k2 of a 128-bit word
@@ -39,7 +39,8 @@ import numpy as np
 from numba import njit
 
 from reference import lattice
-from reference.biou import DENSE_FACTOR, BandCounts
+from reference.biou import BandCounts
+from reference.dense_grid import DENSE_FACTOR
 from reference.elements import JIT, on_element, squared_gap
 from reference.geometry import brute_force_distances
 

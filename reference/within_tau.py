@@ -18,16 +18,13 @@ from __future__ import annotations
 
 import itertools
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
 import numpy as np
 from numba import njit
 
 from reference.closest import SurfaceIndex
+from reference.dense_grid import DenseGrid
 from reference.elements import JIT
-
-if TYPE_CHECKING:  # module `biou` imports this one: the grid is only read here
-    from reference.biou import DenseGrid
 
 TOP_LEVEL_BLOCKS = 4096
 """Upper bound on the number of blocks evaluated first; sets the size of the top blocks."""

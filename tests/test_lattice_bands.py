@@ -8,6 +8,7 @@ import pytest
 
 from reference import analytic, biou, lattice, lattice_bands
 from reference.api import mesh_surface
+from reference.dense_grid import dense_grid_of_image
 from reference.distance_pass import tie_threshold
 from reference.geometry import brute_force_distances
 
@@ -41,7 +42,7 @@ def _dense_counts(a, b, spacing, threshold):
     """The dense-grid path's counts (module `biou`; compiled raster, exact distances)."""
     origin = np.zeros(a.ndim)
     surfaces = [mesh_surface(m, spacing, origin, lattice.LATTICE_MESHING) for m in (a, b)]
-    grid = biou.dense_grid_of_image(origin, spacing, -np.ones(a.ndim, int), np.array(a.shape) + 1)
+    grid = dense_grid_of_image(origin, spacing, -np.ones(a.ndim, int), np.array(a.shape) + 1)
     return biou.count_bands(*surfaces, threshold, grid)
 
 
@@ -49,7 +50,7 @@ def _brute_force_counts(a, b, spacing, threshold):
     """Every dense point decided on its own: in X if on the mesh or if a ray from it crosses
     the mesh an odd number of times; within tau by its brute-force distance."""
     origin = np.zeros(a.ndim)
-    grid = biou.dense_grid_of_image(origin, spacing, -np.ones(a.ndim, int), np.array(a.shape) + 1)
+    grid = dense_grid_of_image(origin, spacing, -np.ones(a.ndim, int), np.array(a.shape) + 1)
     points = grid.origin + np.argwhere(np.ones(grid.shape, bool)) * grid.step
     flags = []
     for mask in (a, b):

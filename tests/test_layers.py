@@ -291,3 +291,41 @@ def test_the_checker_sees_an_import_against_the_analysis_layers(tmp_path, module
         (folder / f"{name}.py").write_text("")
     (folder / f"{module}.py").write_text(f"def f():\n    {imported}\n")
     assert list(analysis_upward_imports(tmp_path)) == [f"study.analysis.{module}"]
+
+
+def import_circles(root: Path = REPO, package: str = "reference") -> list[list[str]]:
+    """Circles among a package's modules, imports at any depth counted (an import under
+    TYPE_CHECKING or inside a function closes a circle as surely as one at the top)."""
+    graph = {
+        module_name(path, root): modules_imported(path, root, package) - {package}
+        for path in sorted((root / package).glob("*.py"))
+    }
+    circles, done = [], set()
+
+    def visit(module: str, path: list[str]) -> None:
+        if module in path:
+            circles.append(path[path.index(module) :] + [module])
+            return
+        if module in done:
+            return
+        for imported in sorted(graph.get(module, ())):
+            visit(imported, [*path, module])
+        done.add(module)
+
+    for module in graph:
+        visit(module, [])
+    return circles
+
+
+def test_the_reference_has_no_import_circle():
+    """biou and within_tau imported each other (DenseGrid one way, within_tau the other);
+    the grid is now dense_grid's, and no module of reference/ reaches itself again."""
+    assert import_circles() == []
+
+
+def test_the_circle_checker_sees_a_circle(tmp_path):
+    (tmp_path / "reference").mkdir()
+    (tmp_path / "reference" / "__init__.py").write_text("")
+    (tmp_path / "reference" / "a.py").write_text("from reference.b import x\n")
+    (tmp_path / "reference" / "b.py").write_text("def f():\n    from reference import a\n")
+    assert import_circles(tmp_path) == [["reference.a", "reference.b", "reference.a"]]

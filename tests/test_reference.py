@@ -20,8 +20,9 @@ from reference import (
     within_tau,
 )
 from reference.api import mesh_surface
-from reference.biou import DenseGrid, count_bands, dense_grid_of_image
+from reference.biou import count_bands
 from reference.closest import SurfaceIndex
+from reference.dense_grid import DenseGrid, dense_grid_of_image
 from reference.distance_pass import (
     Directed,
     _corner_distance,
