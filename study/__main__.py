@@ -128,7 +128,7 @@ def _cards(arguments) -> int:
 
 def _publish(arguments) -> int:
     from study.analysis.labels import tool_versions
-    from study.analysis.published import Run, citations, write_page
+    from study.analysis.published import MASKS_MADE, Run, citations, write_page
     from study.analysis.read import read_scores
     from study.pipeline.config import ConfigError, load_config
 
@@ -161,6 +161,7 @@ def _publish(arguments) -> int:
         repo=Path(__file__).resolve().parents[1],
         citations=citations(dataset["source"], versions),
         tau_differs=other is not None and other["metrics"]["tau_mm"] != tau,
+        made=MASKS_MADE.get(dataset["source"], ()),
     )
     print(f"{out}: written, its files in {out.with_suffix('')}/")
     return 0

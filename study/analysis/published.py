@@ -29,7 +29,7 @@ import pandas as pd
 
 from study.analysis import verdict_text, verdicts
 from study.analysis.labels import shorten, tool_label
-from study.analysis.read import read_verdicts
+from study.analysis.read import read_grid_check, read_verdicts
 from study.analysis.rendering import pipe_table
 from study.records import spacing_title
 from vocabulary import METRIC_KEYS
@@ -152,6 +152,22 @@ CITATIONS: dict[str, tuple[str, ...]] = {
     ),
 }
 """What a page of a data set's run cites for the data, by `dataset.source`."""
+
+MASKS_MADE: dict[str, tuple[str, ...]] = {
+    "lidc": (
+        "Each reader's mask is the one pylidc makes from the reader's slice outlines "
+        "(`Annotation.boolean_mask`): the pixels inside the outline, the outline's own points "
+        "left out, on the scan's own grid; the native-grid column scores these masks as they "
+        "are.",
+        "The fixed grids ((1, 1, 1), (2, 2, 2) and (0.5, 0.5, 2) mm) are made as the paper "
+        "made them: each mask is meshed and the mesh voxelized again at that size, so those "
+        "columns score re-voxelized masks; a nodule smaller than a voxel can vanish there, "
+        "which is what leaves the reference undefined on a few pairs at 2 mm.",
+        "The reference scores the meshes of the masks it is given (discrete marching cubes), "
+        "never the outlines themselves.",
+    ),
+}
+"""How a data set's masks were made, by `dataset.source`, for its page."""
 
 PAPER_CITATION = (
     "The study reproduced: Podobnik G, Vrtovec T. Metrics Revolutions: groundbreaking insights "
@@ -310,6 +326,7 @@ def write_page(
     repo: Path | None = None,
     citations: Sequence[str] = (),
     tau_differs: bool = False,
+    made: Sequence[str] = (),
 ) -> Path:
     """The run's page at `out`, its figures and files in a folder of the page's name beside
     it: the answer first (the verdict table per metric and grid, with the readers' scale and
@@ -349,6 +366,8 @@ def write_page(
         parts += [pipe_table(compared, numbers=False), ""]
     if run.manifest is not None:
         parts += _bullets("Data", data_lines(run.manifest))
+    if made:
+        parts += _bullets("How the masks were made", made)
     parts += _bullets("Set-up and provenance", [*setup, *provenance(repo or out.parent)])
     parts += _bullets("Set-up of the run, as its findings record it", _setup_of(findings))
     if citations:
@@ -410,9 +429,7 @@ def _publish_files(run: Run, folder: Path) -> dict[str, str]:
         files[label] = Path(relative).name
     checks = sorted((run.results / "grid_check").glob("*.parquet"))
     if checks:
-        pd.concat([pd.read_parquet(p) for p in checks]).to_parquet(
-            folder / "grid_check.parquet", index=False
-        )
+        read_grid_check(checks).to_parquet(folder / "grid_check.parquet", index=False)
         files["grid-check records"] = "grid_check.parquet"
     if run.manifest is not None:
         shutil.copy2(run.manifest, folder / "pairs.csv")
