@@ -496,13 +496,13 @@ def _placeholder(tool: str) -> pd.DataFrame:
 def make_pair_manifest(pairs: int, seed: int = 13) -> pd.DataFrame:
     """A mesh manifest of `pairs` LIDC-like reader pairs (two rows each, readers A and B):
     nodule volumes log-uniform from 5 to 20,000 mm³, the readers within about 30 % of each
-    other, the category from the pair's mean volume as LIDC's is."""
-    from study.oars import category_of_volume
+    other, the category from the pair's mean volume as LIDC's is (its diameter class)."""
+    from study.oars import nodule_category
 
     rng = np.random.default_rng(seed)
     names = pair_names(pairs)
     nodule = 10 ** rng.uniform(np.log10(5), np.log10(2e4), pairs)
-    names["category"] = [category_of_volume(v) for v in nodule]
+    names["category"] = [nodule_category(v) for v in nodule]
     readers = []
     for observer in ("A", "B"):
         readers.append(

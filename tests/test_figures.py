@@ -271,7 +271,7 @@ def test_figure_a3_of_the_whole_lidc_database_labels_categories_not_pairs(monkey
     (axis,) = drawn(monkeypatch, lambda: figures.figure_a3(manifest, "u.png", source="lidc"))
     labels = [t.get_text() for t in axis.get_xticklabels() if t.get_text()]
     assert len(labels) == manifest["category"].nunique() <= 4
-    assert sum(int(label.split()[1].replace(",", "")) for label in labels) == 7307
+    assert sum(int(label.split("\n")[1].split()[0].replace(",", "")) for label in labels) == 7307
     assert all(label.endswith("reader pairs") for label in labels)
     assert not any("OAR" in text for text in texts_of(axis.figure))
     assert axis.get_ylabel() == "Nodule volume (mm³)"
@@ -290,6 +290,14 @@ def test_figure_a3_names_each_pair_up_to_the_limit(monkeypatch):
         count = len([t for t in axis.get_xticklabels() if t.get_text()])
         assert count == labelled if labelled else count <= 4
         assert axis.get_ylabel() == "Mask volume (mm³)"  # no source: neutral words
+        # Nodules by diameter class: their legend, and the 6 and 10 mm spheres' volumes.
+        if labelled:
+            legend = [t.get_text() for t in axis.get_legend().get_texts()]
+            assert legend == ["<6 mm", "6–10 mm", "≥10 mm"]
+        assert [t.get_text().split(",")[0] for t in axis.texts if "sphere" in t.get_text()] == [
+            "6 mm sphere",
+            "10 mm sphere",
+        ]
 
 
 def overlapping(boxes) -> list[tuple[int, int]]:

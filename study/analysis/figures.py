@@ -8,6 +8,7 @@ PNG at 300 dpi plus a vector PDF.
 
 from __future__ import annotations
 
+import math
 import zlib
 from collections.abc import Sequence
 from pathlib import Path
@@ -44,7 +45,13 @@ from study.analysis.read import read_manifest, read_scores, read_timing, read_wi
 from study.analysis.settings import AnalysisSettings  # noqa: E402
 from study.analysis.significance import ALPHA
 from study.analysis.timing import time_per_case, timed_grids
-from study.oars import MIDSIZE_MAX_MM3, SMALL_MAX_MM3, ordered_categories  # noqa: E402
+from study.oars import (  # noqa: E402
+    MIDSIZE_MAX_MM3,
+    NODULE_CATEGORIES,
+    NODULE_DIAMETERS_MM,
+    SMALL_MAX_MM3,
+    ordered_categories,
+)
 from study.records import REFERENCE_VARIANTS, spacing_title  # noqa: E402
 from vocabulary import TESTED_KEYS
 
@@ -61,7 +68,12 @@ CATEGORY_COLOURS = {
     "midsize": "#55A868",
     "large": "#C44E52",
     "tubular": "#8172B2",
+    "<6 mm": "#4C72B0",
+    "6–10 mm": "#55A868",
+    "≥10 mm": "#C44E52",
 }
+"""A colour per size category (`study.oars.KNOWN_CATEGORIES`): the organs' four and the
+nodules' three, smallest alike; a user's own category is grey."""
 CATEGORY_THRESHOLDS_MM3 = (SMALL_MAX_MM3, MIDSIZE_MAX_MM3)
 """Category limits on the median OAR volume: small <= 1e3 < midsize <= 1e4 < large."""
 
@@ -534,7 +546,7 @@ def figure_a3(
         else:
             _volumes_per_category(axis, drawn, words)
         axis.set_yscale("log")
-        _volume_thresholds(axis)
+        _volume_thresholds(axis, drawn["category"].unique())
         axis.set_ylabel(words.volume)
         axis.grid(axis="y", linewidth=0.2, alpha=0.5)
         figure.tight_layout()
@@ -561,12 +573,12 @@ def _volumes_per_pair(axis, drawn: pd.DataFrame) -> None:
         patch.set_linewidth(0.5)
     axis.set_xticks(np.arange(1, len(medians) + 1))
     axis.set_xticklabels(medians.index, rotation=60, ha="right", rotation_mode="anchor")
-    present = [c for c in CATEGORY_COLOURS if c in set(category_of)]
+    present = ordered_categories(set(category_of))
     axis.legend(
-        handles=[Patch(facecolor=CATEGORY_COLOURS[c], label=c) for c in present],
+        handles=[Patch(facecolor=CATEGORY_COLOURS.get(c, "lightgrey"), label=c) for c in present],
         loc="upper left",
         frameon=False,
-        ncol=len(present),
+        ncol=max(len(present), 1),
     )
 
 
@@ -612,14 +624,23 @@ def _point_alpha(points: int) -> float:
     return float(np.clip(30.0 / np.sqrt(max(points, 1)), 0.25, 0.8))
 
 
-def _volume_thresholds(axis) -> None:
-    """The category thresholds as dashed lines, labelled at the right edge."""
-    for threshold in CATEGORY_THRESHOLDS_MM3:
+def _volume_thresholds(axis, categories) -> None:
+    """The category thresholds as dashed lines, labelled at the right edge: the organs'
+    volume limits, or for nodules the volumes of the 6 and 10 mm spheres that bound their
+    diameter classes."""
+    if set(categories) & set(NODULE_CATEGORIES):
+        limits = [
+            (math.pi * d**3 / 6, f"{d:g} mm sphere, {math.pi * d**3 / 6:,.0f} mm³")
+            for d in NODULE_DIAMETERS_MM
+        ]
+    else:
+        limits = [(t, f"{t:,.0f} mm³") for t in CATEGORY_THRESHOLDS_MM3]
+    for threshold, label in limits:
         axis.axhline(threshold, color="black", linestyle="--", linewidth=0.6)
         axis.text(
             0.998,
             threshold * 1.08,
-            f"{threshold:,.0f} mm³",
+            label,
             transform=axis.get_yaxis_transform(),
             fontsize=5,
             va="bottom",

@@ -287,6 +287,31 @@ rule table_observers:
         "../scripts/table_observers.py"
 
 
+# The verdict table, computed once: per metric, grid and stratum, which tools to use and why.
+rule verdict_table:
+    input:
+        scores=rules.collect_scores.output[0],
+        grid_check=SCORING.grid_check_files(),
+        edge_cases=SCORING.edge_case_files(),
+        # The pairs' own manifest (LIDC's gives each pair's native slice spacing), else the
+        # dataset's.
+        manifest=config["dataset"]["manifest"] or rules.dataset_manifest.output[0],
+    output:
+        verdict_table_path(),
+    log:
+        LAYOUT.log("analysis", "verdict_table"),
+    group:
+        "summary"
+    conda:
+        STUDY_ENV
+    threads: 1
+    resources:
+        mem_mb=3000,
+        runtime=10,
+    script:
+        "../scripts/verdict_table.py"
+
+
 # The generated findings: what the data say, and the paper's claims checked.
 rule findings:
     input:
@@ -323,31 +348,6 @@ rule findings:
         **ANALYSIS.params,
     script:
         "../scripts/analysis_findings.py"
-
-
-# The verdict table, computed once: per metric, grid and stratum, which tools to use and why.
-rule verdict_table:
-    input:
-        scores=rules.collect_scores.output[0],
-        grid_check=SCORING.grid_check_files(),
-        edge_cases=SCORING.edge_case_files(),
-        # The pairs' own manifest (LIDC's gives each pair's native slice spacing), else the
-        # dataset's.
-        manifest=config["dataset"]["manifest"] or rules.dataset_manifest.output[0],
-    output:
-        verdict_table_path(),
-    log:
-        LAYOUT.log("analysis", "verdict_table"),
-    group:
-        "summary"
-    conda:
-        STUDY_ENV
-    threads: 1
-    resources:
-        mem_mb=3000,
-        runtime=10,
-    script:
-        "../scripts/verdict_table.py"
 
 
 # What a reader can act on: a card per tool, the recommendations and the interval table,
