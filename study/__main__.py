@@ -127,6 +127,7 @@ def _cards(arguments) -> int:
 
 
 def _publish(arguments) -> int:
+    from study.analysis.delta import measured
     from study.analysis.labels import tool_versions
     from study.analysis.published import MASKS_MADE, Run, citations, write_page
     from study.analysis.read import read_scores
@@ -150,7 +151,7 @@ def _publish(arguments) -> int:
         f"--configfile {arguments.configfile} --out {arguments.out}`.",
         *arguments.note,
     ]
-    versions = tool_versions(read_scores(results / "scores.parquet"))
+    versions = tool_versions(measured(read_scores(results / "scores.parquet")))
     tau = config["metrics"]["tau_mm"]
     out = write_page(
         Run(results, manifest),

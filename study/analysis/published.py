@@ -28,9 +28,10 @@ from pathlib import Path
 import pandas as pd
 
 from study.analysis import verdict_text, verdicts
-from study.analysis.labels import shorten, tool_label
+from study.analysis.labels import tool_label
 from study.analysis.read import read_grid_check, read_verdicts
 from study.analysis.rendering import pipe_table
+from study.oars import ordered_categories
 from study.records import spacing_title
 from vocabulary import METRIC_KEYS
 
@@ -86,8 +87,13 @@ def data_lines(manifest: Path) -> list[str]:
     ]
     nodules = pairs.drop_duplicates(["case", "nodule"])
     lines.append("Readers per nodule: " + _counts(nodules["readers"], "nodules") + ".")
-    categories = _counts(pairs["category"], "pairs")
-    lines.append(f"Size category (the nodule's mean mask volume): {categories}.")
+    order = ordered_categories(pairs["category"].unique())
+    counts = pairs["category"].value_counts()
+    categories = ", ".join(f"{c}: {counts[c]:,}" for c in order)
+    lines.append(
+        f"Size class (the equivalent-sphere diameter of the nodule's readers' mean mask "
+        f"volume): {categories} pairs."
+    )
     sides = pairs["spacing_mm"].str.split("x", expand=True).astype(float)
     lines.append(
         f"Native grids: pixel spacing {sides[0].min():g} to {sides[0].max():g} mm; slice "
@@ -368,8 +374,8 @@ def write_page(
         parts += _bullets("Data", data_lines(run.manifest))
     if made:
         parts += _bullets("How the masks were made", made)
-    parts += _bullets("Set-up and provenance", [*setup, *provenance(repo or out.parent)])
-    parts += _bullets("Set-up of the run, as its findings record it", _setup_of(findings))
+    provenance_lines = [*setup, *provenance(repo or out.parent), *_setup_of(findings)]
+    parts += _bullets("Set-up and provenance", provenance_lines)
     if citations:
         parts += _bullets("Cite", citations)
     out.write_text("\n".join(parts).rstrip() + "\n", encoding="utf-8")
@@ -403,7 +409,7 @@ def _avoided(table: pd.DataFrame) -> list[str]:
     rows = rows.loc[rows["verdict"].isin(["avoid", "not measured"])]
     lines = [
         f"**{r.metric} at {r.grid}**, {verdict_text.tool_names(r)} ({r.verdict}): "
-        f"{shorten(r.reason, 300)}"
+        f"{r.reason if len(r.reason) <= 400 else r.reason[:399] + '…'}"
         for r in rows.itertuples()
     ]
     return _bullets("Why a tool is avoided", lines) if lines else []

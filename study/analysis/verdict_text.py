@@ -194,7 +194,12 @@ def answer_table(table: pd.DataFrame, stratum: str = verdicts.ALL) -> pd.DataFra
                 "Grid": first.grid,
                 "Pairs": f"{first.n_defined_grid:,}",
                 "Readers' median [IQR]": readers_text(first),
-                "Tolerance": f"±{first.tolerance:.2g} {first.unit}",
+                "Tolerance": f"±{first.tolerance:.2g} {first.unit}"
+                + (
+                    f" ({verdicts.READERS_SHARE:g} of the readers')"
+                    if first.tolerance_basis == "readers"
+                    else ""
+                ),
                 "Use (within, Δ on 95 % of pairs, worst Δ)": answer_cell(group),
                 "Avoid": listed(avoided, 4),
                 "Not measured": listed(missing, 4),

@@ -268,18 +268,18 @@ def voxel_here(reason: str, spacing: str) -> str:
     return reason
 
 
-def decide(row: Mapping, reasons: list[str]) -> tuple[str, str]:
-    """(verdict, the reason printed beside it) of one tool on one grid and stratum, before
+def decide(row: Mapping, reasons: list[str]) -> tuple[str, list[str]]:
+    """(verdict, the reasons printed beside it) of one tool on one grid and stratum, before
     the closest are chosen."""
     if row["n"] < MIN_PAIRS:
-        return "no verdict", (
+        return "no verdict", [
             f"{row['n']} pairs the reference defines; a verdict needs at least {MIN_PAIRS}"
-        )
+        ]
     if row["n_failed"] == row["n"]:
-        return "not measured", f"fails on every pair: {row['message']}"
+        return "not measured", [f"fails on every pair: {row['message']}"]
     if reasons:
-        return "avoid", "; ".join(reasons)
-    return "use", worst_case(row)
+        return "avoid", reasons
+    return "use", [worst_case(row)]
 
 
 def verdict_reasons(row: Mapping, measured: Mapping[str, Mapping]) -> list[str]:
@@ -405,7 +405,7 @@ def tool_rows(row: dict, context: Mapping) -> list[dict]:
     for verdict in dict.fromkeys(v for v, _ in decided.values()):
         alike = [m for m in members if decided[m][0] == verdict]
         others = [m for m in members if m not in alike]
-        reason = advice.joined({m: [decided[m][1]] for m in alike})
+        reason = advice.joined({m: decided[m][1] for m in alike})
         if others:
             reason += f" (identical scores to {', '.join(map(tool_label, others))} on this grid)"
         seconds = context["seconds"]
