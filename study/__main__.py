@@ -11,7 +11,7 @@ cards --scores scores.parquet [--edge-cases ...] [--timing ...] [--grid-check ..
                the tool cards, the recommendations and the interval table of any scores
                table (the workflow's cards rule), written into DIR
 publish --configfile CONFIG [--results results] [--compare OTHER_RESULTS]
-        [--compare-config OTHER_CONFIG] [--note TEXT ...]
+        [--compare-config OTHER_CONFIG] [--note TEXT ...] [--title T] [--lead TEXT ...]
         --out PAGE.md
                a finished run as a page of the docs (docs/results/lidc.md), its figures in a
                folder beside it; --compare sets its verdicts beside another run's
@@ -163,6 +163,7 @@ def _publish(arguments) -> int:
         citations=citations(dataset["source"], versions),
         tau_differs=other is not None and other["metrics"]["tau_mm"] != tau,
         made=MASKS_MADE.get(dataset["source"], ()),
+        lead=arguments.lead,
     )
     print(f"{out}: written, its files in {out.with_suffix('')}/")
     return 0
@@ -239,6 +240,9 @@ def parser() -> argparse.ArgumentParser:
     )
     publish.add_argument("--note", nargs="*", default=[], help="set-up lines to add (wall time)")
     publish.add_argument("--title", help="the page's title")
+    publish.add_argument(
+        "--lead", nargs="*", default=[], help="paragraphs under the title (what the page is)"
+    )
     publish.add_argument("--out", required=True, help="the page (Markdown)")
     publish.set_defaults(handler=_publish, parser=publish)
     return main

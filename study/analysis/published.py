@@ -333,6 +333,7 @@ def write_page(
     citations: Sequence[str] = (),
     tau_differs: bool = False,
     made: Sequence[str] = (),
+    lead: Sequence[str] = (),
 ) -> Path:
     """The run's page at `out`, its figures and files in a folder of the page's name beside
     it: the answer first (the verdict table per metric and grid, with the readers' scale and
@@ -345,6 +346,7 @@ def write_page(
     table = read_verdicts(run.results / "tables/recommendations.csv")
     files = _publish_files(run, folder)
     parts = [f"# {title}", ""]
+    parts += [paragraph for line in lead for paragraph in (line, "")]
     parts += _answer(table, files, folder.name)
     parts += _avoided(table)
     strata = verdict_text.strata_table(table)
