@@ -77,12 +77,18 @@ def tolerance_text(unit: str) -> str:
 
 def error_messages(scores: pd.DataFrame, tool: str) -> dict[str, str]:
     """Per metric, the first message of a tool's failed scores, cut to its first clause."""
+    return all_error_messages(scores.loc[scores["tool"] == tool]).get(tool, {})
+
+
+def all_error_messages(scores: pd.DataFrame) -> dict[str, dict[str, str]]:
+    """Tool -> `error_messages` of every tool, from one pass over the scores."""
     failed = measured(scores)
-    failed = failed.loc[(failed["tool"] == tool) & (failed["status"] == "error")]
-    return {
-        metric: shorten(str(rows["message"].iloc[0]) or "no message")
-        for metric, rows in failed.groupby("metric")
-    }
+    failed = failed.loc[failed["status"] == "error"]
+    first = failed.groupby(["tool", "metric"], observed=True)["message"].first()
+    found: dict[str, dict[str, str]] = {}
+    for (tool, metric), message in first.items():
+        found.setdefault(tool, {})[metric] = shorten(str(message) or "no message")
+    return found
 
 
 # --------------------------------------------------------------------------------------------

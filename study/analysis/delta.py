@@ -39,7 +39,7 @@ def is_placeholder(scores: pd.DataFrame) -> pd.Series:
     once, with empty case, spacing and metric."""
     blank = pd.Series(False, index=scores.index)
     for column in ("case", "spacing", "metric"):
-        blank |= scores[column].isna() | (scores[column].astype(str) == "")
+        blank |= scores[column].isna() | (scores[column] == "")
     return blank
 
 

@@ -331,7 +331,7 @@ def verdict_table(
     }
     context = {
         "empty": advice.empty_mask_errors(edge_cases),
-        "messages": {t: advice.error_messages(scores, t) for t in delta["tool"].unique()},
+        "messages": advice.all_error_messages(scores),
         "twins": advice.identical_tools(delta),
         "seconds": advice.reference_seconds(scores),
         "measured": measured,
@@ -396,7 +396,8 @@ def tool_rows(row: dict, context: Mapping) -> list[dict]:
         return []
     decided, cautions = {}, {}
     for member in members:
-        mine = {**row, "tool": member, "message": context["messages"][member].get(metric, "")}
+        message = context["messages"].get(member, {}).get(metric, "")
+        mine = {**row, "tool": member, "message": message}
         decided[member] = decide(mine, verdict_reasons(mine, context["measured"]))
         key = (member, metric)
         found = (context["empty"].get(key), advice.declared_spacing_ignored(*key))
