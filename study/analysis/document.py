@@ -42,8 +42,11 @@ VERDICT_STYLES: dict[str, str] = {
     "USE": "background:#d7f0dd;color:#0b5d1e;font-weight:bold",
     "CLOSEST": "background:#fff1c9;color:#6b4e00;font-weight:bold",
     "AVOID": "background:#f9d9d9;color:#8a1010;font-weight:bold",
+    "NOT MEASURED": "background:#e6e6e6;color:#333333;font-weight:bold",
+    "NO VERDICT": "background:#f4f4f4;color:#555555",
 }
-"""Colours of a table's Verdict cells (the word itself says the same): green, amber, red."""
+"""Colours of a table's Verdict cells (the word itself says the same): green, amber, red;
+grey where the tool could not be measured or the pairs do not suffice for a verdict."""
 
 
 def _table_html(frame: pd.DataFrame) -> str:
@@ -63,7 +66,7 @@ def _table_html(frame: pd.DataFrame) -> str:
     return f"<table><thead><tr>{head}</tr></thead><tbody>{''.join(rows)}</tbody></table>"
 
 
-WRAPPED = ("Why", "Verdict")
+WRAPPED = ("Why", "Cautions", "Tool", "Verdict")
 """Columns whose text wraps (the others keep one line)."""
 
 
