@@ -92,13 +92,13 @@ def agreement_table(agreement: pd.DataFrame) -> Table:
     pairs = agreement.drop_duplicates(["case", "oar"]).shape[0]
     spacings = ", ".join(sorted(agreement.spacing.unique()))
     notes = [
-        f"{pairs} OAR pairs, each at every voxel size ({spacings}); n counts the finite values "
+        f"{pairs} mask pairs, each at every voxel size ({spacings}); n counts the finite values "
         "(a pair with an empty mask has HD = inf and is left out).",
         "DSC counted on the voxelized masks; HD and HD95 by the reference (weighted HDp).",
     ]
     return Table(
         "table_observers",
-        "Observer agreement: how far apart the dataset's two observers are, per OAR category",
+        "Observer agreement: how far apart the dataset's two observers are, per size category",
         numeric,
         display,
         notes,

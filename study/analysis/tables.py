@@ -222,7 +222,7 @@ def table_a2(scores: pd.DataFrame, tools: Sequence[str] | None = None) -> Table:
     ]
     return Table(
         "table_a2",
-        "Table A2: Δ against the reference by OAR category",
+        "Table A2: Δ against the reference by size category",
         with_group(_sort_numeric(summary, ["metric", "tool", "category"], order)),
         display,
         notes,
