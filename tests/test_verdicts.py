@@ -197,3 +197,26 @@ def test_bad_inputs_give_a_stated_verdict_never_a_crash():
     # No scores of a tested metric at all: an empty table with the columns.
     empty = verdicts.verdict_table(make_scores().iloc[:0])
     assert list(empty.columns) == list(verdicts.VERDICT_COLUMNS) and empty.empty
+
+
+def grid_rows(tool: str, oar: str, cropped: float, scan: float) -> list[dict]:
+    return [
+        {"tool": tool, "spacing": "1x1x1", "oar": oar, "category": "small",
+         "metric": "HD95", "grid": grid, "value": value,
+         "status": "ok" if np.isfinite(value) else "inf"}
+        for grid, value in (("cropped", cropped), ("scan", scan))
+    ]  # fmt: skip
+
+
+def test_a_field_of_view_change_decides_only_beyond_the_tolerance_on_a_defined_pair():
+    scores = planted({"monai": [0.1] * N, "medpy": [0.1] * N}, READERS)
+    small = grid_rows("medpy", "pair_0", 10.1, 10.3)  # 0.2 mm: within ±0.5 mm
+    empty = grid_rows("monai", "pair_1 (B empty)", 27.4, 153.5)  # the reference: inf there
+    checked = pd.DataFrame(
+        small + empty + grid_rows("reference", "pair_1 (B empty)", np.inf, np.inf)
+    )
+    table = overall(scores, grid_checked=checked)
+    assert set(table["verdict"]) == {"use"}
+    cautions = " ".join(table["cautions"])
+    assert "MedPy only: changes with the field of view only where no verdict rests" in cautions
+    assert "pair_1 (B empty) at (1, 1, 1) mm: 27.4 (cropped) vs 153.5" in cautions

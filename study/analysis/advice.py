@@ -224,10 +224,49 @@ def voxel_size_reason(ratios: pd.Series, metric: str, spacing: str, here: float)
 
 def field_of_view_dependence(rows: pd.DataFrame | None) -> dict[tuple[str, str], str]:
     """(tool, metric) -> how its score changed between cropped and scan-sized grids of the
-    same pairs (`scoring.grid_check`), for those that changed."""
+    same pairs (`scoring.grid_check`), for those whose change decides a verdict
+    (`decisive_changes`)."""
     if rows is None or rows.empty:
         return {}
-    return field_of_view_changes(grid_check.grid_differences(rows))
+    differences = grid_check.grid_differences(rows)
+    return field_of_view_changes(differences.loc[decisive_changes(differences)])
+
+
+def field_of_view_cautions(rows: pd.DataFrame | None) -> dict[tuple[str, str], str]:
+    """(tool, metric) -> how its score changed with the field of view where that decides
+    nothing: on a pair the reference leaves undefined (an empty mask) or by no more than
+    `TOLERANCE`."""
+    if rows is None or rows.empty:
+        return {}
+    differences = grid_check.grid_differences(rows)
+    changed = grid_check.changed_scores(differences.loc[~decisive_changes(differences)])
+    return {
+        (row.tool, row.metric): "changes with the field of view only where no verdict rests "
+        f"on it (an empty mask, or within the tolerance): on {row.changed} of {row.compared} "
+        f"grid-check pairs (e.g. {row.example})"
+        for row in changed.itertuples()
+    }
+
+
+def decisive_changes(differences: pd.DataFrame) -> pd.Series:
+    """Grid-check rows whose change would move a verdict: on a pair the reference defines
+    on both grids (when the reference was checked), by more than `TOLERANCE` (display
+    units) or to another status or a non-finite value."""
+    keys = ["spacing", "oar", "metric"]
+    reference = differences.loc[differences["tool"] == REFERENCE]
+    defined = pd.Series(True, index=differences.index)
+    if not reference.empty:
+        finite = np.isfinite(reference["cropped"].astype(float)) & np.isfinite(
+            reference["scan"].astype(float)
+        )
+        known = set(map(tuple, reference.loc[finite, keys].to_numpy()))
+        defined = pd.Series(
+            [tuple(k) in known for k in differences[keys].to_numpy()], index=differences.index
+        )
+    size = differences["difference"].astype(float).abs() * differences["metric"].map(display_scale)
+    limit = differences["metric"].map(display_unit).map(TOLERANCE)
+    beyond = ~np.isfinite(size) | (size > limit)
+    return differences["changed"] & defined & beyond
 
 
 def field_of_view_changes(differences: pd.DataFrame) -> dict[tuple[str, str], str]:

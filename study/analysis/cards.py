@@ -101,7 +101,10 @@ def delta_frame(rows: pd.DataFrame) -> pd.DataFrame:
                 f"{signed(r.worst)} ({category_phrase(r.worst_category)})" if r.n_finite else "–"
                 for r in rows.itertuples()
             ],
-            "Within": [f"{r.within:.0%} (±{r.tolerance:.2g} {r.unit})" for r in rows.itertuples()],
+            "Within": [
+                f"{verdicts.share(r.within)} (±{r.tolerance:.2g} {r.unit})"
+                for r in rows.itertuples()
+            ],
             "Failed / not finite": [f"{r.n_failed} / {r.n_nonfinite}" for r in rows.itertuples()],
             "Verdict": rows["verdict"],
         }

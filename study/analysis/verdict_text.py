@@ -169,7 +169,7 @@ def answer_cell(group: pd.DataFrame) -> str:
     if rows.empty:
         return "no verdict"
     shown = [
-        f"{tool_names(r)}: {r.within:.0%}, {interval(r)}, worst {signed(r.worst)}"
+        f"{tool_names(r)}: {verdicts.share(r.within)}, {interval(r)}, worst {signed(r.worst)}"
         for r in rows.itertuples()
     ]
     text = "; ".join(shown[:SHOWN]) + (
@@ -256,7 +256,7 @@ def verdicts_frame(rows: pd.DataFrame) -> pd.DataFrame:
             "Rank": rows["rank"].map(lambda r: str(r) if r else "–"),
             "Tool": [tool_names(r) for r in rows.itertuples()],
             "Pairs": rows["n"],
-            "Within": rows["within"].map(lambda w: f"{w:.0%}"),
+            "Within": rows["within"].map(verdicts.share),
             "Median Δ": rows["median"].map(signed),
             "Worst Δ": rows["worst"].map(signed),
             f"Δ on {high - low:g} % of pairs": [interval(r) for r in rows.itertuples()],

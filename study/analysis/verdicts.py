@@ -244,7 +244,7 @@ def worst_case(row: Mapping) -> str:
     """A "use" row's share within, the pairs outside the tolerance, and its worst Δ: where
     that is more than `FAR` tolerances, how far and on which kind of pair."""
     unit, tolerance = row["unit"], row["tolerance"]
-    text = f"{row['within']:.0%} of {row['n']} pairs within ±{tolerance:.2g} {unit}"
+    text = f"{share(row['within'])} of {row['n']} pairs within ±{tolerance:.2g} {unit}"
     if row["n_outside"]:
         text += f", {row['n_outside']} outside"
     text += f"; worst {signed(row['worst'])} {unit}"
@@ -263,9 +263,17 @@ def voxel_here(reason: str, spacing: str) -> str:
     if side == 1.0:
         return (
             "ignores the voxel size: right on this grid only because its voxels are 1 mm, "
-            f"wrong on any other ({reason.removeprefix('ignores the voxel size ')})"
+            f"wrong on any other {reason.removeprefix('ignores the voxel size ')}"
         )
     return reason
+
+
+def share(within: float) -> str:
+    """A share of pairs: "100%" only when every pair is within, else never rounded up to it
+    ("99.6%")."""
+    if within == 1.0 or within < 0.995:
+        return f"{within:.0%}"
+    return f"{within:.1%}"
 
 
 def decide(row: Mapping, reasons: list[str]) -> tuple[str, list[str]]:
@@ -331,6 +339,7 @@ def verdict_table(
     }
     context = {
         "empty": advice.empty_mask_errors(edge_cases),
+        "field of view": advice.field_of_view_cautions(grid_checked),
         "messages": advice.all_error_messages(scores),
         "twins": advice.identical_tools(delta),
         "seconds": advice.reference_seconds(scores),
@@ -400,7 +409,11 @@ def tool_rows(row: dict, context: Mapping) -> list[dict]:
         mine = {**row, "tool": member, "message": message}
         decided[member] = decide(mine, verdict_reasons(mine, context["measured"]))
         key = (member, metric)
-        found = (context["empty"].get(key), advice.declared_spacing_ignored(*key))
+        found = (
+            context["empty"].get(key),
+            context["field of view"].get(key),
+            advice.declared_spacing_ignored(*key),
+        )
         cautions[member] = [row["undefined_text"], *(text for text in found if text)]
     rows = []
     for verdict in dict.fromkeys(v for v, _ in decided.values()):
