@@ -202,9 +202,10 @@ def compute_metrics(
     elements still straddling tau or the percentile after them: "linear" interpolates their
     corner distances, "midpoint" takes their centres (the paper's plain definition).
 
-    a, b: bool arrays (spacing[i] = voxel size in mm along axis i), or two SimpleITK images or
-    two image paths, read by `maskio` (spacing and origin from the headers, which must
-    describe one grid; binary files only: choose a label with `maskio.load_pair`). Both
+    a, b: bool arrays (2D, or 3D with 2 or more voxels along every axis; spacing[i] = voxel
+    size in mm along axis i), or two SimpleITK images or two image paths, read by `maskio`
+    (spacing and origin from the headers, which must describe one grid; binary files only:
+    choose a label with `maskio.load_pair`). Both
     masks are meshed, distances measured between the meshes (modules `distance_pass` and
     `metrics`), BIoU counted on the points of a grid five times denser than the image grid
     (by case-code tables for the default meshing, module `lattice_bands`; on the grid itself
@@ -224,6 +225,13 @@ def compute_metrics(
         raise ValueError(f"a and b must have the same shape; got {a.shape} and {b.shape}")
     if a.ndim not in (2, 3):
         raise ValueError(f"masks must be 2D or 3D; got {a.ndim} dimensions")
+    if a.ndim == 3 and 1 in a.shape:
+        # A 2D mask with an axis of size 1 (a slice saved as a volume) meshes as a slab one
+        # voxel thick: its surface is then mostly the slab's two faces, not the outline.
+        raise ValueError(
+            f"masks of shape {a.shape} have an axis of size 1: a 2D mask must be 2D "
+            "(np.squeeze it and give 2 spacings); a 3D mask needs 2 or more voxels per axis"
+        )
     if spacing is None:
         raise ValueError("spacing is required for numpy masks")
     spacing = _check_spacing(spacing, a.ndim)

@@ -9,7 +9,11 @@ over an element of radius r (largest distance from its query point to its corner
 within [d - r, d + r], and it stays below |x - p| for the closest point p of the centre. An
 element is split (into 4 triangles / 2 segments) while that interval contains the current
 weighted percentile (HDp) or straddles tau (NSD), up to `subdivision` times, unless its
-family came out flat (all children at the parent's distance: splitting further repeats it).
+family came out flat (all children at the parent's distance, and in 2D its corners too:
+splitting further repeats it). In 2D every element is split at every level (but the settled):
+MASD and ASSD take the leaves' centres, and a 1 mm segment facing a staircase of the other
+polyline left them 0.0175 mm off (tilted squares, tests/test_reference_2d.py); segments are
+few, so this costs little.
 After the last level, the elements whose interval still holds the percentile or straddles tau
 are "open": NSD and HDp count them by the linear interpolant of the exact distances at their
 corners, which places the level set inside the element (error second order in the element
@@ -272,8 +276,9 @@ def flat_families(parent_distance, child_distance, tolerance):
     On voxel meshes whole patches lie parallel to the other surface at one distance, often
     exactly tau or the percentile itself; their bounds straddle that value at every level,
     yet splitting them only repeats the same distance. A family that came out flat is not
-    split again. (Rounding in the closest-element choice only ever breaks flatness, so it
-    errs towards splitting.)
+    split again (in 2D only if its corners keep that distance too, `_flat_at_corners`).
+    (Rounding in the closest-element choice only ever breaks flatness, so it errs towards
+    splitting.)
     """
     flat = np.empty(len(parent_distance), np.bool_)
     for i in range(len(parent_distance)):
@@ -314,7 +319,8 @@ def subdivided(
     coinciding: lattice.Coinciding | None = None,
 ) -> Leaves:
     """The elements of one surface (vertices (n, dim), cells (k, dim)), subdivided where the
-    percentile or tau runs through them, with the distances from their centres to `target`.
+    percentile or tau runs through them (segments: all of them, module docstring), with the
+    distances from their centres to `target`.
 
     coinciding: elements known to coincide with one of target's (module `lattice`): d = 0 all
     over them, so they are neither searched nor split nor opened."""
@@ -342,6 +348,8 @@ def subdivided(
     for level in range(subdivision):
         if refine == "uniform":
             split = np.ones(len(distance), bool)
+        elif cells.shape[1] == 2:  # segments: all but the settled, for MASD and ASSD too
+            split = ~settled
         else:
             quantile = Directed(distance, size).percentile(percentile)
             split = ~settled & _straddles(low, high, quantile, quantile, threshold)
@@ -543,6 +551,11 @@ def _children(corners, closest, cell, distance, split, target: SurfaceIndex):
         centres, reach, split, distance, closest, cell, target
     )
     flat = flat_families(distance[split], found.reshape(-1, per_child), FLAT_TOLERANCE)
+    if flat.any() and corners.shape[1] == 2:  # segments: their corners must agree too
+        rows = np.flatnonzero(split)[flat]
+        flat[flat] = _flat_at_corners(
+            corners[rows], closest[rows], cell[rows], distance[rows], target
+        )
     low, high = element_bounds(children, found, point)
     return _Children(
         children,
@@ -554,6 +567,23 @@ def _children(corners, closest, cell, distance, split, target: SurfaceIndex):
         high,
         np.repeat(flat, per_child),
     )
+
+
+def _flat_at_corners(corners, closest, cell, distance, target: SurfaceIndex) -> np.ndarray:
+    """Per element (corners (k, n, dim), its centre's closest point, closest element and
+    distance): is d at every corner its centre's distance, within FLAT_TOLERANCE?
+
+    Children that keep their parent's distance do not make d constant over the parent: on
+    pixel meshes d often holds a parallel neighbour's distance over most of an element and
+    falls towards one end, where another element of the other surface comes nearer (2D
+    offset discs at 0.5 x 1.5 mm: d = 2 at the centres of a 1.5 mm segment and both
+    halves, 1.8975 at one end; settled, it put HD95 at 2.0 against 1.9905). The corners see
+    such an end. Each corner lies within |v_i - p| of the other surface (p: the centre's
+    closest point), its search radius. Segments only: on triangles the check moved NSD by up
+    to 1.5e-3 at the default level (docs/reference.md, Open)."""
+    reach = np.linalg.norm(corners - closest[:, None], axis=2).max(axis=1)
+    at_corners = _corner_distance(corners, reach, cell, target)
+    return np.abs(at_corners - distance[:, None]).max(axis=1) <= FLAT_TOLERANCE
 
 
 def _query_children(centres, reach, split, distance, closest, cell, target: SurfaceIndex):
