@@ -21,7 +21,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from adapters import LATER_TOOLS
+from adapters import LATER_TOOLS, REGISTRY
 from maskio import write_mask
 from study.pipeline.config import load_config
 
@@ -394,3 +394,20 @@ def test_projection_counts_only_the_jobs_of_what_the_paper_preset_scores(tmp_pat
     paper = load_config(study_speed.REPO / "workflow/presets/paper.yaml")
     left_out = study_speed.implementations(default) - study_speed.implementations(paper)
     assert left_out == set(LATER_TOOLS)
+
+
+def test_torchmetrics_2d_memory_prints_each_slice_and_its_crop():
+    """Two small slices: one row for each whole slice and one for its crop, the same crop and
+    HD on both, and the verdict on cropping."""
+    if REGISTRY["torchmetrics"].unavailable() is not None:
+        pytest.skip("torchmetrics is not installed")
+    printed = run_script("torchmetrics_2d_memory.py", "--sizes", "32", "48", "--diameters", "6")
+    rows = [line for line in printed.splitlines() if line.startswith("| 6 |")]
+    assert [row.split("|")[2].strip() for row in rows] == [
+        "32 x 32 (whole slice)",
+        "27 x 27 (crop)",
+        "48 x 48 (whole slice)",
+        "27 x 27 (crop)",
+    ]
+    assert {row.split("|")[-2].strip() for row in rows} == {"1.5652"}
+    assert "keeps the HD on every pair, and bounds the memory" in printed
