@@ -411,3 +411,12 @@ def test_torchmetrics_2d_memory_prints_each_slice_and_its_crop():
     ]
     assert {row.split("|")[-2].strip() for row in rows} == {"1.5652"}
     assert "keeps the HD on every pair, and bounds the memory" in printed
+
+
+def test_tools_in_2d_prints_each_tool_beside_the_reference_and_its_declared_offer():
+    printed = run_script("tools_in_2d.py", "--tools", "skimage", "segauge")
+    assert printed.count("## Discs of radius 8 mm") == 2
+    # scikit-image counts pixels: right at 1 mm, 6 pixels of 0.5 mm at (0.5, 1.5) mm.
+    assert "3* (+0)" in printed and "6* (+3)" in printed
+    assert "planned for v0.2" in printed
+    assert "- segauge: DSC (not offered: HD, HD95, MASD, ASSD, NSD:" in printed
