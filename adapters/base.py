@@ -81,6 +81,13 @@ class Adapter:
         fails_on_3d: metric -> words of the error the tool raises for it on any 3D masks (a
             metric it offers for 2D only); its rows are that error, the registry-wide tests
             expect it, and they fail when a new version computes it.
+        not_offered_2d: metric -> words of the error the tool raises for it on any 2D masks,
+            for each of its `metrics` it does not offer in 2D (segauge's distances, all of
+            mikan-rs); measured on two offset discs (docs/tools.md, "In 2D"). The tool is still
+            called for them, so the tests see its words and fail when a new version computes
+            one; the scoring of 2D masks reports them as not offered, with those words.
+            `metrics_2d` is what is left; empty (the default): the tool's 2D path offers all
+            of `metrics`, with the call it makes in 3D.
         home_environment: the environment today's version of the tool runs in when its pins
             conflict with the study's (panoptica needs numpy < 2.3); its scores count as the
             study's. None: the study's environment.
@@ -104,10 +111,17 @@ class Adapter:
     metrics: tuple[str, ...] = ()
     ignores_spacing: frozenset[str] = frozenset()
     fails_on_3d: Mapping[str, str] = {}
+    not_offered_2d: Mapping[str, str] = {}
     is_program: bool = False
     fixed_percentile: float | None = None
     varying_metrics: frozenset[str] = frozenset()
     in_process: bool = False
+
+    @property
+    def metrics_2d(self) -> tuple[str, ...]:
+        """The metrics the tool offers on 2D masks: `metrics` less `not_offered_2d`, so one
+        declaration says both what a 2D pair gets and, for the rest, the tool's reason."""
+        return tuple(metric for metric in self.metrics if metric not in self.not_offered_2d)
 
     def version(self) -> str:
         raise NotImplementedError

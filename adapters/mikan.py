@@ -15,11 +15,19 @@ numpy arrays with the spacing in array order gets the voxel sizes on the wrong a
 offset balls at (0.5, 0.5, 2) mm HD 4.74 instead of 4.24 mm, ASSD 0.89 instead of 1.88 mm:
 benchmarks/tools_on_balls.py). One empty mask raises `pyo3_runtime.PanicException` (a
 BaseException, from a panic in the Rust code); two empty masks give 0 for every metric.
+2D: not offered. Its README shows NIfTI volumes and says nothing of 2D, and its Rust function
+takes 3D arrays: a 2D image, through `Evaluator` as through `ArrayEvaluator`, raises "TypeError:
+argument 'gt_arr': 'ndarray' object cannot be converted to 'PyArray<T, D>'" before any metric,
+DSC included (`not_offered_2d`). Adding an axis of one voxel would be the study's workaround,
+not the tool's 2D path.
 """
 
 from __future__ import annotations
 
 from adapters.base import PythonAdapter
+
+_REFUSES_2D = "argument 'gt_arr': 'ndarray' object cannot be converted to 'PyArray<T, D>'"
+"""What mikan-rs 0.1.4 raises (a TypeError) for any 2D image, whatever the metric."""
 
 _NAMES = {"HD": "hd", "HD95": "hd95", "MASD": "masd", "ASSD": "assd", "DSC": "dice"}
 
@@ -28,6 +36,7 @@ class Mikan(PythonAdapter):
     name = "mikan"
     label = "mikan-rs"
     metrics = ("HD", "HD95", "MASD", "ASSD", "DSC")
+    not_offered_2d = dict.fromkeys(metrics, _REFUSES_2D)
     fixed_percentile = 95
     module = "mikan"
     distribution = "mikan-rs"

@@ -21,10 +21,12 @@ shows (the prediction first), spacing in array axis order; `segauge.dice(pred=b,
 Quirks: one call computes all five distance metrics; `nsd_tolerance` defaults to 1 mm, the
 study passes tau. Empty masks are answered by the tool's own convention, not an error: one
 empty, HD, HD95, MASD and ASSD are inf and NSD 0; both empty, the distances are 0 and NSD 1;
-its DSC of two empty masks is 1. Distance metrics on 2D masks raise the tool's ValueError (2D
-is "planned for v0.2"); DSC is computed in any dimension. Sampling points rather than
-measuring to the triangles makes every distance an upper bound, off by up to about half a
-sample spacing (docs/validation.md, section 4).
+its DSC of two empty masks is 1. Sampling points rather than measuring to the triangles makes
+every distance an upper bound, off by up to about half a sample spacing (docs/validation.md,
+section 4).
+2D: DSC only. Its five distance metrics raise the tool's ValueError on any 2D masks
+("surface-distance metrics require 3D masks (medical volumes); got 2D. 2D distance support is
+planned for v0.2"), declared in `not_offered_2d`; `dice` counts pixels as it counts voxels.
 """
 
 from __future__ import annotations
@@ -34,11 +36,15 @@ from adapters.base import PythonAdapter
 # The study's metric key -> the key of segauge's `surface_metrics` result.
 _KEYS = {"HD": "hd", "HD95": "hd95", "MASD": "masd", "ASSD": "assd", "NSD": "nsd"}
 
+_REFUSES_2D = "surface-distance metrics require 3D masks (medical volumes); got 2D"
+"""The start of the ValueError segauge 0.1.0 raises for a distance metric on 2D masks."""
+
 
 class Segauge(PythonAdapter):
     name = "segauge"
     label = "segauge"
     metrics = ("HD", "HD95", "MASD", "ASSD", "NSD", "DSC")
+    not_offered_2d = dict.fromkeys(_KEYS, _REFUSES_2D)
     fixed_percentile = 95.0
     module = "segauge"
     distribution = "segauge"

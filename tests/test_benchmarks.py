@@ -21,7 +21,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from adapters import LATER_TOOLS
+from adapters import LATER_TOOLS, REGISTRY
 from maskio import write_mask
 from study.pipeline.config import load_config
 
@@ -394,3 +394,29 @@ def test_projection_counts_only_the_jobs_of_what_the_paper_preset_scores(tmp_pat
     paper = load_config(study_speed.REPO / "workflow/presets/paper.yaml")
     left_out = study_speed.implementations(default) - study_speed.implementations(paper)
     assert left_out == set(LATER_TOOLS)
+
+
+def test_torchmetrics_2d_memory_prints_each_slice_and_its_crop():
+    """Two small slices: one row for each whole slice and one for its crop, the same crop and
+    HD on both, and the verdict on cropping."""
+    if REGISTRY["torchmetrics"].unavailable() is not None:
+        pytest.skip("torchmetrics is not installed")
+    printed = run_script("torchmetrics_2d_memory.py", "--sizes", "32", "48", "--diameters", "6")
+    rows = [line for line in printed.splitlines() if line.startswith("| 6 |")]
+    assert [row.split("|")[2].strip() for row in rows] == [
+        "32 x 32 (whole slice)",
+        "27 x 27 (crop)",
+        "48 x 48 (whole slice)",
+        "27 x 27 (crop)",
+    ]
+    assert {row.split("|")[-2].strip() for row in rows} == {"1.5652"}
+    assert "keeps the HD on every pair, and bounds the memory" in printed
+
+
+def test_tools_in_2d_prints_each_tool_beside_the_reference_and_its_declared_offer():
+    printed = run_script("tools_in_2d.py", "--tools", "skimage", "segauge")
+    assert printed.count("## Discs of radius 8 mm") == 2
+    # scikit-image counts pixels: right at 1 mm, 6 pixels of 0.5 mm at (0.5, 1.5) mm.
+    assert "3* (+0)" in printed and "6* (+3)" in printed
+    assert "planned for v0.2" in printed
+    assert "- segauge: DSC (not offered: HD, HD95, MASD, ASSD, NSD:" in printed
