@@ -9,6 +9,7 @@ from study.analysis.published import (
     comparison_lines,
     not_comparable,
     occurred,
+    per_tool,
     section,
     side_by_side,
     without_title,
@@ -84,6 +85,8 @@ def test_a_contradiction_planted_between_two_runs_is_reported():
     # A tool sharing a row with its twin is compared as itself.
     shared = verdict_rows({"monai": "use"}, identical=["medpy"])
     assert set(side_by_side(lidc, shared)["Tool"]) == {"MedPy", "MONAI"}
+    # Expanding a shared row is done once: a table expanded already is taken as it is.
+    assert len(side_by_side(per_tool(shared), per_tool(shared))) == 2
 
 
 def test_two_runs_with_other_grids_tools_or_tau_say_what_is_not_compared():

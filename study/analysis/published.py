@@ -210,7 +210,7 @@ def per_tool(table: pd.DataFrame) -> pd.DataFrame:
     rows = []
     for row in table.to_dict("records"):
         twins = [t for t in str(row.get("identical") or "").split(", ") if t and t != "nan"]
-        rows += [{**row, "tool": tool} for tool in [row["tool"], *twins]]
+        rows += [{**row, "tool": tool, "identical": ""} for tool in [row["tool"], *twins]]
     return pd.DataFrame(rows, columns=table.columns)
 
 
@@ -368,7 +368,7 @@ def write_page(
     if other is not None:
         there = other.recommendations()
         skip = ("NSD", "BIoU") if tau_differs else ()
-        compared = side_by_side(per_tool(table), there, skip)
+        compared = side_by_side(table, there, skip)
         lines = comparison_lines(compared) + not_comparable(per_tool(table), per_tool(there), skip)
         parts += _bullets("Real readers beside the synthetic observers", lines)
         parts += [pipe_table(compared, numbers=False), ""]
