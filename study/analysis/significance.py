@@ -70,16 +70,18 @@ WILCOXON_COLUMNS: tuple[str, ...] = (
 so the scores are equal and p = 1); untestable (no pair with finite scores for both)."""
 
 
-def paired_values(
-    scores: pd.DataFrame, tool_a: str, tool_b: str, spacing: str, metric: str
-) -> pd.DataFrame:
-    """Finite scores of two implementations on the same mask pairs (columns a, b)."""
+EMPTY = pd.Series(dtype=float)
+
+
+def finite_by_tool(scores: pd.DataFrame, spacing: str, metric: str) -> dict[str, pd.Series]:
+    """Per tool, its finite scores on one grid and metric, indexed by mask pair."""
     keys = ["dataset", "case", "oar"]
     subset = scores.loc[(scores["spacing"] == spacing) & (scores["metric"] == metric)]
     finite = subset.loc[np.isfinite(subset["value"].astype(float)) & (subset["status"] == "ok")]
-    side_a = finite.loc[finite["tool"] == tool_a, [*keys, "value"]].rename(columns={"value": "a"})
-    side_b = finite.loc[finite["tool"] == tool_b, [*keys, "value"]].rename(columns={"value": "b"})
-    return side_a.merge(side_b, on=keys, how="inner")
+    return {
+        tool: rows.set_index(keys)["value"].astype(float)
+        for tool, rows in finite.groupby("tool", observed=True)
+    }
 
 
 def wilcoxon_pair(a: np.ndarray, b: np.ndarray, factor: int) -> dict:
@@ -133,8 +135,18 @@ def wilcoxon_table(
     rows = []
     for spacing in spacings:
         for metric in metrics:
+            # Each tool's finite scores on the grid once, by pair (a filter of the whole
+            # table per pair of tools took 2.6 min on 1,578 pairs x 4 grids x 20 tools).
+            by_tool = finite_by_tool(scores, spacing, metric)
             for tool_a, tool_b in combinations(ordered, 2):
-                pair = paired_values(scores, tool_a, tool_b, spacing, metric)
+                pair = pd.concat(
+                    [
+                        by_tool.get(tool_a, EMPTY).rename("a"),
+                        by_tool.get(tool_b, EMPTY).rename("b"),
+                    ],
+                    axis=1,
+                    join="inner",
+                )
                 test = wilcoxon_pair(pair["a"].to_numpy(float), pair["b"].to_numpy(float), factor)
                 rows.append(
                     {
