@@ -107,8 +107,11 @@ def test_its_card_is_written_with_no_other_edit(project_with_a_new_tool, tmp_pat
     card = card.split("\n## ")[0]
     assert "**Tool**: A throwaway tool that offers HD alone (face-connected boundary, EDT)." in card
     assert "**Declared by its adapter**: offers HD." in card
-    # Identical to Google DeepMind (both equal the reference): their shared row, rank 1.
-    assert "HD at (2, 2, 2) mm (rank 1, with Google DeepMind = Throwaway, worst +0.00 mm)" in card
+    # Identical to Google DeepMind (both equal the reference): their shared row and verdict.
+    assert (
+        "HD at (2, 2, 2) mm (with Google DeepMind = Throwaway): 100% of 24 pairs within ±0.5 mm; "
+        "worst +0.00 mm"
+    ) in card
     recommended = pd.read_csv(out / "recommendations.csv")
     mine = (recommended.tool == "throwaway") | recommended.identical.fillna("").str.contains(
         "throwaway"
