@@ -16,7 +16,7 @@ import os
 import platform
 import shlex
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 
 RECORDS = Path(__file__).resolve().parents[1] / "results" / "benchmarks"
@@ -66,3 +66,24 @@ def recorded(path: Path) -> Iterator[None]:
         header + "```text\n" + printed.getvalue().rstrip("\n") + "\n```\n", encoding="utf-8"
     )
     print(f"recorded in {path}")
+
+
+def run_on_tools(
+    script: str,
+    description: str,
+    run: Callable[[list[str]], object],
+    tools: Sequence[str],
+    default: Sequence[str],
+    argv: Sequence[str] | None = None,
+) -> int:
+    """The command line of a benchmark that runs on some tools: `--tools` (any of `tools`,
+    `default` unless given) and `--record`; `run(tools)` is printed and recorded."""
+    parser = argparse.ArgumentParser(description=description)
+    parser.add_argument(
+        "--tools", nargs="+", choices=list(tools), default=list(default), metavar="TOOL"
+    )
+    add_record_option(parser, script)
+    arguments = parser.parse_args(argv)
+    with recorded(arguments.record):
+        run(arguments.tools)
+    return 0

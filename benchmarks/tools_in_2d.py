@@ -12,14 +12,13 @@ tool, so a tool that refuses one in 2D shows its error. Then each tool's declare
 
 from __future__ import annotations
 
-import argparse
 import sys
 import tempfile
 from collections.abc import Sequence
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from recording import add_record_option, recorded  # noqa: E402  (a sibling script)
+from recording import run_on_tools  # noqa: E402  (a sibling script)
 
 from adapters import REGISTRY, Adapter  # noqa: E402
 from adapters.compare import compare, format_comparison  # noqa: E402
@@ -59,15 +58,8 @@ def declared_offer(adapter: Adapter) -> str:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument(
-        "--tools", nargs="+", choices=list(REGISTRY), default=list(REGISTRY), metavar="TOOL"
-    )
-    add_record_option(parser, __file__)
-    arguments = parser.parse_args(argv)
-    with recorded(arguments.record):
-        run(arguments.tools)
-    return 0
+    description = __doc__.split("\n\n")[0]
+    return run_on_tools(__file__, description, run, list(REGISTRY), list(REGISTRY), argv)
 
 
 if __name__ == "__main__":

@@ -13,7 +13,6 @@ The figures are quoted in docs/tools.md.
 
 from __future__ import annotations
 
-import argparse
 import sys
 import tempfile
 from collections.abc import Sequence
@@ -22,7 +21,7 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from recording import add_record_option, recorded  # noqa: E402  (a sibling script)
+from recording import run_on_tools  # noqa: E402  (a sibling script)
 
 from adapters import REGISTRY, STUDY_TOOLS  # noqa: E402
 from adapters.compare import compare, format_comparison  # noqa: E402
@@ -97,15 +96,8 @@ def run(tools: Sequence[str]) -> None:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument(
-        "--tools", nargs="+", choices=list(REGISTRY), default=list(STUDY_TOOLS), metavar="TOOL"
-    )
-    add_record_option(parser, __file__)
-    arguments = parser.parse_args(argv)
-    with recorded(arguments.record):
-        run(arguments.tools)
-    return 0
+    description = __doc__.split("\n\n")[0]
+    return run_on_tools(__file__, description, run, list(REGISTRY), list(STUDY_TOOLS), argv)
 
 
 if __name__ == "__main__":

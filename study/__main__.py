@@ -127,10 +127,10 @@ def _cards(arguments) -> int:
 
 
 def _publish(arguments) -> int:
+    from adapters.environments import STUDY_ENVIRONMENT
     from study.analysis.delta import measured
     from study.analysis.labels import tool_versions
     from study.analysis.published import MASKS_MADE, Run, citations, write_page
-    from study.analysis.read import read_scores
     from study.pipeline.config import ConfigError, load_config
 
     try:
@@ -151,10 +151,12 @@ def _publish(arguments) -> int:
         f"--configfile {arguments.configfile} --out {arguments.out}`.",
         *arguments.note,
     ]
-    versions = tool_versions(measured(read_scores(results / "scores.parquet")))
+    run = Run(results, manifest)
+    scored = run.scores.loc[run.scores["environment"] == STUDY_ENVIRONMENT]
+    versions = tool_versions(measured(scored))
     tau = config["metrics"]["tau_mm"]
     out = write_page(
-        Run(results, manifest),
+        run,
         Path(arguments.out),
         title=arguments.title or f"Results: {dataset['name']}",
         setup=setup,

@@ -31,6 +31,69 @@ today's versions and for the reference, "paper" for the paper's); `seconds` is t
 one call that produced all of that tool's metrics for the pair.
 """
 
+VERDICT_COLUMNS: tuple[str, ...] = (
+    "metric",
+    "spacing",
+    "grid",
+    "stratum",
+    "tool",
+    "identical",
+    "verdict",
+    "rank",
+    "reason",
+    "unit",
+    "tolerance",
+    "tolerance_basis",
+    "readers_median",
+    "readers_q1",
+    "readers_q3",
+    "n",
+    "n_finite",
+    "n_undefined",
+    "within",
+    "n_outside",
+    "median",
+    "sd",
+    "worst",
+    "worst_category",
+    "lo",
+    "hi",
+    "n_failed",
+    "n_nonfinite",
+    "reasons",
+    "cautions",
+    "reference_seconds",
+    "reference_max_seconds",
+)
+"""Columns of the verdict table (tables/recommendations.csv, written once by rule
+verdict_table, `study.analysis.verdicts.verdict_table`, and read by the pages), one row per
+metric, grid (`spacing`, its label; `grid`, its title), stratum and tool; tools with identical
+scores on the grid and the same verdict share a row (`tool` the first in tool order,
+`identical` the others, ", "-joined). `reason`: the words that decided the verdict, printed
+beside it; `reasons`: every measured reason to avoid; `cautions`: what a user must handle (the
+answers on the pairs the reference leaves undefined, empty masks, a declared voxel size
+ignored). `tolerance` in display units with its `tolerance_basis` ("absolute" or "readers");
+`readers_*`: the reference's values on the stratum's pairs (median and quartiles, display
+units: mm, or % for NSD and BIoU); `n`: the pairs the reference defines, `n_undefined` those
+it does not; `within`: share of the n within the tolerance, `n_outside` the rest; lo, hi: the
+interval holding 95 % of the finite Δ; `reference_seconds` and `reference_max_seconds`: the
+reference's median and longest time per pair on the grid, the exact route."""
+
+VERDICT_TEXT_COLUMNS: tuple[str, ...] = (
+    "spacing",
+    "grid",
+    "stratum",
+    "tool",
+    "identical",
+    "verdict",
+    "reason",
+    "tolerance_basis",
+    "worst_category",
+    "reasons",
+    "cautions",
+)
+"""The verdict table's text columns, read as text (an empty cell is "", never NaN)."""
+
 STATUSES: tuple[str, ...] = ("ok", "nan", "inf", "error", "unavailable")
 """ok: finite value; nan / inf: non-finite value (inf keeps its sign in `value`);
 error: the tool raised, crashed, timed out or printed nothing usable (`message` says what);

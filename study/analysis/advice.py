@@ -222,30 +222,25 @@ def voxel_size_reason(ratios: pd.Series, metric: str, spacing: str, here: float)
     )
 
 
-def field_of_view_dependence(rows: pd.DataFrame | None) -> dict[tuple[str, str], str]:
-    """(tool, metric) -> how its score changed between cropped and scan-sized grids of the
-    same pairs (`scoring.grid_check`), for those whose change decides a verdict
-    (`decisive_changes`)."""
+def field_of_view_findings(
+    rows: pd.DataFrame | None,
+) -> tuple[dict[tuple[str, str], str], dict[tuple[str, str], str]]:
+    """(reasons, cautions): (tool, metric) -> how its score changed between cropped and
+    scan-sized grids of the same pairs (`scoring.grid_check`). A reason where the change
+    decides a verdict (`decisive_changes`); a caution where it decides nothing (on a pair the
+    reference leaves undefined, an empty mask, or by no more than `TOLERANCE`)."""
     if rows is None or rows.empty:
-        return {}
+        return {}, {}
     differences = grid_check.grid_differences(rows)
-    return field_of_view_changes(differences.loc[decisive_changes(differences)])
-
-
-def field_of_view_cautions(rows: pd.DataFrame | None) -> dict[tuple[str, str], str]:
-    """(tool, metric) -> how its score changed with the field of view where that decides
-    nothing: on a pair the reference leaves undefined (an empty mask) or by no more than
-    `TOLERANCE`."""
-    if rows is None or rows.empty:
-        return {}
-    differences = grid_check.grid_differences(rows)
-    changed = grid_check.changed_scores(differences.loc[~decisive_changes(differences)])
-    return {
+    decisive = decisive_changes(differences)
+    changed = grid_check.changed_scores(differences.loc[~decisive])
+    cautions = {
         (row.tool, row.metric): "changes with the field of view only where no verdict rests "
         f"on it (an empty mask, or within the tolerance): on {row.changed} of {row.compared} "
         f"grid-check pairs (e.g. {row.example})"
         for row in changed.itertuples()
     }
+    return field_of_view_changes(differences.loc[decisive]), cautions
 
 
 def decisive_changes(differences: pd.DataFrame) -> pd.Series:
@@ -270,7 +265,8 @@ def decisive_changes(differences: pd.DataFrame) -> pd.Series:
 
 
 def field_of_view_changes(differences: pd.DataFrame) -> dict[tuple[str, str], str]:
-    """`field_of_view_dependence` of the grid check's differences, already computed
+    """(tool, metric) -> "depends on the field of view: ..." for the scores that changed
+    among the grid check's differences, already computed
     (`scoring.grid_check.grid_differences`)."""
     changed = grid_check.changed_scores(differences)
     return {

@@ -23,16 +23,17 @@ import shutil
 import subprocess
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from functools import cached_property
 from pathlib import Path
 
 import pandas as pd
 
 from study.analysis import verdict_text, verdicts
 from study.analysis.labels import tool_label
-from study.analysis.read import read_grid_check, read_verdicts
+from study.analysis.read import read_grid_check, read_scores, read_verdicts
 from study.analysis.rendering import pipe_table
 from study.oars import ordered_categories
-from study.records import spacing_title
+from study.records import SCORE_COLUMNS, spacing_title
 from vocabulary import METRIC_KEYS
 
 FIGURES = ("figure_4", "figure_a3", "figure_a5")
@@ -49,6 +50,11 @@ class Run:
 
     def text(self, relative: str) -> str:
         return (self.results / relative).read_text(encoding="utf-8")
+
+    @cached_property
+    def scores(self) -> pd.DataFrame:
+        """The run's scores table, every environment's rows, read once."""
+        return read_scores(self.results / "scores.parquet", environment=None)
 
     def recommendations(self) -> pd.DataFrame:
         return read_verdicts(self.results / "tables/recommendations.csv")
@@ -282,20 +288,12 @@ def comparison_lines(table: pd.DataFrame) -> list[str]:
     return lines
 
 
-PUBLISHED_COLUMNS: tuple[str, ...] = (
-    "case",
-    "oar",
-    "category",
-    "spacing",
-    "tool",
-    "tool_version",
-    "metric",
-    "value",
-    "status",
-    "message",
+PUBLISHED_COLUMNS: tuple[str, ...] = tuple(
+    c for c in SCORE_COLUMNS if c not in ("dataset", "environment", "seconds")
 )
-"""Columns of the per-pair scores published beside a page (the scores table's, less the
-dataset, the environment and the times), and the pair's identifiers from the manifest."""
+"""Columns of the per-pair scores published beside a page: the scores table's, less the
+dataset, the environment and the times (the pair's identifiers are joined from the
+manifest)."""
 
 PAIR_IDENTIFIERS: tuple[str, ...] = (
     "patient_id",
@@ -359,11 +357,10 @@ def write_page(
     parts += ["## Table A1: Δ against the reference per grid", "", table_a1, ""]
     parts += _figures(run, folder)
     parts += ["## Compared with the paper", "", section(findings, "Compared with the paper"), ""]
-    scores = pd.read_parquet(run.results / "scores.parquet")
     parts += ["## Edge cases that occurred", ""]
     parts += ["Rows that are not a finite score (each tool's answers to empty and swapped masks,"]
     parts += ["probed apart, are Table A3 among the run's tables):", ""]
-    parts += [pipe_table(occurred(scores), numbers=False), ""]
+    parts += [pipe_table(occurred(run.scores), numbers=False), ""]
     parts += [section(findings, "Missing and non-finite scores"), ""]
     if other is not None:
         there = other.recommendations()
@@ -421,8 +418,7 @@ def _publish_files(run: Run, folder: Path) -> dict[str, str]:
     """The run's files a reader needs beside the page, copied into its folder: the per-pair
     scores, the verdict table, the recommendations, the cards, the interval table, the grid
     check's records and the pairs' manifest. Returns label -> file name."""
-    scores = pd.read_parquet(run.results / "scores.parquet")
-    published_scores(scores, run.manifest).to_parquet(
+    published_scores(run.scores, run.manifest).to_parquet(
         folder / "scores.parquet", index=False, compression="zstd"
     )
     files = {"per-pair scores": "scores.parquet"}

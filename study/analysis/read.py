@@ -19,7 +19,7 @@ import pandas as pd
 from adapters.environments import STUDY_ENVIRONMENT
 from maskio import load_mask
 from study.analysis.settings import AnalysisSettings
-from study.records import EDGE_CASES, EDGE_OUTPUTS, SCORE_COLUMNS
+from study.records import EDGE_CASES, EDGE_OUTPUTS, SCORE_COLUMNS, VERDICT_TEXT_COLUMNS
 from study.scoring import grid_check
 from study.scoring.record_files import read_record_files
 
@@ -135,22 +135,6 @@ def read_manifest(path: str | Path) -> pd.DataFrame:
     if not Path(path).is_file():
         raise FileNotFoundError(f"{path}: dataset manifest not found")
     return pd.read_csv(path)
-
-
-VERDICT_TEXT_COLUMNS: tuple[str, ...] = (
-    "spacing",
-    "grid",
-    "stratum",
-    "tool",
-    "identical",
-    "verdict",
-    "reason",
-    "tolerance_basis",
-    "worst_category",
-    "reasons",
-    "cautions",
-)
-"""Text columns of the verdict table, read as text (an empty cell is "", never NaN)."""
 
 
 def read_verdicts(path: str | Path) -> pd.DataFrame:

@@ -106,12 +106,9 @@ def rule_text() -> str:
     )
 
 
-def verdict_phrase(row, with_reason: bool = True) -> str:
-    """One row in a sentence: "MONAI (96 % within; 12 of 314 outside ...)"."""
-    names = tool_names(row)
-    if row.verdict == "use":
-        return f"{names} ({row.reason})" if with_reason else names
-    return f"{names} ({row.reason})" if with_reason else names
+def verdict_phrase(row) -> str:
+    """One row in a sentence, its reason beside it: "MONAI (96% of 314 pairs within ...)"."""
+    return f"{tool_names(row)} ({row.reason})"
 
 
 def grid_verdict(group: pd.DataFrame) -> str:
@@ -242,7 +239,8 @@ def strata_table(table: pd.DataFrame) -> pd.DataFrame:
 
 
 def _grid_key(spacings: pd.Series) -> pd.Series:
-    return spacings.map(lambda s: advice.grid_order(s))
+    """`advice.grid_order` of each spacing label, for `sort_values(key=...)`."""
+    return spacings.map(advice.grid_order)
 
 
 def verdicts_frame(rows: pd.DataFrame) -> pd.DataFrame:

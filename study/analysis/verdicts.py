@@ -40,7 +40,7 @@ from study.analysis import advice
 from study.analysis.delta import measured as measured_rows
 from study.analysis.labels import display_scale, display_unit, ordered_tools, signed, tool_label
 from study.oars import KNOWN_CATEGORIES, category_phrase
-from study.records import NATIVE, REFERENCE, spacing_title
+from study.records import NATIVE, REFERENCE, VERDICT_COLUMNS, spacing_title
 from vocabulary import BY_KEY, TESTED_KEYS
 
 READERS_SHARE = 0.25
@@ -66,54 +66,6 @@ ALL = "all pairs"
 
 VERDICTS: tuple[str, ...] = ("use", "closest", "avoid", "not measured", "no verdict")
 """Verdicts in the order the rows are listed."""
-
-VERDICT_COLUMNS: tuple[str, ...] = (
-    "metric",
-    "spacing",
-    "grid",
-    "stratum",
-    "tool",
-    "identical",
-    "verdict",
-    "rank",
-    "reason",
-    "unit",
-    "tolerance",
-    "tolerance_basis",
-    "readers_median",
-    "readers_q1",
-    "readers_q3",
-    "n",
-    "n_finite",
-    "n_undefined",
-    "within",
-    "n_outside",
-    "median",
-    "sd",
-    "worst",
-    "worst_category",
-    "lo",
-    "hi",
-    "n_failed",
-    "n_nonfinite",
-    "reasons",
-    "cautions",
-    "reference_seconds",
-    "reference_max_seconds",
-)
-"""Columns of the verdict table (tables/recommendations.csv), one row per metric, grid
-(`spacing`, its label; `grid`, its title), stratum and tool; tools with identical scores on
-the grid and the same verdict share a row (`tool` the first in tool order, `identical` the
-others, ", "-joined). `reason`: the words that decided the verdict, printed beside it;
-`reasons`: every measured reason to avoid; `cautions`: what a user must handle (the answers on
-the pairs the reference leaves undefined, empty masks, a declared voxel size ignored).
-`tolerance` in display units with its `tolerance_basis` ("absolute" or "readers");
-`readers_*`: the reference's values on the stratum's pairs (median and quartiles, display
-units: mm, or % for NSD and BIoU); `n`: the pairs the reference defines, `n_undefined` those
-it does not; `within`: share of the n within the tolerance, `n_outside` the rest; lo, hi:
-`advice.INTERVAL` of the finite Δ; `reference_seconds` and `reference_max_seconds`: the
-reference's median and longest time per pair on the grid, the exact route."""
-
 
 # --------------------------------------------------------------------------------------------
 # Strata and the readers' scale
@@ -184,14 +136,20 @@ def readers_scale(scores: pd.DataFrame, slices: Mapping) -> pd.DataFrame:
     return scale
 
 
-def tolerances(scale: pd.DataFrame) -> pd.DataFrame:
-    """Per metric and grid (the `ALL` stratum of `readers_scale`): `tolerance` and its
-    `tolerance_basis`, the smaller of the absolute tolerance and `READERS_SHARE` of the
-    readers' disagreement, never below `FLOOR`."""
-    grid = scale.loc[scale["stratum"] == ALL, ["metric", "spacing", "disagreement"]].copy()
+def tolerances(grids: pd.DataFrame, scale: pd.DataFrame) -> pd.DataFrame:
+    """Per metric and grid of `grids`: `tolerance` and its `tolerance_basis`, the smaller of
+    the absolute tolerance and `READERS_SHARE` of the readers' disagreement (the `ALL`
+    stratum of `readers_scale`), never below `FLOOR`; the absolute one where the reference
+    defines no pair of the grid."""
+    readers = scale.loc[scale["stratum"] == ALL, ["metric", "spacing", "disagreement"]]
+    grid = (
+        grids[["metric", "spacing"]]
+        .drop_duplicates()
+        .merge(readers, on=["metric", "spacing"], how="left")
+    )
     unit = grid["metric"].map(display_unit)
     absolute = unit.map(advice.TOLERANCE)
-    relative = np.maximum(READERS_SHARE * grid["disagreement"], unit.map(FLOOR))
+    relative = np.maximum(READERS_SHARE * grid["disagreement"], unit.map(FLOOR)).fillna(np.inf)
     grid["tolerance"] = np.minimum(absolute, relative)
     grid["tolerance_basis"] = np.where(relative < absolute, "readers", "absolute")
     return grid.drop(columns="disagreement")
@@ -327,19 +285,15 @@ def verdict_table(
         return pd.DataFrame(columns=list(VERDICT_COLUMNS))
     slices = slice_thickness(manifest)
     scale = readers_scale(scores, slices)
-    limits = tolerances(scale)
+    limits = tolerances(delta, scale)
     delta = delta.merge(limits, on=["metric", "spacing"], how="left")
-    delta["tolerance"] = delta["tolerance"].fillna(delta["unit"].map(advice.TOLERANCE))
-    delta["tolerance_basis"] = delta["tolerance_basis"].fillna("absolute")
     delta["within"] = _within(delta)
     defined = delta.loc[delta["defined"]]
-    measured = {
-        "spacing": advice.ignores_voxel_size(defined),
-        "field of view": advice.field_of_view_dependence(grid_checked),
-    }
+    field_of_view, field_of_view_cautions = advice.field_of_view_findings(grid_checked)
+    measured = {"spacing": advice.ignores_voxel_size(defined), "field of view": field_of_view}
     context = {
         "empty": advice.empty_mask_errors(edge_cases),
-        "field of view": advice.field_of_view_cautions(grid_checked),
+        "field of view": field_of_view_cautions,
         "messages": advice.all_error_messages(scores),
         "twins": advice.identical_tools(delta),
         "seconds": advice.reference_seconds(scores),
@@ -388,9 +342,6 @@ def _filled(row: dict) -> dict:
     row["within"] = 0.0 if not np.isfinite(row["within"]) else row["within"]
     row["n_outside"] = row["n"] - int(round(row["within"] * row["n"]))
     row["unit"] = display_unit(row["metric"])
-    if not np.isfinite(row.get("tolerance", np.nan)):
-        row["tolerance"] = advice.TOLERANCE[row["unit"]]
-    row["tolerance_basis"] = row.get("tolerance_basis") or "absolute"
     if not isinstance(row.get("worst_category"), str):
         row["worst_category"] = ""
     return row
@@ -415,6 +366,7 @@ def tool_rows(row: dict, context: Mapping) -> list[dict]:
             advice.declared_spacing_ignored(*key),
         )
         cautions[member] = [row["undefined_text"], *(text for text in found if text)]
+    measured = context["measured"]
     rows = []
     for verdict in dict.fromkeys(v for v, _ in decided.values()):
         alike = [m for m in members if decided[m][0] == verdict]
@@ -432,6 +384,10 @@ def tool_rows(row: dict, context: Mapping) -> list[dict]:
                 "verdict": verdict,
                 "reason": reason,
                 "reasons": reason if verdict == "avoid" else "",
+                # Measured to ignore the voxel size or depend on the field of view (`rank`).
+                "dependent": any(
+                    (m, metric) in found for m in alike for found in measured.values()
+                ),
                 "cautions": advice.joined({m: [c for c in cautions[m] if c] for m in alike}),
                 "reference_seconds": seconds["median"].get(spacing, np.nan),
                 "reference_max_seconds": seconds["max"].get(spacing, np.nan),
@@ -443,12 +399,7 @@ def tool_rows(row: dict, context: Mapping) -> list[dict]:
 def hard_reason(table: pd.DataFrame) -> pd.Series:
     """Rows whose tool failed, gave a non-finite Δ or is measured to depend on the voxel size
     or the field of view: its interval does not hold for every pair or grid."""
-    measured = (
-        table["reasons"]
-        .fillna("")
-        .str.contains("ignores the voxel size|depends on the field of view", regex=True)
-    )
-    return (table["n_failed"] > 0) | (table["n_nonfinite"] > 0) | measured
+    return (table["n_failed"] > 0) | (table["n_nonfinite"] > 0) | table["dependent"]
 
 
 def rank(table: pd.DataFrame) -> pd.DataFrame:
@@ -494,6 +445,6 @@ def rank(table: pd.DataFrame) -> pd.DataFrame:
 def closest_reason(row: Mapping) -> str:
     """Why a tool is named the closest: its interval, share within, and what it misses."""
     return (
-        f"narrowest interval: {advice.interval_text(row)}; {row['within']:.0%} within "
+        f"narrowest interval: {advice.interval_text(row)}; {share(row['within'])} within "
         f"±{row['tolerance']:.2g} {row['unit']}; misses: {row['reasons']}"
     )
