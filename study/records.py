@@ -31,41 +31,42 @@ today's versions and for the reference, "paper" for the paper's); `seconds` is t
 one call that produced all of that tool's metrics for the pair.
 """
 
-VERDICT_COLUMNS: tuple[str, ...] = (
-    "metric",
-    "spacing",
-    "grid",
-    "stratum",
-    "tool",
-    "identical",
-    "verdict",
-    "rank",
-    "reason",
-    "unit",
-    "tolerance",
-    "tolerance_basis",
-    "readers_median",
-    "readers_q1",
-    "readers_q3",
-    "n",
-    "n_finite",
-    "n_undefined",
-    "within",
-    "n_outside",
-    "median",
-    "sd",
-    "worst",
-    "worst_category",
-    "lo",
-    "hi",
-    "n_failed",
-    "n_nonfinite",
-    "reasons",
-    "cautions",
-    "reference_seconds",
-    "reference_max_seconds",
-)
-"""Columns of the verdict table (tables/recommendations.csv, written once by rule
+VERDICT_COLUMNS: dict[str, str] = {
+    "metric": "text",
+    "spacing": "text",
+    "grid": "text",
+    "stratum": "text",
+    "tool": "text",
+    "identical": "text",
+    "verdict": "text",
+    "rank": "number",
+    "reason": "text",
+    "unit": "text",
+    "tolerance": "number",
+    "tolerance_basis": "text",
+    "readers_median": "number",
+    "readers_q1": "number",
+    "readers_q3": "number",
+    "n": "number",
+    "n_finite": "number",
+    "n_undefined": "number",
+    "within": "number",
+    "n_outside": "number",
+    "median": "number",
+    "sd": "number",
+    "worst": "number",
+    "worst_category": "text",
+    "lo": "number",
+    "hi": "number",
+    "n_failed": "number",
+    "n_nonfinite": "number",
+    "reasons": "text",
+    "cautions": "text",
+    "reference_seconds": "number",
+    "reference_max_seconds": "number",
+}
+"""Columns of the verdict table and whether each holds text or numbers
+(tables/recommendations.csv, written once by rule
 verdict_table, `study.analysis.verdicts.verdict_table`, and read by the pages), one row per
 metric, grid (`spacing`, its label; `grid`, its title), stratum and tool; tools with identical
 scores on the grid and the same verdict share a row (`tool` the first in tool order,
@@ -79,18 +80,8 @@ it does not; `within`: share of the n within the tolerance, `n_outside` the rest
 interval holding 95 % of the finite Δ; `reference_seconds` and `reference_max_seconds`: the
 reference's median and longest time per pair on the grid, the exact route."""
 
-VERDICT_TEXT_COLUMNS: tuple[str, ...] = (
-    "spacing",
-    "grid",
-    "stratum",
-    "tool",
-    "identical",
-    "verdict",
-    "reason",
-    "tolerance_basis",
-    "worst_category",
-    "reasons",
-    "cautions",
+VERDICT_TEXT_COLUMNS: tuple[str, ...] = tuple(
+    name for name, kind in VERDICT_COLUMNS.items() if kind == "text"
 )
 """The verdict table's text columns, read as text (an empty cell is "", never NaN)."""
 
