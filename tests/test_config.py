@@ -26,8 +26,9 @@ def test_default_config_matches_documented_keys():
         "cases": 3,
         "seed": 20240215,
         "oars": "all",
+        "dimension": 3,
         "native_grid": False,
-        "lidc": {"scans": None, "patients": [], "min_readers": 2},
+        "lidc": {"scans": None, "patients": [], "min_readers": 2, "slice_pairs": None},
     }
     assert config["voxel_sizes"] == [[1, 1, 1], [2, 2, 2], [0.5, 0.5, 2]]
     assert config["field_of_view"]["policy"] == "union_bbox"
@@ -186,3 +187,33 @@ def test_bad_files_name_the_file(tmp_path):
     typo.write_text("metrics: {percentile: 95, tau: 2}\n")
     with pytest.raises(ConfigError, match=r"typo.yaml: metrics: .*'tau' was unexpected"):
         load_config(typo)
+
+
+def test_a_2d_study_needs_every_size_in_2d_and_says_which_is_not():
+    two_d = {"dataset": {"dimension": 2}, "voxel_sizes": [[1, 1], [0.5, 2]]}
+    with pytest.raises(ConfigError, match=r"timing.voxel_size has 3 entries.*dimension is 2"):
+        load_config(two_d)
+    fixed = two_d | {"timing": {"voxel_size": [1, 1]}}
+    with pytest.raises(ConfigError, match=r"field_of_view.scan_mm has 3 entries"):
+        load_config(fixed)
+    config = load_config(fixed | {"field_of_view": {"scan_mm": [350, 350]}})
+    assert grid_labels(config) == ["1x1", "0.5x2"]
+    # 1 x 1 and 0.5 x 2 both have pixels of 1 mm^2: the first of equals.
+    assert config["grid_check"]["voxel_sizes"] == [[1, 1]]
+    with pytest.raises(ConfigError, match=r"voxel_sizes\[1\] has 3 entries"):
+        load_config({"voxel_sizes": [[1, 1], [1, 1, 1]], "dataset": {"dimension": 2}})
+    with pytest.raises(ConfigError, match="2D shapes"):
+        load_config(
+            fixed
+            | {
+                "field_of_view": {"scan_mm": [350, 350]},
+                "dataset": {"dimension": 2, "oars": ["Cochlea_L"]},
+            }
+        )
+
+
+def test_the_2d_presets_load():
+    for name in ("test-2d", "lidc-2d"):
+        config = load_config(ROOT / f"workflow/presets/{name}.yaml")
+        assert config["dataset"]["dimension"] == 2
+        assert all(len(size) == 2 for size in config["voxel_sizes"])

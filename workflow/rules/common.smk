@@ -39,4 +39,4 @@ if SOURCE == "synthetic" and is_foreign_folder(MESH_ROOT):
 wildcard_constraints:
     dataset=r"[A-Za-z0-9][A-Za-z0-9_.-]*",
     case="|".join(re.escape(case) for case in CASES),
-    spacing=r"[0-9.]+x[0-9.]+x[0-9.]+|native",
+    spacing=r"[0-9.]+x[0-9.]+(x[0-9.]+)?|native",

@@ -21,6 +21,7 @@ if SOURCE == "synthetic":
             root=lambda wildcards, output: LAYOUT.mesh_root_of(output[0]),
             seed=config["dataset"]["seed"],
             oars=OARS_SELECTED,
+            dimension=config["dataset"]["dimension"],
         script:
             "../scripts/synthesize_case.py"
 
