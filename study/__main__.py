@@ -164,7 +164,7 @@ def _publish(arguments) -> int:
         repo=Path(__file__).resolve().parents[1],
         citations=citations(dataset["source"], versions),
         tau_differs=other is not None and other["metrics"]["tau_mm"] != tau,
-        made=MASKS_MADE.get(dataset["source"], ()),
+        made=MASKS_MADE.get((dataset["source"], dataset["dimension"]), ()),
         lead=arguments.lead,
     )
     print(f"{out}: written, its files in {out.with_suffix('')}/")

