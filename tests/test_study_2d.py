@@ -6,6 +6,7 @@ from __future__ import annotations
 import math
 
 import numpy as np
+import pandas as pd
 import pytest
 
 from adapters import REGISTRY
@@ -131,3 +132,15 @@ def test_a_pairs_dimension_comes_from_its_grid_or_on_the_native_grid_its_file(tm
     assert mask_dimension("1x1x2", "unread.nii.gz") == 3
     write_mask(tmp_path / "slice.nii.gz", np.ones((4, 5), bool), (0.7, 0.7), (0.0, 0.0))
     assert mask_dimension("native", tmp_path / "slice.nii.gz") == 2
+
+
+def test_fig_4_names_a_metric_refused_in_2d_apart_from_a_tool_that_failed():
+    from study.analysis.figures import _absent_word, _is_2d
+
+    failed = pd.DataFrame({"tool": ["segauge"], "kind": ["failed"]})
+    assert _is_2d(["1x1", "native"]) and not _is_2d(["1x1x1", "native"])
+    assert _absent_word("segauge", "HD95", failed, (), two_d=True) == "not in 2D"
+    assert _absent_word("segauge", "HD95", failed, (), two_d=False) == "all failed"
+    assert _absent_word("torchmetrics", "HD", failed, (), two_d=True) == "all failed"
+    assert _absent_word("segauge", "HD95", failed.iloc[:0], (), two_d=True) == "not offered"
+    assert _absent_word("segauge", "HD95", failed, ("segauge",), two_d=True) == "not installed"

@@ -52,7 +52,12 @@ from study.oars import (  # noqa: E402
     SMALL_MAX_MM3,
     ordered_categories,
 )
-from study.records import REFERENCE_VARIANTS, spacing_title  # noqa: E402
+from study.records import (  # noqa: E402
+    NATIVE,
+    REFERENCE_VARIANTS,
+    parse_spacing_label,
+    spacing_title,
+)
 from vocabulary import TESTED_KEYS
 
 PAGE_WIDTH_IN = 7.2
@@ -390,14 +395,35 @@ def _excluded_height_pt(axes, renderer) -> float:
 ABSENT = {
     "not installed": "#B00020",
     "not offered": "grey",
+    "not in 2D": "grey",
     "all failed": "#B00020",
 }
 """What stands in a panel for a tool without a box, and its colour: not installed here, the
-metric not offered by the tool, or every pair failed (its count of E above)."""
+metric not offered by the tool, not offered on 2D masks (`Adapter.not_offered_2d`: every call
+was asked and refused), or every pair failed (its count of E above)."""
+
+
+def _is_2d(spacings: Sequence[str]) -> bool:
+    """Whether a study's grids are 2D (its voxel sizes have two entries)."""
+    return any(s != NATIVE and len(parse_spacing_label(s)) == 2 for s in spacings)
+
+
+def _absent_word(tool: str, metric: str, rows: pd.DataFrame, unavailable, two_d: bool) -> str:
+    if tool in unavailable:
+        return "not installed"
+    if not len(rows):
+        return "not offered"
+    declined = two_d and tool in REGISTRY and metric in REGISTRY[tool].not_offered_2d
+    return "not in 2D" if declined else "all failed"
 
 
 def _mark_absent(
-    axis, delta: pd.DataFrame, tools: Sequence[str], unavailable: Sequence[str]
+    axis,
+    delta: pd.DataFrame,
+    tools: Sequence[str],
+    unavailable: Sequence[str],
+    metric: str = "",
+    two_d: bool = False,
 ) -> None:
     """Write `ABSENT`'s words, vertically, where a tool has no box in this panel."""
     transform = axis.get_xaxis_transform()
@@ -405,9 +431,7 @@ def _mark_absent(
         rows = delta.loc[delta["tool"] == tool]
         if (rows["kind"] == "finite").any() or (rows["kind"] == "nonfinite").any():
             continue
-        word = (
-            "not installed" if tool in unavailable else "all failed" if len(rows) else "not offered"
-        )
+        word = _absent_word(tool, metric, rows, unavailable, two_d)
         axis.text(
             i,
             0.5,
@@ -456,7 +480,7 @@ def figure_4(
     metric (row) across voxel sizes; Δ of NSD and BIoU in percentage points; the band is the
     recommendations' tolerance. Above each box: how many Δ were non-finite (∞) or failed (E).
     A tool without a box keeps its place, marked "not installed" (`unavailable`), "not
-    offered" (no score of the metric) or "all failed" (`ABSENT`).
+    offered" (no score of the metric), "not in 2D" or "all failed" (`ABSENT`).
     Tools of more than one group (the paper's, since the paper: `statistics.TOOL_GROUPS`) are
     parted by a dashed line in every panel, with the groups' titles in the top row.
     """
@@ -480,7 +504,7 @@ def figure_4(
                 # Same tools at the same x in every panel; a tool without a box is named why.
                 panel = in_metric.loc[in_metric["spacing"] == spacing]
                 _box_panel(axis, panel, all_tools)
-                _mark_absent(axis, panel, all_tools, unavailable)
+                _mark_absent(axis, panel, all_tools, unavailable, metric, _is_2d(spacings))
                 _tolerance_band(axis, metric)
                 _group_dividers(axis, all_tools)
                 if row == 0:
