@@ -81,3 +81,22 @@ def test_the_verdicts_and_table_a1_are_per_2d_grid(run_2d):
     table_a1 = (run_2d / "results/tables/table_a1.md").read_text()
     assert "(1, 1) mm" in table_a1 and "(0.5, 2) mm" in table_a1
     assert (run_2d / "results/figures/figure_4.png").stat().st_size > 10_000
+
+
+def test_the_shape_table_shows_torchmetrics_right_on_square_images_only(run_2d):
+    from test_benchmarks import run_script
+
+    printed = run_script(
+        "by_image_shape_2d.py", "--results", str(run_2d / "results"), "--dataset", "test-2d"
+    )
+    rows = {
+        tuple(cell.strip() for cell in line.strip("|").split("|")[:2]): line
+        for line in printed.splitlines()
+        if line.startswith("| torchmetrics") or line.startswith("| deepmind")
+    }
+    cells = {key: [c.strip() for c in line.strip("|").split("|")] for key, line in rows.items()}
+    higher = cells["torchmetrics", "higher than wide"]
+    assert higher[2] != "0" and higher[4] == higher[2] and higher[5] == "IndexError"
+    wider = cells["torchmetrics", "wider than high"]
+    assert float(wider[6]) > 1.0  # silently wrong, by millimetres
+    assert all(cells["deepmind", shape][4] == "0" for shape in ("square", "wider than high"))
