@@ -253,3 +253,29 @@ def test_the_native_grid_is_the_masks_own_cropped_to_the_pair(pair_folder, tmp_p
     glottis = pairs.iloc[1]
     assert read_mask(out / glottis.path_b)[0].sum() == 0 and glottis.volume_b_mm3 == 0
     assert read_mask(out / glottis.path_b)[0].shape == read_mask(out / glottis.path_a)[0].shape
+
+
+def test_a_mask_of_another_dimension_than_the_study_is_refused_by_its_file(pair_folder):
+    with pytest.raises(InputError, match=r"a\.nii\.gz: a 3D mask in a 2D study"):
+        mesh_user_case(write_pairs(pair_folder), "c1", pair_folder.parent / "out", dimension=2)
+
+
+def test_a_manifest_of_2d_masks_is_meshed_voxelized_and_cropped_in_2d(tmp_path):
+    from study.dataset.realdata import prepare_user_case
+
+    user = tmp_path / "user"
+    x, y = np.meshgrid(np.arange(40) * 0.7, np.arange(30) * 0.7, indexing="ij")
+    disc = (x - 14) ** 2 + (y - 10) ** 2 <= 6**2
+    write_mask(user / "a.nii.gz", disc, (0.7, 0.7), (0.0, 0.0))
+    write_mask(user / "b.nii.gz", np.roll(disc, 2, axis=0), (0.7, 0.7), (0.0, 0.0))
+    manifest = write_pairs(user, oar="Lesion", category="small")
+    grids = ["1x1", "0.5x2", "native"]
+    prepare_user_case(
+        manifest, "c1", tmp_path / "meshes", grids, [tmp_path / g for g in grids], margin_mm=2.0
+    )
+    for grid, spacing in (("1x1", (1.0, 1.0)), ("0.5x2", (0.5, 2.0)), ("native", (0.7, 0.7))):
+        row = pd.read_csv(tmp_path / grid / "pairs.csv").iloc[0]
+        mask, got_spacing, _ = read_mask(tmp_path / grid / row.path_a)
+        assert mask.ndim == 2 and got_spacing == pytest.approx(spacing), grid  # NIfTI: float32
+        # The disc's area, pi 36 = 113 mm^2, to within the pixels' staircase.
+        assert abs(row.volume_a_mm3 / (math.pi * 36) - 1) < 0.1, grid

@@ -126,12 +126,17 @@ def case_rows(manifest: str | Path, case: str, oars: Sequence[str] | str = "all"
 
 
 def mesh_user_case(
-    manifest: str | Path, case: str, out_dir: str | Path, oars: Sequence[str] | str = "all"
+    manifest: str | Path,
+    case: str,
+    out_dir: str | Path,
+    oars: Sequence[str] | str = "all",
+    dimension: int | None = None,
 ) -> list[dict]:
     """Mesh every pair of `case` (of the OARs in `oars`, or all) into
     out_dir/<oar>__<A|B>.vtp and write out_dir/manifest.csv.
 
-    Refuses an `out_dir` inside a folder that holds the user's masks.
+    Refuses an `out_dir` inside a folder that holds the user's masks, and, when `dimension`
+    is given (the study's: 2 or 3), a mask of another dimension, by its file.
     """
     rows = case_rows(manifest, case, oars)
     out_dir = Path(out_dir).resolve()
@@ -143,9 +148,16 @@ def mesh_user_case(
             )
     records = []
     for row in rows.to_dict("records"):
+        masks = read_mask_pair(row)
+        for observer, item in masks.items():
+            if item is not None and dimension is not None and item[0].ndim != dimension:
+                raise InputError(
+                    f"{row[f'file_{observer}']}: a {item[0].ndim}D mask in a {dimension}D study "
+                    f"(dataset.dimension and voxel_sizes say {dimension}D)"
+                )
         meshes = {
             observer.upper(): mesh_from_mask(*item) if item is not None else None
-            for observer, item in read_mask_pair(row).items()
+            for observer, item in masks.items()
         }
         records += write_observer_meshes(
             out_dir, case=case, oar=row["oar"], category=row["category"], meshes=meshes
@@ -170,9 +182,10 @@ def prepare_user_case(
     voxelized at each voxel-size label of `grids` into its folder of `mask_dirs`
     (`study.dataset.voxelize.voxelize_case`), and for the label "native" cropped on its own
     grid (`write_native_case`)."""
-    mesh_user_case(manifest, case, mesh_dir, oars)
     folders = dict(zip(grids, map(Path, mask_dirs), strict=True))
     sizes = [label for label in grids if label != NATIVE]
+    dimension = len(parse_spacing_label(sizes[0])) if sizes else None
+    mesh_user_case(manifest, case, mesh_dir, oars, dimension)
     voxelize_case(
         Path(mesh_dir) / "manifest.csv",
         [parse_spacing_label(label) for label in sizes],
