@@ -41,10 +41,11 @@ queried distance subtracts it.
 from __future__ import annotations
 
 import itertools
+import math
 from dataclasses import dataclass
 
 import numpy as np
-from scipy.spatial import cKDTree
+from numba import njit
 
 from reference.closest import SurfaceIndex
 from reference.distance_pass import (
@@ -55,6 +56,7 @@ from reference.distance_pass import (
     element_sizes,
     split_elements,
 )
+from reference.elements import JIT, corner, on_element, point_at, squared_gap
 from reference.geometry import element_normals
 from reference.hausdorff import Bracket, candidate_distances
 from reference.metrics import PASS_KEYS
@@ -81,12 +83,6 @@ MAX_ELEMENTS = 250_000
 CERTIFY_CHUNK = 20_000
 """Elements per neighbour search of the certificate (its candidate pairs are held at once)."""
 
-NEIGHBOURS = 64
-"""Elements of Y the certificate looks at per element; a ball holding more is not certified."""
-
-RADIUS_STEP = 0.5
-"""mm. The certificate's ball radii are rounded up to this (one neighbour search per value)."""
-
 
 SUM_ROUNDING = 1e-12
 """Relative allowance for rounding in the sums over elements (children's sizes add up to
@@ -100,13 +96,18 @@ def _bracket(low, high, summed: bool = False) -> Bracket:
 
 
 class Neighbours:
-    """The elements of Y near a point, with their planes: what the certificate asks of Y."""
+    """The elements of Y near a point, with their planes: what the certificate asks of Y.
+
+    Y's elements are bucketed by centroid on a uniform grid (`_bucket_centroids`); a ball of
+    radius R around c can only meet elements whose centroids lie within R + `reach` of c (reach:
+    the largest distance from an element's centroid to its corners), so the buckets meeting
+    that box hold every candidate: the search is exhaustive, with no cap on their number."""
 
     def __init__(self, target: SurfaceIndex):
         self.target = target
         corners = target.vertices[target.cells]
+        self.corners = np.ascontiguousarray(corners, dtype=np.float64)
         centroids = corners.mean(axis=1)
-        self.tree = cKDTree(centroids)
         self.reach = float(element_radius(corners, centroids).max())
         normal = element_normals(corners)
         length = np.linalg.norm(normal, axis=1)
@@ -115,33 +116,97 @@ class Neighbours:
         self.normal = np.full_like(normal, np.nan)
         self.normal[usable] = normal[usable] / length[usable, None]
         self.offset = np.einsum("kd,kd->k", self.normal, corners[:, 0])
+        self.grid = _bucket_centroids(centroids, max(self.reach, 1e-9))
 
     def below(self, centres, radius, normal, offset) -> np.ndarray:
         """Per element: does every element of Y within `radius` of its centre lie on or below
-        its plane (normal . y <= offset + PLANE_TOLERANCE)?
+        its plane (normal . y <= offset + PLANE_TOLERANCE)?"""
+        low, step, dims, start, member = self.grid
+        return _below(
+            np.ascontiguousarray(centres, dtype=np.float64),
+            np.ascontiguousarray(radius, dtype=np.float64),
+            np.ascontiguousarray(normal, dtype=np.float64),
+            np.ascontiguousarray(offset, dtype=np.float64),
+            self.corners,
+            low,
+            step,
+            dims,
+            start,
+            member,
+            self.reach,
+            PLANE_TOLERANCE,
+        )
 
-        The candidates are the NEIGHBOURS elements of Y whose centroids are nearest, within
-        the radius (rounded up to RADIUS_STEP) plus the largest element of Y; where they do
-        not exhaust that ball the answer is no, which is always safe."""
-        certified = np.zeros(len(centres), bool)
-        rounded = np.ceil(radius / RADIUS_STEP) * RADIUS_STEP
-        for ball in np.unique(rounded):
-            rows = np.flatnonzero(rounded == ball)
-            found, cell = self.tree.query(
-                centres[rows], k=NEIGHBOURS, distance_upper_bound=ball + self.reach
-            )
-            complete = ~np.isfinite(found[:, -1])
-            rows, cell = rows[complete], cell[complete]
-            valid = cell < len(self.offset)
-            points = self.target.vertices[self.target.cells[np.where(valid, cell, 0)]]
-            height = np.einsum("kcnd,kd->kcn", points, normal[rows]) - offset[rows, None, None]
-            above = valid & (height.max(axis=2) > PLANE_TOLERANCE)
-            owner, which = np.nonzero(above)
-            if len(owner):  # such an element must not reach into the ball
-                near = self.target.distance_to_cells(centres[rows[owner]], cell[owner, which])[0]
-                above[owner, which] = near <= radius[rows[owner]]
-            certified[rows] = ~above.any(axis=1)
-        return certified
+
+BUCKETS_PER_ELEMENT = 4
+"""At most this many buckets per element of Y in the certificate's grid."""
+
+
+def _bucket_centroids(centroids: np.ndarray, reach: float):
+    """(low, step, dims, start, member): a uniform grid over the centroids, padded to three
+    axes, with buckets of side about twice `reach` (grown until there are at most
+    BUCKETS_PER_ELEMENT per element); bucket b holds member[start[b]:start[b + 1]]."""
+    count, dim = centroids.shape
+    points = np.zeros((count, 3))
+    points[:, :dim] = centroids
+    low = points.min(axis=0)
+    span = points.max(axis=0) - low
+    side = 2.0 * reach
+    while True:
+        dims = np.maximum(1, np.ceil(span / side).astype(np.int64) + 1)
+        if np.prod(dims) <= BUCKETS_PER_ELEMENT * max(count, 1):
+            break
+        side *= 1.5
+    step = np.full(3, side)
+    index = np.minimum(((points - low) / step).astype(np.int64), dims - 1)
+    flat = (index[:, 0] * dims[1] + index[:, 1]) * dims[2] + index[:, 2]
+    member = np.argsort(flat, kind="stable")
+    start = np.searchsorted(flat[member], np.arange(int(np.prod(dims)) + 1))
+    return low, step, dims, start.astype(np.int64), member.astype(np.int64)
+
+
+@njit(**JIT)
+def _below(centres, radius, normal, offset, corners, low, step, dims, start, member, reach, tol):
+    """`Neighbours.below`, compiled: every element of Y whose centroid lies in a bucket meeting
+    the box of half-side radius + reach around the centre is checked (its corners' heights
+    above the plane, then, if any exceeds tol, its exact distance to the centre)."""
+    count, dim = centres.shape
+    per = corners.shape[1]
+    certified = np.zeros(count, np.bool_)
+    lower = np.empty(3, np.int64)
+    upper = np.empty(3, np.int64)
+    for i in range(count):
+        px, py, pz = point_at(centres, i)
+        nx, ny = normal[i, 0], normal[i, 1]
+        nz = normal[i, 2] if dim == 3 else 0.0
+        ball = radius[i] + reach
+        for k in range(3):
+            value = centres[i, k] if k < dim else 0.0
+            lower[k] = max(0, int(math.floor((value - ball - low[k]) / step[k])))
+            upper[k] = min(dims[k] - 1, int(math.floor((value + ball - low[k]) / step[k])))
+        limit = radius[i] * radius[i]
+        good = True
+        for a in range(lower[0], upper[0] + 1):
+            for b in range(lower[1], upper[1] + 1):
+                row = (a * dims[1] + b) * dims[2]
+                for s in range(start[row + lower[2]], start[row + upper[2] + 1]):
+                    e = member[s]
+                    top = -np.inf
+                    for j in range(per):
+                        cx, cy, cz = corner(corners, e, j)
+                        top = max(top, cx * nx + cy * ny + cz * nz - offset[i])
+                    if top <= tol:
+                        continue
+                    _, qx, qy, qz = on_element(px, py, pz, corners, e)
+                    if squared_gap(px, py, pz, qx, qy, qz) <= limit:
+                        good = False
+                        break
+                if not good:
+                    break
+            if not good:
+                break
+        certified[i] = good
+    return certified
 
 
 @dataclass
