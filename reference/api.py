@@ -214,7 +214,9 @@ def compute_metrics(
     bounds: return (scores, brackets) instead of scores: brackets[key] is a `Bracket`
     (lower, upper, width) proven to hold the exact value of that metric between the two
     meshes (module `bounds`; docs/reference.md, "What the brackets prove"); a value outside
-    its bracket is then reported at the bracket's nearer end.
+    its bracket is then reported at the bracket's nearer end, and a bracket wider than its aim
+    (`bounds.WIDTH_AIMS`: HD 1e-3 mm, HD95, MASD, ASSD 0.01 mm, NSD 0.001) is said in a
+    `bounds.WideBracket` warning naming the metric, its width and what limited it.
     """
     _check_parameters(percentile, tau, subdivision, refine, quadrature)
     keys = _check_metrics(metrics)
@@ -274,12 +276,16 @@ def _with_brackets(scores: dict[str, float], asked: bool, brackets: dict | None 
 
     With brackets, a value the default subdivision leaves outside its proven bracket is
     moved to the bracket's nearer end: the exact value is in the bracket, so that end is
-    closer to it (module `bounds`, `clamp`)."""
+    closer to it (module `bounds`, `clamp`). A bracket wider than its aim
+    (`bounds.WIDTH_AIMS`) is said in a `bounds.WideBracket` warning naming the metric, the
+    width and what stopped the refinement."""
     if not asked:
         return scores
     if brackets is None:
         return scores, bounds_lib.point_brackets(scores, scores)
     brackets = bounds_lib.point_brackets(scores) | brackets
+    for line in bounds_lib.too_wide(brackets):
+        warnings.warn(line, bounds_lib.WideBracket, stacklevel=3)
     return {key: bounds_lib.clamp(value, brackets[key]) for key, value in scores.items()}, brackets
 
 

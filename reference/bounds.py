@@ -58,7 +58,7 @@ from reference.distance_pass import (
 )
 from reference.elements import JIT, corner, on_element, point_at, squared_gap
 from reference.geometry import element_normals
-from reference.hausdorff import Bracket, candidate_distances
+from reference.hausdorff import HD_TOLERANCE, Bracket, candidate_distances
 from reference.metrics import PASS_KEYS
 from vocabulary import metric_keys
 
@@ -80,6 +80,21 @@ MAX_LEVELS = 8
 MAX_ELEMENTS = 250_000
 """Elements per direction beyond which refinement stops (bounds memory and time)."""
 
+CAP_NOTE = f"the cap of {MAX_ELEMENTS:,} elements per direction"
+"""What a bracket wider than its aim says when that cap stopped its refinement."""
+
+WIDTH_AIMS = {
+    "HD": HD_TOLERANCE + SEARCH_SLACK,
+    "HD95": 0.01,
+    "MASD": 0.01,
+    "ASSD": 0.01,
+    "NSD": 0.001,
+    "BIoU": 0.001,
+    "DSC": 0.001,
+}
+"""The width each metric's bracket is meant to meet (mm; NSD, BIoU, DSC as fractions): HD's
+bracket is bracketed to HD_TOLERANCE above its value, less the search slack below it."""
+
 CERTIFY_CHUNK = 20_000
 """Elements per neighbour search of the certificate (its candidate pairs are held at once)."""
 
@@ -87,6 +102,10 @@ CERTIFY_CHUNK = 20_000
 SUM_ROUNDING = 1e-12
 """Relative allowance for rounding in the sums over elements (children's sizes add up to
 their parent's only to the last bits), added on both sides of the summed brackets."""
+
+
+class WideBracket(UserWarning):
+    """A bracket stayed wider than its aim (`WIDTH_AIMS`): the value is still inside it."""
 
 
 def _bracket(low, high, summed: bool = False) -> Bracket:
@@ -368,17 +387,22 @@ def bound_direction(
     *,
     threshold: float,
     percentile: float,
-) -> Pieces:
+) -> tuple[Pieces, str]:
     """Bounds over the elements of X (corners (k, n, dim)) towards Y, refined where a bracket
-    is wider than its aim (up to MAX_LEVELS times)."""
+    is wider than its aim (up to MAX_LEVELS times), and what stopped the refinement short of
+    the aims ("" when nothing did)."""
     neighbours = Neighbours(target)
     pieces = bound_elements(corners, target, neighbours)
     per_child = len(split_elements(corners[:1]))
-    for _ in range(MAX_LEVELS):
+    for level in itertools.count():
         split = _to_split(pieces, threshold, percentile)
+        if not split.any():
+            return pieces, ""
         room = (MAX_ELEMENTS - len(pieces.size)) // (per_child - 1)
-        if not split.any() or room <= 0:
-            break
+        if room <= 0:
+            return pieces, CAP_NOTE
+        if level == MAX_LEVELS:
+            return pieces, f"{MAX_LEVELS} levels of refinement"
         if np.count_nonzero(split) > room:  # the most uncertain elements that fit
             chosen = np.flatnonzero(split)
             uncertain = (pieces.size * (pieces.high - pieces.low))[chosen]
@@ -393,7 +417,6 @@ def bound_direction(
             pieces.take(~split),
             bound_elements(split_elements(pieces.corners[split]), target, neighbours, inherited),
         )
-    return pieces
 
 
 COUNTED = metric_keys(family="overlap")
@@ -435,10 +458,12 @@ def distance_brackets(
         )
     if not set(keys) & PASS_KEYS:
         return brackets
-    directions = [
+    refined = [
         bound_direction(vertices[cells], target, threshold=threshold, percentile=percentile)
         for (vertices, cells), target in ((surface_a, index_b), (surface_b, index_a))
     ]
+    directions = [pieces for pieces, _ in refined]
+    note = "; ".join(dict.fromkeys(limit for _, limit in refined if limit))
     sizes = [one.size.sum() for one in directions]
     low = [one.integral_low.sum() for one in directions]
     high = [one.integral_high.sum() for one in directions]
@@ -455,4 +480,17 @@ def distance_brackets(
         "ASSD": _bracket(sum(low) / sum(sizes), sum(high) / sum(sizes), summed=True),
         "NSD": _bracket(sum(within_low) / sum(sizes), sum(within_high) / sum(sizes), summed=True),
     }
+    for one in every.values():
+        one.note = note
     return brackets | {key: every[key] for key in every if key in keys}
+
+
+def too_wide(brackets: dict[str, Bracket]) -> list[str]:
+    """One line per bracket wider than its aim (`WIDTH_AIMS`): the metric, its width, the aim
+    and what stopped the refinement."""
+    return [
+        f"{key} bracket [{one.lower:.6g}, {one.upper:.6g}] is {one.width:.2g} wide, above its "
+        f"aim {WIDTH_AIMS[key]:g}" + (f" (refinement stopped by {one.note})" if one.note else "")
+        for key, one in brackets.items()
+        if key in WIDTH_AIMS and one.width > WIDTH_AIMS[key]
+    ]

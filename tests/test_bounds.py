@@ -196,7 +196,7 @@ def test_element_bounds_hold_at_exact_distances():
     a, b, spacing, (surface_a, surface_b) = _masks_case((1.0, 1.0, 1.0))
     target = SurfaceIndex(*surface_b)
     threshold = tie_threshold(TAU, surface_a[0], surface_b[0])
-    pieces = bound_direction(
+    pieces, _ = bound_direction(
         surface_a[0][surface_a[1]], target, threshold=threshold, percentile=PERCENTILE
     )
     rng = np.random.default_rng(7)
@@ -273,8 +273,8 @@ def test_bounds_with_one_empty_mask_and_a_subset_of_metrics():
 
 
 def test_the_command_prints_the_brackets(tmp_path):
-    """`python -m reference A B --bounds`: each metric, its bracket and width, in the table
-    and in --json; the same as the library's."""
+    """`python -m reference A B`: each metric, its bracket and width, in the table and in
+    --json by default; the same as the library's."""
     import json
     import subprocess
     import sys
@@ -286,7 +286,7 @@ def test_the_command_prints_the_brackets(tmp_path):
 
     def run(*extra):
         done = subprocess.run(
-            [sys.executable, "-m", "reference", *map(str, paths), "--bounds", *extra],
+            [sys.executable, "-m", "reference", *map(str, paths), *extra],
             capture_output=True,
             text=True,
             timeout=300,

@@ -18,8 +18,15 @@ import pandas as pd
 
 import reference
 from adapters import REGISTRY, Adapter, CallSettings, describe, invoke_files
+from adapters.base import Bracketed
 from adapters.environments import STUDY_ENVIRONMENT
-from study.records import REFERENCE_LABELS, REFERENCE_VARIANTS, SCORE_COLUMNS, status_of
+from study.records import (
+    BRACKET_COLUMNS,
+    REFERENCE_LABELS,
+    REFERENCE_VARIANTS,
+    SCORE_COLUMNS,
+    status_of,
+)
 from vocabulary import METRIC_KEYS
 
 log = logging.getLogger(__name__)
@@ -53,19 +60,26 @@ class ReferenceImplementation(Adapter):
     def unavailable(self) -> str | None:
         return None
 
-    def _compute(self, a, b, spacing, metrics, percentile, tau) -> dict[str, float]:
-        from reference import compute_metrics
+    def _compute(self, a, b, spacing, metrics, percentile, tau) -> Bracketed:
+        import warnings
 
-        # Only what is asked: HD timing then measures HD, not the dense BIoU grid.
-        return compute_metrics(
-            a,
-            b,
-            spacing,
-            percentile=percentile,
-            tau=tau,
-            meshing=self.meshing,
-            metrics=list(metrics),
-        )
+        from reference import bounds, compute_metrics
+
+        # Only what is asked: HD timing then measures HD, not the dense BIoU grid. Each value
+        # with its proven bracket (BRACKET_COLUMNS record it; a wide one is not a warning).
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", bounds.WideBracket)
+            scores, brackets = compute_metrics(
+                a,
+                b,
+                spacing,
+                percentile=percentile,
+                tau=tau,
+                meshing=self.meshing,
+                metrics=list(metrics),
+                bounds=True,
+            )
+        return Bracketed(scores, {key: (one.lower, one.upper) for key, one in brackets.items()})
 
 
 ENVIRONMENT_MARK = "@"
@@ -118,6 +132,7 @@ def outcome_rows(outcome, metrics: Iterable[str], context: Mapping[str, object])
         else:
             value = float(value)
             status, message = status_of(value), warning_text
+        low, high = outcome.brackets.get(metric, (math.nan, math.nan))
         rows.append(
             {
                 **context,
@@ -126,6 +141,8 @@ def outcome_rows(outcome, metrics: Iterable[str], context: Mapping[str, object])
                 "status": status,
                 "message": message[-MESSAGE_LIMIT:],
                 "seconds": outcome.seconds,
+                BRACKET_COLUMNS[0]: low,
+                BRACKET_COLUMNS[1]: high,
             }
         )
     return rows
@@ -173,7 +190,7 @@ def score_pairs(
                 len(pairs),
                 time.perf_counter() - started,
             )
-    return pd.DataFrame(rows, columns=list(SCORE_COLUMNS))
+    return pd.DataFrame(rows, columns=[*SCORE_COLUMNS, *BRACKET_COLUMNS])
 
 
 def unavailable_rows(
