@@ -74,14 +74,14 @@ PLANE_TOLERANCE = 1e-9
 AIMS = {"HD95": 0.01, "MASD": 0.01, "ASSD": 0.01, "NSD": 0.001}
 """Bracket widths (mm; NSD as a fraction) refinement stops at, per direction."""
 
-MAX_LEVELS = 8
-"""Extra subdivision levels for the brackets (a 3 mm triangle's children are then 0.01 mm)."""
+MAX_LEVELS = 12
+"""Extra subdivision levels for the brackets (a 3 mm triangle's children are then 0.7 µm):
+few elements reach the last levels (those still straddling tau or the percentile), and the
+element cap bounds what they cost; Fig. A1's triangles need 12 to meet the aims."""
 
 MAX_ELEMENTS = 250_000
 """Elements per direction beyond which refinement stops (bounds memory and time)."""
 
-CAP_NOTE = f"the cap of {MAX_ELEMENTS:,} elements per direction"
-"""What a bracket wider than its aim says when that cap stopped its refinement."""
 
 WIDTH_AIMS = {
     "HD": HD_TOLERANCE + SEARCH_SLACK,
@@ -361,8 +361,13 @@ def _quantiles(pieces: Pieces, percentile: float) -> tuple[float, float]:
     return max(low, 0.0), pieces.distribution(upper=True).percentile(percentile)
 
 
-def _to_split(pieces: Pieces, threshold: float, percentile: float) -> np.ndarray:
-    """The elements that make a bracket wider than its aim."""
+def _to_split(
+    pieces: Pieces, threshold: float, quantiles: tuple[float, float], floor: float = 0.0
+) -> np.ndarray:
+    """The elements that make a bracket wider than its aim. quantiles: this direction's
+    bracket of the p-quantile (`_quantiles`); floor: the other direction's lower end. HDp is
+    the larger of the two directions' quantiles, so its bracket is [max of the lower ends, max
+    of the upper ends]: this direction's quantile needs narrowing only above the floor."""
     total = pieces.size.sum()
     split = np.zeros(len(pieces.size), bool)
     width = pieces.integral_high - pieces.integral_low
@@ -375,48 +380,71 @@ def _to_split(pieces: Pieces, threshold: float, percentile: float) -> np.ndarray
     straddles = open_ & (pieces.low <= threshold) & (pieces.high > threshold)
     if pieces.size[straddles].sum() > AIMS["NSD"] * total:
         split |= straddles
-    low, high = _quantiles(pieces, percentile)
-    if high - low > AIMS["HD95"]:
-        split |= open_ & (pieces.low <= high) & (pieces.high >= low)
+    low, high = quantiles
+    if high - max(low, floor) > AIMS["HD95"]:
+        # With u <= ell + w on every element meeting [low, high], the two quantiles are at
+        # most w apart: the elements narrower than half the aim need no split.
+        meets = open_ & (pieces.low <= high) & (pieces.high >= low)
+        wide = meets & (pieces.high - pieces.low > 0.5 * AIMS["HD95"])
+        split |= wide if wide.any() else meets
     return split
 
 
 def bound_direction(
-    corners: np.ndarray,
-    target: SurfaceIndex,
-    *,
-    threshold: float,
-    percentile: float,
+    corners: np.ndarray, target: SurfaceIndex, *, threshold: float, percentile: float
 ) -> tuple[Pieces, str]:
-    """Bounds over the elements of X (corners (k, n, dim)) towards Y, refined where a bracket
-    is wider than its aim (up to MAX_LEVELS times), and what stopped the refinement short of
-    the aims ("" when nothing did)."""
-    neighbours = Neighbours(target)
-    pieces = bound_elements(corners, target, neighbours)
-    per_child = len(split_elements(corners[:1]))
+    """`bound_directions` of one direction alone."""
+    return bound_directions([(corners, target)], threshold=threshold, percentile=percentile)[0]
+
+
+def bound_directions(pairs, *, threshold: float, percentile: float) -> list[tuple[Pieces, str]]:
+    """Per (corners (k, n, dim) of X, index of Y) of `pairs`: bounds over the elements of X
+    towards Y, refined where a bracket is wider than its aim (up to MAX_LEVELS times and
+    MAX_ELEMENTS elements), and what stopped the refinement short of the aims ("" when
+    nothing did). The directions are refined level by level together: a direction's HDp needs
+    narrowing only above the others' lower ends (`_to_split`)."""
+    neighbours = [Neighbours(target) for _, target in pairs]
+    pieces = [
+        bound_elements(corners, target, near)
+        for (corners, target), near in zip(pairs, neighbours, strict=True)
+    ]
+    notes = [""] * len(pairs)
+    per_child = len(split_elements(pairs[0][0][:1]))
     for level in itertools.count():
-        split = _to_split(pieces, threshold, percentile)
-        if not split.any():
-            return pieces, ""
-        room = (MAX_ELEMENTS - len(pieces.size)) // (per_child - 1)
-        if room <= 0:
-            return pieces, CAP_NOTE
-        if level == MAX_LEVELS:
-            return pieces, f"{MAX_LEVELS} levels of refinement"
-        if np.count_nonzero(split) > room:  # the most uncertain elements that fit
-            chosen = np.flatnonzero(split)
-            uncertain = (pieces.size * (pieces.high - pieces.low))[chosen]
-            split[:] = False
-            split[chosen[np.argsort(-uncertain)[:room]]] = True
-        # A plane certified over an element is certified over its children.
-        inherited = (
-            np.repeat(pieces.normal[split], per_child, axis=0),
-            np.repeat(pieces.offset[split], per_child),
-        )
-        pieces = Pieces.join(
-            pieces.take(~split),
-            bound_elements(split_elements(pieces.corners[split]), target, neighbours, inherited),
-        )
+        quantiles = [_quantiles(one, percentile) for one in pieces]
+        refined = False
+        for i, ((_, target), one) in enumerate(zip(pairs, pieces, strict=True)):
+            floor = max((q[0] for j, q in enumerate(quantiles) if j != i), default=0.0)
+            split = _to_split(one, threshold, quantiles[i], floor)
+            room = (MAX_ELEMENTS - len(one.size)) // (per_child - 1)
+            notes[i] = (
+                ""
+                if not split.any()
+                else f"stopped by the cap of {MAX_ELEMENTS:,} elements per direction"
+                if room <= 0
+                else f"stopped after {MAX_LEVELS} levels"
+                if level == MAX_LEVELS
+                else ""
+            )
+            if not split.any() or notes[i]:
+                continue
+            if np.count_nonzero(split) > room:  # the most uncertain elements that fit
+                chosen = np.flatnonzero(split)
+                uncertain = (one.size * (one.high - one.low))[chosen]
+                split[:] = False
+                split[chosen[np.argsort(-uncertain)[:room]]] = True
+            # A plane certified over an element is certified over its children.
+            inherited = (
+                np.repeat(one.normal[split], per_child, axis=0),
+                np.repeat(one.offset[split], per_child),
+            )
+            children = split_elements(one.corners[split])
+            pieces[i] = Pieces.join(
+                one.take(~split), bound_elements(children, target, neighbours[i], inherited)
+            )
+            refined = True
+        if not refined:
+            return list(zip(pieces, notes, strict=True))
 
 
 COUNTED = metric_keys(family="overlap")
@@ -458,10 +486,14 @@ def distance_brackets(
         )
     if not set(keys) & PASS_KEYS:
         return brackets
-    refined = [
-        bound_direction(vertices[cells], target, threshold=threshold, percentile=percentile)
-        for (vertices, cells), target in ((surface_a, index_b), (surface_b, index_a))
-    ]
+    refined = bound_directions(
+        [
+            (vertices[cells], target)
+            for (vertices, cells), target in ((surface_a, index_b), (surface_b, index_a))
+        ],
+        threshold=threshold,
+        percentile=percentile,
+    )
     directions = [pieces for pieces, _ in refined]
     note = "; ".join(dict.fromkeys(limit for _, limit in refined if limit))
     sizes = [one.size.sum() for one in directions]
@@ -490,7 +522,7 @@ def too_wide(brackets: dict[str, Bracket]) -> list[str]:
     and what stopped the refinement."""
     return [
         f"{key} bracket [{one.lower:.6g}, {one.upper:.6g}] is {one.width:.2g} wide, above its "
-        f"aim {WIDTH_AIMS[key]:g}" + (f" (refinement stopped by {one.note})" if one.note else "")
+        f"aim {WIDTH_AIMS[key]:g}" + (f" (refinement {one.note})" if one.note else "")
         for key, one in brackets.items()
         if key in WIDTH_AIMS and one.width > WIDTH_AIMS[key]
     ]
