@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
+import warnings
 from dataclasses import asdict
 
 from maskio.cli import add_pair_arguments, load_pair_or_exit
@@ -51,19 +53,27 @@ def table(scores: dict, brackets: dict | None = None) -> str:
 
 def main(argv: list[str] | None = None) -> int:
     from reference import compute_metrics
+    from reference.bounds import WideBracket
 
     command = parser()
     arguments = command.parse_args(argv)
     pair = load_pair_or_exit(command, arguments)
-    result = compute_metrics(
-        pair.a,
-        pair.b,
-        pair.spacing,
-        percentile=arguments.percentile,
-        tau=arguments.tau,
-        meshing=arguments.meshing,
-        bounds=arguments.bounds,
-    )
+    with warnings.catch_warnings(record=True) as said:
+        warnings.simplefilter("always", WideBracket)
+        result = compute_metrics(
+            pair.a,
+            pair.b,
+            pair.spacing,
+            percentile=arguments.percentile,
+            tau=arguments.tau,
+            meshing=arguments.meshing,
+            bounds=arguments.bounds,
+        )
+    for one in said:  # a bracket wider than its aim: one plain line each
+        if issubclass(one.category, WideBracket):
+            print(f"note: {one.message}", file=sys.stderr)
+        else:
+            warnings.warn_explicit(one.message, one.category, one.filename, one.lineno)
     if not arguments.bounds:
         scores = result
         print(json.dumps(scores) if arguments.json else table(scores))

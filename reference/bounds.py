@@ -82,7 +82,6 @@ element cap bounds what they cost; Fig. A1's triangles need 12 to meet the aims.
 MAX_ELEMENTS = 250_000
 """Elements per direction beyond which refinement stops (bounds memory and time)."""
 
-
 WIDTH_AIMS = {
     "HD": HD_TOLERANCE + SEARCH_SLACK,
     "HD95": 0.01,
@@ -94,10 +93,6 @@ WIDTH_AIMS = {
 }
 """The width each metric's bracket is meant to meet (mm; NSD, BIoU, DSC as fractions): HD's
 bracket is bracketed to HD_TOLERANCE above its value, less the search slack below it."""
-
-CERTIFY_CHUNK = 20_000
-"""Elements per neighbour search of the certificate (its candidate pairs are held at once)."""
-
 
 SUM_ROUNDING = 1e-12
 """Relative allowance for rounding in the sums over elements (children's sizes add up to
@@ -335,11 +330,9 @@ def bound_elements(
         normal[certified], offset[certified] = planes[0][certified], planes[1][certified]
     affine = np.einsum("knd,kd->kn", corners, normal) - offset[:, None]
     tried = np.flatnonzero(~certified & (high > 0) & np.isfinite(offset))
-    for start in range(0, len(tried), CERTIFY_CHUNK):
-        chunk = tried[start : start + CERTIFY_CHUNK]
-        certified[chunk] = neighbours.below(
-            centres[chunk], high[chunk] + radius[chunk], normal[chunk], offset[chunk]
-        )
+    certified[tried] = neighbours.below(
+        centres[tried], high[tried] + radius[tried], normal[tried], offset[tried]
+    )
     affine[~certified] = np.nan
     low[certified] = np.maximum(low[certified], affine[certified].min(axis=1) - PLANE_TOLERANCE)
     mean_low[certified] = np.maximum(

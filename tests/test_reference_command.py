@@ -45,3 +45,14 @@ def test_a_bad_argument_exits_with_status_2_naming_it(pair, capsys):
     with pytest.raises(SystemExit) as stopped:
         main([*pair[2], "--tau", "-1"])
     assert stopped.value.code == 2 and "--tau" in capsys.readouterr().err
+
+
+def test_a_bracket_wider_than_its_aim_is_one_note_on_stderr(pair, capsys, monkeypatch):
+    from reference import bounds
+
+    monkeypatch.setattr(bounds, "MAX_ELEMENTS", 500)  # a budget the pair's brackets exceed
+    assert main(pair[2]) == 0
+    said = capsys.readouterr()
+    notes = [line for line in said.err.splitlines() if line.startswith("note: ")]
+    assert notes and all("above its aim" in line and "cap of 500" in line for line in notes)
+    assert len(said.out.splitlines()) == 7  # the table of the seven metrics, as without
