@@ -284,6 +284,9 @@ def _with_brackets(scores: dict[str, float], asked: bool, brackets: dict | None 
     if brackets is None:
         return scores, bounds_lib.point_brackets(scores, scores)
     brackets = bounds_lib.point_brackets(scores) | brackets
+    # A metric module `bounds` knows no bound for (one added to the vocabulary with a formula
+    # alone): the bracket that holds every value, said as such.
+    brackets |= {key: bounds_lib.unbounded() for key in scores if key not in brackets}
     for line in bounds_lib.too_wide(brackets):
         warnings.warn(line, bounds_lib.WideBracket, stacklevel=3)
     return {key: bounds_lib.clamp(value, brackets[key]) for key, value in scores.items()}, brackets

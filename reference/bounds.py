@@ -99,6 +99,11 @@ SUM_ROUNDING = 1e-12
 their parent's only to the last bits), added on both sides of the summed brackets."""
 
 
+def unbounded() -> Bracket:
+    """The bracket of a metric this module has no bound for: every value, said as such."""
+    return Bracket(-math.inf, math.inf, note="no proven bracket: no bound for this metric")
+
+
 class WideBracket(UserWarning):
     """A bracket stayed wider than its aim (`WIDTH_AIMS`): the value is still inside it."""
 

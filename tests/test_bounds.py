@@ -379,3 +379,14 @@ def test_the_element_budget_leaves_an_honest_bracket_and_says_so(monkeypatch):
         scores, brackets = compute_metrics(a, b, spacing, bounds=True)
     assert all(brackets[key].holds(value) for key, value in scores.items())
     assert_brackets_hold_dense(*surfaces, brackets, scores, level=4)
+
+
+def test_a_metric_without_a_bound_gets_the_bracket_of_every_value():
+    """A metric added with a formula alone (tests/test_adding_a_metric.py) has no bound in
+    module `bounds`: its bracket holds every value and says so; its value is not moved."""
+    from reference import api
+
+    scores, brackets = api._with_brackets({"HDmed": 2.5, "DSC": 0.5}, True, {})
+    assert scores == {"HDmed": 2.5, "DSC": 0.5}
+    assert brackets["HDmed"].lower == -np.inf and brackets["HDmed"].upper == np.inf
+    assert "no proven bracket" in brackets["HDmed"].note and not too_wide(brackets)
