@@ -359,6 +359,17 @@ def _quantiles(pieces: Pieces, percentile: float) -> tuple[float, float]:
     return max(low, 0.0), pieces.distribution(upper=True).percentile(percentile)
 
 
+RANK_DECIMALS = 9
+"""Decimals (of mm, mm^2 or mm^3) the refinement's rankings of elements round to first: equal
+elements (a lattice mesh has many) then rank by their order, not by the last bits of their
+coordinates, so moving the masks within a larger grid leaves the same elements split."""
+
+
+def _widest_first(values: np.ndarray) -> np.ndarray:
+    """Indices of `values` from the largest down, ties (at RANK_DECIMALS) in index order."""
+    return np.argsort(-np.round(values, RANK_DECIMALS), kind="stable")
+
+
 def _to_split(
     pieces: Pieces, threshold: float, quantiles: tuple[float, float], floor: float = 0.0
 ) -> np.ndarray:
@@ -372,7 +383,7 @@ def _to_split(
     excess = width.sum() - 0.5 * AIMS["MASD"] * total
     if excess > 0.5 * AIMS["MASD"] * total:
         # The widest elements that together hold the excess.
-        order = np.argsort(-width)
+        order = _widest_first(width)
         split[order[: np.searchsorted(np.cumsum(width[order]), excess) + 1]] = True
     open_ = ~pieces.exact
     straddles = open_ & (pieces.low <= threshold) & (pieces.high > threshold)
@@ -430,7 +441,7 @@ def bound_directions(pairs, *, threshold: float, percentile: float) -> list[tupl
                 chosen = np.flatnonzero(split)
                 uncertain = (one.size * (one.high - one.low))[chosen]
                 split[:] = False
-                split[chosen[np.argsort(-uncertain)[:room]]] = True
+                split[chosen[_widest_first(uncertain)[:room]]] = True
             # A plane certified over an element is certified over its children.
             inherited = (
                 np.repeat(one.normal[split], per_child, axis=0),
