@@ -31,11 +31,6 @@ today's versions and for the reference, "paper" for the paper's); `seconds` is t
 one call that produced all of that tool's metrics for the pair.
 """
 
-BRACKET_COLUMNS: tuple[str, ...] = ("reference_low", "reference_high")
-"""Columns every scores file of `score_pairs` adds after SCORE_COLUMNS: the reference's proven
-bracket of its value (NaN for tools). The analysis does not read them; tables written before
-them lack them."""
-
 VERDICT_COLUMNS: dict[str, str] = {
     "metric": "text",
     "spacing": "text",

@@ -22,7 +22,7 @@ import yaml
 
 from study.pipeline.config import load_config
 from study.pipeline.layout import Layout
-from study.records import BRACKET_COLUMNS, REFERENCE_VARIANTS, SCORE_COLUMNS, spacing_label
+from study.records import SCORE_COLUMNS, spacing_label
 from study.scoring.score import collect
 
 # The workflow runs in the repository: its reference jobs start with compiled kernels.
@@ -92,12 +92,7 @@ def study_run(tmp_path_factory) -> Path:
 
 def test_scores_table_has_every_tool_pair_and_metric(study_run):
     scores = pd.read_parquet(study_run / "results/scores.parquet")
-    assert list(scores.columns) == [*SCORE_COLUMNS, *BRACKET_COLUMNS]
-    # Every reference value with its proven bracket, inside it; no tool has one.
-    reference = scores.tool.isin(REFERENCE_VARIANTS) & (scores.status == "ok")
-    low, high, value = scores.reference_low, scores.reference_high, scores.value
-    assert ((low <= value) & (value <= high))[reference].all()
-    assert low[~scores.tool.isin(REFERENCE_VARIANTS)].isna().all()
+    assert list(scores.columns) == list(SCORE_COLUMNS)
     config = load_config(TEST_PRESET)
     from adapters import REGISTRY
     from study.scoring.score import implementation

@@ -18,13 +18,13 @@ import pandas as pd
 
 import reference
 from adapters import REGISTRY, Adapter, CallSettings, describe, invoke_files
-from adapters.base import Bracketed
 from adapters.environments import STUDY_ENVIRONMENT
 from study.records import (
-    BRACKET_COLUMNS,
+    NATIVE,
     REFERENCE_LABELS,
     REFERENCE_VARIANTS,
     SCORE_COLUMNS,
+    parse_spacing_label,
     status_of,
 )
 from vocabulary import METRIC_KEYS
@@ -60,26 +60,19 @@ class ReferenceImplementation(Adapter):
     def unavailable(self) -> str | None:
         return None
 
-    def _compute(self, a, b, spacing, metrics, percentile, tau) -> Bracketed:
-        import warnings
+    def _compute(self, a, b, spacing, metrics, percentile, tau) -> dict[str, float]:
+        from reference import compute_metrics
 
-        from reference import bounds, compute_metrics
-
-        # Only what is asked: HD timing then measures HD, not the dense BIoU grid. Each value
-        # with its proven bracket (BRACKET_COLUMNS record it; a wide one is not a warning).
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", bounds.WideBracket)
-            scores, brackets = compute_metrics(
-                a,
-                b,
-                spacing,
-                percentile=percentile,
-                tau=tau,
-                meshing=self.meshing,
-                metrics=list(metrics),
-                bounds=True,
-            )
-        return Bracketed(scores, {key: (one.lower, one.upper) for key, one in brackets.items()})
+        # Only what is asked: HD timing then measures HD, not the dense BIoU grid.
+        return compute_metrics(
+            a,
+            b,
+            spacing,
+            percentile=percentile,
+            tau=tau,
+            meshing=self.meshing,
+            metrics=list(metrics),
+        )
 
 
 ENVIRONMENT_MARK = "@"
@@ -113,12 +106,23 @@ def tool_version(impl: Adapter, environment: str = STUDY_ENVIRONMENT) -> str:
     return describe([impl], environment)[impl.name][0]
 
 
-def outcome_rows(outcome, metrics: Iterable[str], context: Mapping[str, object]) -> list[dict]:
+NOT_OFFERED_2D = "not offered in 2D"
+"""Begins the message of a 2D pair's error row for a metric the tool declares it does not
+offer in 2D (`Adapter.not_offered_2d`), before the tool's own words."""
+
+
+def outcome_rows(
+    outcome,
+    metrics: Iterable[str],
+    context: Mapping[str, object],
+    not_offered: Mapping[str, str] | None = None,
+) -> list[dict]:
     """Tidy rows for one call's outcome: one row per metric the tool supports.
 
     A failed call gives every metric an error row with the tool's message, a metric that
     failed on its own (`Outcome.failed`) its own message; a metric the tool did not return is
-    an error row too ("no value"), so nothing is silently missing.
+    an error row too ("no value"), so nothing is silently missing. not_offered: the metrics
+    the tool does not offer for these masks (2D); their error rows say so first.
     """
     warning_text = " | ".join(outcome.warnings)
     rows = []
@@ -127,12 +131,13 @@ def outcome_rows(outcome, metrics: Iterable[str], context: Mapping[str, object])
         error = outcome.error_of(metric)
         if error is not None:
             status, message, value = "error", error, math.nan
+            if metric in (not_offered or {}):
+                message = f"{NOT_OFFERED_2D}: {error}"
         elif value is None:
             status, message, value = "error", "the tool returned no value", math.nan
         else:
             value = float(value)
             status, message = status_of(value), warning_text
-        low, high = outcome.brackets.get(metric, (math.nan, math.nan))
         rows.append(
             {
                 **context,
@@ -141,8 +146,6 @@ def outcome_rows(outcome, metrics: Iterable[str], context: Mapping[str, object])
                 "status": status,
                 "message": message[-MESSAGE_LIMIT:],
                 "seconds": outcome.seconds,
-                BRACKET_COLUMNS[0]: low,
-                BRACKET_COLUMNS[1]: high,
             }
         )
     return rows
@@ -171,6 +174,7 @@ def score_pairs(
     started = time.perf_counter()
     for done, pair in enumerate(pairs.itertuples(index=False), start=1):
         outcome = invoke_files(impl, pair.path_a, pair.path_b, metrics=metrics, settings=settings)
+        two_d = mask_dimension(pair.spacing, pair.path_a) == 2
         context = {
             "dataset": dataset,
             "case": pair.case,
@@ -181,7 +185,7 @@ def score_pairs(
             "tool_version": version,
             "environment": environment,
         }
-        rows.extend(outcome_rows(outcome, metrics, context))
+        rows.extend(outcome_rows(outcome, metrics, context, impl.not_offered_2d if two_d else None))
         if done % progress_every == 0 or done == len(pairs):
             log.info(
                 "%s: %d/%d pairs scored, %.1f s elapsed",
@@ -190,7 +194,20 @@ def score_pairs(
                 len(pairs),
                 time.perf_counter() - started,
             )
-    return pd.DataFrame(rows, columns=[*SCORE_COLUMNS, *BRACKET_COLUMNS])
+    return pd.DataFrame(rows, columns=list(SCORE_COLUMNS))
+
+
+def mask_dimension(spacing: str, path: str | Path) -> int:
+    """A pair's dimension: its voxel size's entries, or on the native grid the mask file's
+    header's (the pixels are not read)."""
+    if spacing != NATIVE:
+        return len(parse_spacing_label(spacing))
+    import SimpleITK as sitk
+
+    reader = sitk.ImageFileReader()
+    reader.SetFileName(str(path))
+    reader.ReadImageInformation()
+    return reader.GetDimension()
 
 
 def unavailable_rows(
