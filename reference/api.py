@@ -214,7 +214,9 @@ def compute_metrics(
     bounds: return (scores, brackets) instead of scores: brackets[key] is a `Bracket`
     (lower, upper, width) proven to hold the exact value of that metric between the two
     meshes (module `bounds`; docs/reference.md, "What the brackets prove"); a value outside
-    its bracket is then reported at the bracket's nearer end.
+    its bracket is then reported at the bracket's nearer end, and a bracket wider than its aim
+    (`bounds.WIDTH_AIMS`: HD 1e-3 mm, HD95, MASD, ASSD 0.01 mm, NSD 0.001) is said in a
+    `bounds.WideBracket` warning naming the metric, its width and what limited it.
     """
     _check_parameters(percentile, tau, subdivision, refine, quadrature)
     keys = _check_metrics(metrics)
@@ -244,7 +246,11 @@ def compute_metrics(
     lower, upper = _union_box(a, b)
     box = tuple(slice(lo, hi) for lo, hi in zip(lower, upper, strict=True))
     a, b = a[box], b[box]
-    crop_origin = origin + lower * spacing
+    # Every metric is invariant to translation: the cropped masks are meshed with their first
+    # voxel at 0, so a pair placed anywhere in any grid gives the same meshes to the last bit,
+    # and the same values and brackets (the brackets' refinement follows ties in the
+    # coordinates' last bits). `origin` places the grid only.
+    crop_origin = np.zeros(a.ndim)
     # DSC of masks is a voxel count: no mesh needed.
     scores = {"DSC": 2.0 * np.count_nonzero(a & b) / (np.count_nonzero(a) + np.count_nonzero(b))}
     brackets = {}
@@ -274,12 +280,19 @@ def _with_brackets(scores: dict[str, float], asked: bool, brackets: dict | None 
 
     With brackets, a value the default subdivision leaves outside its proven bracket is
     moved to the bracket's nearer end: the exact value is in the bracket, so that end is
-    closer to it (module `bounds`, `clamp`)."""
+    closer to it (module `bounds`, `clamp`). A bracket wider than its aim
+    (`bounds.WIDTH_AIMS`) is said in a `bounds.WideBracket` warning naming the metric, the
+    width and what stopped the refinement."""
     if not asked:
         return scores
     if brackets is None:
         return scores, bounds_lib.point_brackets(scores, scores)
     brackets = bounds_lib.point_brackets(scores) | brackets
+    # A metric module `bounds` knows no bound for (one added to the vocabulary with a formula
+    # alone): the bracket that holds every value, said as such.
+    brackets |= {key: bounds_lib.unbounded() for key in scores if key not in brackets}
+    for line in bounds_lib.too_wide(brackets):
+        warnings.warn(line, bounds_lib.WideBracket, stacklevel=3)
     return {key: bounds_lib.clamp(value, brackets[key]) for key, value in scores.items()}, brackets
 
 

@@ -41,10 +41,11 @@ queried distance subtracts it.
 from __future__ import annotations
 
 import itertools
+import math
 from dataclasses import dataclass
 
 import numpy as np
-from scipy.spatial import cKDTree
+from numba import njit
 
 from reference.closest import SurfaceIndex
 from reference.distance_pass import (
@@ -55,8 +56,9 @@ from reference.distance_pass import (
     element_sizes,
     split_elements,
 )
+from reference.elements import JIT, corner, on_element, point_at, squared_gap
 from reference.geometry import element_normals
-from reference.hausdorff import Bracket, candidate_distances
+from reference.hausdorff import HD_TOLERANCE, Bracket, candidate_distances
 from reference.metrics import PASS_KEYS
 from vocabulary import metric_keys
 
@@ -72,25 +74,38 @@ PLANE_TOLERANCE = 1e-9
 AIMS = {"HD95": 0.01, "MASD": 0.01, "ASSD": 0.01, "NSD": 0.001}
 """Bracket widths (mm; NSD as a fraction) refinement stops at, per direction."""
 
-MAX_LEVELS = 8
-"""Extra subdivision levels for the brackets (a 3 mm triangle's children are then 0.01 mm)."""
+MAX_LEVELS = 12
+"""Extra subdivision levels for the brackets (a 3 mm triangle's children are then 0.7 µm):
+few elements reach the last levels (those still straddling tau or the percentile), and the
+element cap bounds what they cost; Fig. A1's triangles need 12 to meet the aims."""
 
 MAX_ELEMENTS = 250_000
 """Elements per direction beyond which refinement stops (bounds memory and time)."""
 
-CERTIFY_CHUNK = 20_000
-"""Elements per neighbour search of the certificate (its candidate pairs are held at once)."""
-
-NEIGHBOURS = 64
-"""Elements of Y the certificate looks at per element; a ball holding more is not certified."""
-
-RADIUS_STEP = 0.5
-"""mm. The certificate's ball radii are rounded up to this (one neighbour search per value)."""
-
+WIDTH_AIMS = {
+    "HD": HD_TOLERANCE + SEARCH_SLACK,
+    "HD95": 0.01,
+    "MASD": 0.01,
+    "ASSD": 0.01,
+    "NSD": 0.001,
+    "BIoU": 0.001,
+    "DSC": 0.001,
+}
+"""The width each metric's bracket is meant to meet (mm; NSD, BIoU, DSC as fractions): HD's
+bracket is bracketed to HD_TOLERANCE above its value, less the search slack below it."""
 
 SUM_ROUNDING = 1e-12
 """Relative allowance for rounding in the sums over elements (children's sizes add up to
 their parent's only to the last bits), added on both sides of the summed brackets."""
+
+
+def unbounded() -> Bracket:
+    """The bracket of a metric this module has no bound for: every value, said as such."""
+    return Bracket(-math.inf, math.inf, note="no proven bracket: no bound for this metric")
+
+
+class WideBracket(UserWarning):
+    """A bracket stayed wider than its aim (`WIDTH_AIMS`): the value is still inside it."""
 
 
 def _bracket(low, high, summed: bool = False) -> Bracket:
@@ -100,13 +115,18 @@ def _bracket(low, high, summed: bool = False) -> Bracket:
 
 
 class Neighbours:
-    """The elements of Y near a point, with their planes: what the certificate asks of Y."""
+    """The elements of Y near a point, with their planes: what the certificate asks of Y.
+
+    Y's elements are bucketed by centroid on a uniform grid (`_bucket_centroids`); a ball of
+    radius R around c can only meet elements whose centroids lie within R + `reach` of c (reach:
+    the largest distance from an element's centroid to its corners), so the buckets meeting
+    that box hold every candidate: the search is exhaustive, with no cap on their number."""
 
     def __init__(self, target: SurfaceIndex):
         self.target = target
         corners = target.vertices[target.cells]
+        self.corners = np.ascontiguousarray(corners, dtype=np.float64)
         centroids = corners.mean(axis=1)
-        self.tree = cKDTree(centroids)
         self.reach = float(element_radius(corners, centroids).max())
         normal = element_normals(corners)
         length = np.linalg.norm(normal, axis=1)
@@ -115,33 +135,97 @@ class Neighbours:
         self.normal = np.full_like(normal, np.nan)
         self.normal[usable] = normal[usable] / length[usable, None]
         self.offset = np.einsum("kd,kd->k", self.normal, corners[:, 0])
+        self.grid = _bucket_centroids(centroids, max(self.reach, 1e-9))
 
     def below(self, centres, radius, normal, offset) -> np.ndarray:
         """Per element: does every element of Y within `radius` of its centre lie on or below
-        its plane (normal . y <= offset + PLANE_TOLERANCE)?
+        its plane (normal . y <= offset + PLANE_TOLERANCE)?"""
+        low, step, dims, start, member = self.grid
+        return _below(
+            np.ascontiguousarray(centres, dtype=np.float64),
+            np.ascontiguousarray(radius, dtype=np.float64),
+            np.ascontiguousarray(normal, dtype=np.float64),
+            np.ascontiguousarray(offset, dtype=np.float64),
+            self.corners,
+            low,
+            step,
+            dims,
+            start,
+            member,
+            self.reach,
+            PLANE_TOLERANCE,
+        )
 
-        The candidates are the NEIGHBOURS elements of Y whose centroids are nearest, within
-        the radius (rounded up to RADIUS_STEP) plus the largest element of Y; where they do
-        not exhaust that ball the answer is no, which is always safe."""
-        certified = np.zeros(len(centres), bool)
-        rounded = np.ceil(radius / RADIUS_STEP) * RADIUS_STEP
-        for ball in np.unique(rounded):
-            rows = np.flatnonzero(rounded == ball)
-            found, cell = self.tree.query(
-                centres[rows], k=NEIGHBOURS, distance_upper_bound=ball + self.reach
-            )
-            complete = ~np.isfinite(found[:, -1])
-            rows, cell = rows[complete], cell[complete]
-            valid = cell < len(self.offset)
-            points = self.target.vertices[self.target.cells[np.where(valid, cell, 0)]]
-            height = np.einsum("kcnd,kd->kcn", points, normal[rows]) - offset[rows, None, None]
-            above = valid & (height.max(axis=2) > PLANE_TOLERANCE)
-            owner, which = np.nonzero(above)
-            if len(owner):  # such an element must not reach into the ball
-                near = self.target.distance_to_cells(centres[rows[owner]], cell[owner, which])[0]
-                above[owner, which] = near <= radius[rows[owner]]
-            certified[rows] = ~above.any(axis=1)
-        return certified
+
+BUCKETS_PER_ELEMENT = 4
+"""At most this many buckets per element of Y in the certificate's grid."""
+
+
+def _bucket_centroids(centroids: np.ndarray, reach: float):
+    """(low, step, dims, start, member): a uniform grid over the centroids, padded to three
+    axes, with buckets of side about twice `reach` (grown until there are at most
+    BUCKETS_PER_ELEMENT per element); bucket b holds member[start[b]:start[b + 1]]."""
+    count, dim = centroids.shape
+    points = np.zeros((count, 3))
+    points[:, :dim] = centroids
+    low = points.min(axis=0)
+    span = points.max(axis=0) - low
+    side = 2.0 * reach
+    while True:
+        dims = np.maximum(1, np.ceil(span / side).astype(np.int64) + 1)
+        if np.prod(dims) <= BUCKETS_PER_ELEMENT * max(count, 1):
+            break
+        side *= 1.5
+    step = np.full(3, side)
+    index = np.minimum(((points - low) / step).astype(np.int64), dims - 1)
+    flat = (index[:, 0] * dims[1] + index[:, 1]) * dims[2] + index[:, 2]
+    member = np.argsort(flat, kind="stable")
+    start = np.searchsorted(flat[member], np.arange(int(np.prod(dims)) + 1))
+    return low, step, dims, start.astype(np.int64), member.astype(np.int64)
+
+
+@njit(**JIT)
+def _below(centres, radius, normal, offset, corners, low, step, dims, start, member, reach, tol):
+    """`Neighbours.below`, compiled: every element of Y whose centroid lies in a bucket meeting
+    the box of half-side radius + reach around the centre is checked (its corners' heights
+    above the plane, then, if any exceeds tol, its exact distance to the centre)."""
+    count, dim = centres.shape
+    per = corners.shape[1]
+    certified = np.zeros(count, np.bool_)
+    lower = np.empty(3, np.int64)
+    upper = np.empty(3, np.int64)
+    for i in range(count):
+        px, py, pz = point_at(centres, i)
+        nx, ny = normal[i, 0], normal[i, 1]
+        nz = normal[i, 2] if dim == 3 else 0.0
+        ball = radius[i] + reach
+        for k in range(3):
+            value = centres[i, k] if k < dim else 0.0
+            lower[k] = max(0, int(math.floor((value - ball - low[k]) / step[k])))
+            upper[k] = min(dims[k] - 1, int(math.floor((value + ball - low[k]) / step[k])))
+        limit = radius[i] * radius[i]
+        good = True
+        for a in range(lower[0], upper[0] + 1):
+            for b in range(lower[1], upper[1] + 1):
+                row = (a * dims[1] + b) * dims[2]
+                for s in range(start[row + lower[2]], start[row + upper[2] + 1]):
+                    e = member[s]
+                    top = -np.inf
+                    for j in range(per):
+                        cx, cy, cz = corner(corners, e, j)
+                        top = max(top, cx * nx + cy * ny + cz * nz - offset[i])
+                    if top <= tol:
+                        continue
+                    _, qx, qy, qz = on_element(px, py, pz, corners, e)
+                    if squared_gap(px, py, pz, qx, qy, qz) <= limit:
+                        good = False
+                        break
+                if not good:
+                    break
+            if not good:
+                break
+        certified[i] = good
+    return certified
 
 
 @dataclass
@@ -251,11 +335,9 @@ def bound_elements(
         normal[certified], offset[certified] = planes[0][certified], planes[1][certified]
     affine = np.einsum("knd,kd->kn", corners, normal) - offset[:, None]
     tried = np.flatnonzero(~certified & (high > 0) & np.isfinite(offset))
-    for start in range(0, len(tried), CERTIFY_CHUNK):
-        chunk = tried[start : start + CERTIFY_CHUNK]
-        certified[chunk] = neighbours.below(
-            centres[chunk], high[chunk] + radius[chunk], normal[chunk], offset[chunk]
-        )
+    certified[tried] = neighbours.below(
+        centres[tried], high[tried] + radius[tried], normal[tried], offset[tried]
+    )
     affine[~certified] = np.nan
     low[certified] = np.maximum(low[certified], affine[certified].min(axis=1) - PLANE_TOLERANCE)
     mean_low[certified] = np.maximum(
@@ -277,58 +359,101 @@ def _quantiles(pieces: Pieces, percentile: float) -> tuple[float, float]:
     return max(low, 0.0), pieces.distribution(upper=True).percentile(percentile)
 
 
-def _to_split(pieces: Pieces, threshold: float, percentile: float) -> np.ndarray:
-    """The elements that make a bracket wider than its aim."""
+RANK_DECIMALS = 9
+"""Decimals (of mm, mm^2 or mm^3) the refinement's rankings of elements round to first: equal
+elements (a lattice mesh has many) then rank by their order, not by the last bits of their
+coordinates, so moving the masks within a larger grid leaves the same elements split."""
+
+
+def _widest_first(values: np.ndarray) -> np.ndarray:
+    """Indices of `values` from the largest down, ties (at RANK_DECIMALS) in index order."""
+    return np.argsort(-np.round(values, RANK_DECIMALS), kind="stable")
+
+
+def _to_split(
+    pieces: Pieces, threshold: float, quantiles: tuple[float, float], floor: float = 0.0
+) -> np.ndarray:
+    """The elements that make a bracket wider than its aim. quantiles: this direction's
+    bracket of the p-quantile (`_quantiles`); floor: the other direction's lower end. HDp is
+    the larger of the two directions' quantiles, so its bracket is [max of the lower ends, max
+    of the upper ends]: this direction's quantile needs narrowing only above the floor."""
     total = pieces.size.sum()
     split = np.zeros(len(pieces.size), bool)
     width = pieces.integral_high - pieces.integral_low
     excess = width.sum() - 0.5 * AIMS["MASD"] * total
     if excess > 0.5 * AIMS["MASD"] * total:
         # The widest elements that together hold the excess.
-        order = np.argsort(-width)
+        order = _widest_first(width)
         split[order[: np.searchsorted(np.cumsum(width[order]), excess) + 1]] = True
     open_ = ~pieces.exact
     straddles = open_ & (pieces.low <= threshold) & (pieces.high > threshold)
     if pieces.size[straddles].sum() > AIMS["NSD"] * total:
         split |= straddles
-    low, high = _quantiles(pieces, percentile)
-    if high - low > AIMS["HD95"]:
-        split |= open_ & (pieces.low <= high) & (pieces.high >= low)
+    low, high = quantiles
+    if high - max(low, floor) > AIMS["HD95"]:
+        # With u <= ell + w on every element meeting [low, high], the two quantiles are at
+        # most w apart: the elements narrower than half the aim need no split.
+        meets = open_ & (pieces.low <= high) & (pieces.high >= low)
+        wide = meets & (pieces.high - pieces.low > 0.5 * AIMS["HD95"])
+        split |= wide if wide.any() else meets
     return split
 
 
 def bound_direction(
-    corners: np.ndarray,
-    target: SurfaceIndex,
-    *,
-    threshold: float,
-    percentile: float,
-) -> Pieces:
-    """Bounds over the elements of X (corners (k, n, dim)) towards Y, refined where a bracket
-    is wider than its aim (up to MAX_LEVELS times)."""
-    neighbours = Neighbours(target)
-    pieces = bound_elements(corners, target, neighbours)
-    per_child = len(split_elements(corners[:1]))
-    for _ in range(MAX_LEVELS):
-        split = _to_split(pieces, threshold, percentile)
-        room = (MAX_ELEMENTS - len(pieces.size)) // (per_child - 1)
-        if not split.any() or room <= 0:
-            break
-        if np.count_nonzero(split) > room:  # the most uncertain elements that fit
-            chosen = np.flatnonzero(split)
-            uncertain = (pieces.size * (pieces.high - pieces.low))[chosen]
-            split[:] = False
-            split[chosen[np.argsort(-uncertain)[:room]]] = True
-        # A plane certified over an element is certified over its children.
-        inherited = (
-            np.repeat(pieces.normal[split], per_child, axis=0),
-            np.repeat(pieces.offset[split], per_child),
-        )
-        pieces = Pieces.join(
-            pieces.take(~split),
-            bound_elements(split_elements(pieces.corners[split]), target, neighbours, inherited),
-        )
-    return pieces
+    corners: np.ndarray, target: SurfaceIndex, *, threshold: float, percentile: float
+) -> tuple[Pieces, str]:
+    """`bound_directions` of one direction alone."""
+    return bound_directions([(corners, target)], threshold=threshold, percentile=percentile)[0]
+
+
+def bound_directions(pairs, *, threshold: float, percentile: float) -> list[tuple[Pieces, str]]:
+    """Per (corners (k, n, dim) of X, index of Y) of `pairs`: bounds over the elements of X
+    towards Y, refined where a bracket is wider than its aim (up to MAX_LEVELS times and
+    MAX_ELEMENTS elements), and what stopped the refinement short of the aims ("" when
+    nothing did). The directions are refined level by level together: a direction's HDp needs
+    narrowing only above the others' lower ends (`_to_split`)."""
+    neighbours = [Neighbours(target) for _, target in pairs]
+    pieces = [
+        bound_elements(corners, target, near)
+        for (corners, target), near in zip(pairs, neighbours, strict=True)
+    ]
+    notes = [""] * len(pairs)
+    per_child = len(split_elements(pairs[0][0][:1]))
+    for level in itertools.count():
+        quantiles = [_quantiles(one, percentile) for one in pieces]
+        refined = False
+        for i, ((_, target), one) in enumerate(zip(pairs, pieces, strict=True)):
+            floor = max((q[0] for j, q in enumerate(quantiles) if j != i), default=0.0)
+            split = _to_split(one, threshold, quantiles[i], floor)
+            room = (MAX_ELEMENTS - len(one.size)) // (per_child - 1)
+            notes[i] = (
+                ""
+                if not split.any()
+                else f"stopped by the cap of {MAX_ELEMENTS:,} elements per direction"
+                if room <= 0
+                else f"stopped after {MAX_LEVELS} levels"
+                if level == MAX_LEVELS
+                else ""
+            )
+            if not split.any() or notes[i]:
+                continue
+            if np.count_nonzero(split) > room:  # the most uncertain elements that fit
+                chosen = np.flatnonzero(split)
+                uncertain = (one.size * (one.high - one.low))[chosen]
+                split[:] = False
+                split[chosen[_widest_first(uncertain)[:room]]] = True
+            # A plane certified over an element is certified over its children.
+            inherited = (
+                np.repeat(one.normal[split], per_child, axis=0),
+                np.repeat(one.offset[split], per_child),
+            )
+            children = split_elements(one.corners[split])
+            pieces[i] = Pieces.join(
+                one.take(~split), bound_elements(children, target, neighbours[i], inherited)
+            )
+            refined = True
+        if not refined:
+            return list(zip(pieces, notes, strict=True))
 
 
 COUNTED = metric_keys(family="overlap")
@@ -370,10 +495,16 @@ def distance_brackets(
         )
     if not set(keys) & PASS_KEYS:
         return brackets
-    directions = [
-        bound_direction(vertices[cells], target, threshold=threshold, percentile=percentile)
-        for (vertices, cells), target in ((surface_a, index_b), (surface_b, index_a))
-    ]
+    refined = bound_directions(
+        [
+            (vertices[cells], target)
+            for (vertices, cells), target in ((surface_a, index_b), (surface_b, index_a))
+        ],
+        threshold=threshold,
+        percentile=percentile,
+    )
+    directions = [pieces for pieces, _ in refined]
+    note = "; ".join(dict.fromkeys(limit for _, limit in refined if limit))
     sizes = [one.size.sum() for one in directions]
     low = [one.integral_low.sum() for one in directions]
     high = [one.integral_high.sum() for one in directions]
@@ -390,4 +521,17 @@ def distance_brackets(
         "ASSD": _bracket(sum(low) / sum(sizes), sum(high) / sum(sizes), summed=True),
         "NSD": _bracket(sum(within_low) / sum(sizes), sum(within_high) / sum(sizes), summed=True),
     }
+    for one in every.values():
+        one.note = note
     return brackets | {key: every[key] for key in every if key in keys}
+
+
+def too_wide(brackets: dict[str, Bracket]) -> list[str]:
+    """One line per bracket wider than its aim (`WIDTH_AIMS`): the metric, its width, the aim
+    and what stopped the refinement."""
+    return [
+        f"{key} bracket [{one.lower:.6g}, {one.upper:.6g}] is {one.width:.2g} wide, above its "
+        f"aim {WIDTH_AIMS[key]:g}" + (f" (refinement {one.note})" if one.note else "")
+        for key, one in brackets.items()
+        if key in WIDTH_AIMS and one.width > WIDTH_AIMS[key]
+    ]

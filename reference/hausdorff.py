@@ -56,10 +56,11 @@ MAX_LEVELS = 16
 @dataclass
 class Bracket:
     """lower <= value <= upper: of the directed Hausdorff distance here, of any metric in
-    module `bounds`."""
+    module `bounds`. note: what stopped its refinement short of its aim ("" if nothing)."""
 
     lower: float
     upper: float
+    note: str = ""
 
     @property
     def width(self) -> float:

@@ -46,6 +46,7 @@ SLOW_TESTS = frozenset(
         "test_brackets_hold_offset_spheres",
         "test_a_shrunk_bracket_fails_the_dense_check",
         "test_brackets_hold_concentric_spheres",
+        "test_the_element_budget_leaves_an_honest_bracket_and_says_so",
         "test_cube_index_finds_the_brute_force_distance[3]",  # its small cases stay fast
         "test_a_run_killed_hard_resumes_with_the_same_command",  # a workflow run, killed
     }

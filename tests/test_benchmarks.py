@@ -152,10 +152,14 @@ def test_reference_speed_quick_run_prints_targets(quick_speed_run):
     ):
         assert heading in printed
     brackets = printed.split("== Bracket widths")[1].split("==")[0]
-    assert "Cochlea_L" in brackets and "w_HD95" in brackets and "bounds/ref" in brackets
-    assert "outside" in brackets
+    assert "Cochlea_L" in brackets and "w_HD95" in brackets and "cert/ref" in brackets
+    assert "outside" in brackets and "certified" in brackets and "wide" in brackets
+    for line in brackets.splitlines()[2:]:  # no certified value outside its bracket
+        assert "Cochlea_L" not in line or line.split()[-2] == "-", line
     targets = printed.split("== Targets")[1]
-    assert targets.count("MET]") == 4  # "[MET]" or "[NOT MET]": three, and the mask files
+    # "[MET]" or "[NOT MET]": four, and two of the mask files
+    assert targets.count("MET]") == 6
+    assert "certified call (bounds=True)" in targets
     assert "peak memory" in targets and "GB" in targets
     assert "like for like" in targets and "refnoB/dm" in printed
     assert "[for scale]" in targets and "centres/dm" in printed

@@ -10,13 +10,22 @@ of the exact HD, so it must not exceed the bracket's upper end at all.
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 import pytest
 from test_reference import triangle
 
-from reference import analytic, compute_metrics, compute_surface_metrics
+from reference import analytic, bounds, compute_metrics, compute_surface_metrics
 from reference.api import mesh_surface
-from reference.bounds import SEARCH_SLACK, Neighbours, bound_direction, bound_elements
+from reference.bounds import (
+    SEARCH_SLACK,
+    Neighbours,
+    WideBracket,
+    bound_direction,
+    bound_elements,
+    too_wide,
+)
 from reference.closest import SurfaceIndex
 from reference.distance_pass import Directed, split_elements, tie_threshold
 from reference.geometry import brute_force_distances
@@ -196,7 +205,7 @@ def test_element_bounds_hold_at_exact_distances():
     a, b, spacing, (surface_a, surface_b) = _masks_case((1.0, 1.0, 1.0))
     target = SurfaceIndex(*surface_b)
     threshold = tie_threshold(TAU, surface_a[0], surface_b[0])
-    pieces = bound_direction(
+    pieces, _ = bound_direction(
         surface_a[0][surface_a[1]], target, threshold=threshold, percentile=PERCENTILE
     )
     rng = np.random.default_rng(7)
@@ -273,8 +282,8 @@ def test_bounds_with_one_empty_mask_and_a_subset_of_metrics():
 
 
 def test_the_command_prints_the_brackets(tmp_path):
-    """`python -m reference A B --bounds`: each metric, its bracket and width, in the table
-    and in --json; the same as the library's."""
+    """`python -m reference A B`: each metric, its bracket and width, in the table and in
+    --json by default; the same as the library's."""
     import json
     import subprocess
     import sys
@@ -286,7 +295,7 @@ def test_the_command_prints_the_brackets(tmp_path):
 
     def run(*extra):
         done = subprocess.run(
-            [sys.executable, "-m", "reference", *map(str, paths), "--bounds", *extra],
+            [sys.executable, "-m", "reference", *map(str, paths), *extra],
             capture_output=True,
             text=True,
             timeout=300,
@@ -304,3 +313,80 @@ def test_the_command_prints_the_brackets(tmp_path):
     lines = run().splitlines()
     assert [line.split()[0] for line in lines] == list(scores)
     assert all("width" in line and "[" in line for line in lines)
+
+
+def test_certification_moves_the_a1_triangles_nsd_into_its_bracket():
+    """The sharpest case the certificate fixes: on Fig. A1's triangles the plain call's NSD
+    (0.8216) lies 0.0075 below its proven bracket; the certified call (`bounds=True`: what
+    the study scores and `python -m reference` prints) returns every value inside a bracket
+    that meets its aim. Certification switched off fails here."""
+    a, b = triangle((2.0, 6.0)), triangle((2.0, 2.0))
+    plain = compute_surface_metrics(a, b)
+    scores, brackets = compute_surface_metrics(a, b, bounds=True)
+    assert plain["NSD"] < brackets["NSD"].lower - 0.005
+    assert all(brackets[key].holds(value) for key, value in scores.items())
+    assert not too_wide(brackets), too_wide(brackets)
+
+
+def _degenerate_pairs():
+    """Pairs at the edges of what masks can be: single voxels, one-voxel-thick sheets, masks
+    filling the grid to its faces (the crop keeps no background margin), 2D masks."""
+    single_a, single_b = np.zeros((5, 5, 5), bool), np.zeros((5, 5, 5), bool)
+    single_a[2, 2, 2] = single_b[2, 2, 3] = True
+    sheet_a, sheet_b = np.zeros((12, 12, 12), bool), np.zeros((12, 12, 12), bool)
+    sheet_a[2:10, 2:10, 5] = True
+    sheet_b[3:10, 2:9, 6] = True
+    edge_a, edge_b = np.zeros((10, 10, 10), bool), np.zeros((10, 10, 10), bool)
+    edge_a[:6, :, :4] = True
+    edge_b[:7, :9, :6] = True
+    flat_a, flat_b = np.zeros((20, 20), bool), np.zeros((20, 20), bool)
+    flat_a[3:12, 4:15] = True
+    flat_b[5:14, 3:13] = True
+    return {
+        "single voxels": (single_a, single_b, (1.0, 1.0, 1.0)),
+        "sheets": (sheet_a, sheet_b, (1.0, 1.0, 1.0)),
+        "grid edge": (edge_a, edge_b, (1.0, 1.0, 2.0)),
+        "same voxel": (single_a, single_a.copy(), (1.0, 1.0, 1.0)),
+        "2D": (flat_a, flat_b, (0.7, 1.1)),
+    }
+
+
+@pytest.mark.parametrize("meshing", ["discrete_marching_cubes", "marching_cubes", "surface_nets"])
+@pytest.mark.parametrize("case", list(_degenerate_pairs()))
+def test_degenerate_pairs_get_values_in_honest_brackets(case, meshing):
+    """No crash, every value inside its bracket, every bracket finite and ordered; where one
+    misses its aim a warning says which, how wide and why."""
+    a, b, spacing = _degenerate_pairs()[case]
+    with warnings.catch_warnings(record=True) as said:
+        warnings.simplefilter("always")
+        scores, brackets = compute_metrics(a, b, spacing, meshing=meshing, bounds=True)
+    assert set(brackets) == set(scores)
+    for key, value in scores.items():
+        bracket = brackets[key]
+        assert np.isfinite([bracket.lower, bracket.upper]).all(), key
+        assert bracket.holds(value), (key, value, bracket)
+    wide = [str(one.message) for one in said if one.category is WideBracket]
+    assert wide == too_wide(brackets)
+
+
+def test_the_element_budget_leaves_an_honest_bracket_and_says_so(monkeypatch):
+    """A pair too large for the certificate's element budget (here a budget of 3,000
+    elements per direction): the values still lie in their brackets, and each bracket left
+    wider than its aim is named in a warning with its width and the cap that stopped it."""
+    a, b, spacing, surfaces = _masks_case((1.0, 1.0, 1.0))
+    monkeypatch.setattr(bounds, "MAX_ELEMENTS", 3_000)
+    with pytest.warns(WideBracket, match=r"wide, above its aim .*cap of 3,000 elements"):
+        scores, brackets = compute_metrics(a, b, spacing, bounds=True)
+    assert all(brackets[key].holds(value) for key, value in scores.items())
+    assert_brackets_hold_dense(*surfaces, brackets, scores, level=4)
+
+
+def test_a_metric_without_a_bound_gets_the_bracket_of_every_value():
+    """A metric added with a formula alone (tests/test_adding_a_metric.py) has no bound in
+    module `bounds`: its bracket holds every value and says so; its value is not moved."""
+    from reference import api
+
+    scores, brackets = api._with_brackets({"HDmed": 2.5, "DSC": 0.5}, True, {})
+    assert scores == {"HDmed": 2.5, "DSC": 0.5}
+    assert brackets["HDmed"].lower == -np.inf and brackets["HDmed"].upper == np.inf
+    assert "no proven bracket" in brackets["HDmed"].note and not too_wide(brackets)

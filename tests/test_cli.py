@@ -148,7 +148,7 @@ def test_a_label_map_gives_one_organ_with_label(tmp_path):
     path_b = write_image(tmp_path / "b.nii.gz", labels_b)
     done = run("reference", path_a, path_b, "--label", 2, "--json")
     assert done.returncode == 0, done.stderr
-    scores = json.loads(done.stdout)
+    scores = json.loads(done.stdout)["scores"]
     assert scores["HD"] == pytest.approx(2.0, abs=1e-9)  # the boxes 2 voxels apart along x
     assert scores["DSC"] == pytest.approx(5 / 7)
 
@@ -157,11 +157,11 @@ def test_empty_masks_give_the_documented_scores(tmp_path, good_a):
     empty = write_mask(tmp_path / "empty.nii.gz", np.zeros((16, 14, 8), bool), SPACING)
     one = run("reference", good_a, empty, "--json")
     assert one.returncode == 0 and "mask b is empty" in one.stderr
-    scores = json.loads(one.stdout.replace("Infinity", "1e999"))
+    scores = json.loads(one.stdout.replace("Infinity", "1e999"))["scores"]
     assert scores["HD"] == float("inf") and scores["NSD"] == scores["DSC"] == 0.0
     both = run("reference", empty, empty, "--json")
     assert both.returncode == 0 and "both masks are empty" in both.stderr
-    assert all(np.isnan(v) for v in json.loads(both.stdout).values())
+    assert all(np.isnan(v) for v in json.loads(both.stdout)["scores"].values())
     compared = run("compare", good_a, empty)
     assert compared.returncode == 0, compared.stderr
     assert "inf" in compared.stdout
@@ -172,11 +172,12 @@ def test_the_reference_prints_what_the_library_computes(tmp_path):
 
     a, b = box(), box(shift=2)
     paths = [write_mask(tmp_path / f"{n}.nii.gz", m, SPACING) for n, m in (("a", a), ("b", b))]
-    done = run("reference", *paths, "--json")
+    done = run("reference", *paths, "--no-bounds", "--json")
     assert done.returncode == 0, done.stderr
     assert json.loads(done.stdout) == pytest.approx(compute_metrics(a, b, SPACING), abs=1e-12)
-    table = run("reference", *paths).stdout.split()
-    assert table[0::2] == list(json.loads(done.stdout))
+    lines = run("reference", *paths).stdout.splitlines()  # with the brackets by default
+    assert [line.split()[0] for line in lines] == list(json.loads(done.stdout))
+    assert all("width" in line for line in lines)
 
 
 def test_hanseg_listing_errors_are_named(tmp_path):

@@ -1,5 +1,5 @@
 """`python -m reference A B` in process, for the fast set: the scores the library computes,
-and with --bounds each metric's bracket holding its value. The command run as a process, with
+and by default each metric's bracket holding its value. The command run as a process, with
 the library's brackets compared value by value, is test_bounds' slow test."""
 
 from __future__ import annotations
@@ -27,14 +27,15 @@ def pair(tmp_path):
 
 def test_the_command_prints_the_librarys_scores_and_brackets(pair, capsys):
     a, b, paths = pair
-    assert main([*paths, "--json"]) == 0
+    assert main([*paths, "--no-bounds", "--json"]) == 0
     scores = json.loads(capsys.readouterr().out)
     assert scores == pytest.approx(compute_metrics(a, b, (1.0, 1.0, 1.0)), abs=1e-12)
-    assert main([*paths, "--bounds", "--json"]) == 0
+    assert main([*paths, "--json"]) == 0  # the brackets by default
     said = json.loads(capsys.readouterr().out)
+    assert set(said["brackets"]) == set(scores)
     for key, bracket in said["brackets"].items():
         assert bracket["lower"] <= said["scores"][key] <= bracket["upper"], key
-    assert main([*paths, "--bounds"]) == 0
+    assert main(paths) == 0
     lines = capsys.readouterr().out.splitlines()
     assert [line.split()[0] for line in lines] == list(scores)
     assert all("width" in line for line in lines)
@@ -44,3 +45,14 @@ def test_a_bad_argument_exits_with_status_2_naming_it(pair, capsys):
     with pytest.raises(SystemExit) as stopped:
         main([*pair[2], "--tau", "-1"])
     assert stopped.value.code == 2 and "--tau" in capsys.readouterr().err
+
+
+def test_a_bracket_wider_than_its_aim_is_one_note_on_stderr(pair, capsys, monkeypatch):
+    from reference import bounds
+
+    monkeypatch.setattr(bounds, "MAX_ELEMENTS", 500)  # a budget the pair's brackets exceed
+    assert main(pair[2]) == 0
+    said = capsys.readouterr()
+    notes = [line for line in said.err.splitlines() if line.startswith("note: ")]
+    assert notes and all("above its aim" in line and "cap of 500" in line for line in notes)
+    assert len(said.out.splitlines()) == 7  # the table of the seven metrics, as without
