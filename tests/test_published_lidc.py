@@ -126,3 +126,9 @@ def test_a_tool_that_offers_no_2d_distance_is_not_measured_there_with_its_words(
     rows = verdicts_of(published, "segauge", "HD95")
     assert set(rows["verdict"]) == {"not measured"}
     assert rows["reason"].str.contains("not offered in 2D").all()
+
+
+def test_the_page_names_the_command_that_made_it_with_its_own_path(page):
+    made = next(line for line in page.read_text().splitlines() if "Made with" in line)
+    relative = page.relative_to(RESULTS.parents[1]).as_posix()
+    assert f"--out {relative}`" in made, made  # a path a reader's clone has, not a machine's
