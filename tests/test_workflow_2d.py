@@ -12,8 +12,8 @@ import pytest
 import yaml
 
 from adapters import REGISTRY, STUDY_TOOLS
-from study.dataset.shapes2d import SHAPES
 from study.analysis.verdicts import ALL
+from study.dataset.shapes2d import SHAPES
 from study.records import REFERENCE
 from study.scoring.score import NOT_OFFERED_2D
 
