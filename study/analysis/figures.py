@@ -422,8 +422,8 @@ def _mark_absent(
     delta: pd.DataFrame,
     tools: Sequence[str],
     unavailable: Sequence[str],
-    metric: str = "",
-    two_d: bool = False,
+    metric: str,
+    two_d: bool,
 ) -> None:
     """Write `ABSENT`'s words, vertically, where a tool has no box in this panel."""
     transform = axis.get_xaxis_transform()

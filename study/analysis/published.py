@@ -91,10 +91,9 @@ def data_lines(manifest: Path) -> list[str]:
     nodules = pairs[["case", "nodule"]].drop_duplicates().shape[0]
     where = f"{nodules} nodules in {pairs['case'].nunique()} scans ({manifest.name}"
     if slices:
-        readers = pairs[["case", "nodule", "annotation_a", "annotation_b"]].drop_duplicates()
         per_pair = pairs.groupby(["case", "nodule", "annotation_a", "annotation_b"]).size()
         lines = [
-            f"{len(pairs):,} slice pairs of {len(readers):,} reader pairs of {where}; a slice "
+            f"{len(pairs):,} slice pairs of {len(per_pair):,} reader pairs of {where}; a slice "
             "pair is a slice both radiologists of a pair outlined the nodule on).",
             f"Slice pairs per reader pair: median {per_pair.median():g}, "
             f"from {per_pair.min()} to {per_pair.max()}.",
@@ -374,8 +373,8 @@ def write_page(
     parts += _avoided(table)
     strata = verdict_text.strata_table(table)
     if not strata.empty:
-        thickness = strata.astype(str).apply(lambda column: column.str.startswith("slices ")).any()
-        by = "nodule size and slice thickness" if thickness.any() else "nodule size"
+        thickness = table["stratum"].str.startswith("slices ").any()
+        by = "nodule size and slice thickness" if thickness else "nodule size"
         parts += [f"## By {by}", ""]
         parts += ["Every stratum judged by the same rule on its own pairs, with its grid's"]
         parts += ["tolerance (n: the pairs the reference defines there):", ""]

@@ -26,13 +26,8 @@ from pathlib import Path
 import numpy as np
 from vtkmodules.vtkCommonDataModel import vtkPolyData
 
-from study.dataset.meshes import (
-    check_closed,
-    outline_from_loops,
-    write_manifest,
-    write_observer_meshes,
-)
-from study.dataset.synthetic import case_id, claim_folder
+from study.dataset.meshes import check_closed, outline_from_loops
+from study.dataset.synthetic import write_case_meshes
 
 SEGMENTS = 720
 """Vertices per round outline: a chord's sagitta at radius 10 mm is then 1e-4 mm."""
@@ -112,13 +107,5 @@ def generate_case(case: int, seed: int) -> dict[str, Pair]:
 
 def write_case(folder: str | Path, case: int, seed: int) -> Path:
     """One case's outlines into folder/meshes/<case_id>/ with its manifest.csv; that path."""
-    folder = Path(folder)
-    claim_folder(folder, seed=seed)
-    case_dir = folder / "meshes" / case_id(case)
-    rows = []
-    for name, pair in generate_case(case, seed).items():
-        rows += write_observer_meshes(
-            case_dir, case=case_id(case), oar=name, category=SHAPES[name][0], meshes=pair
-        )
-    write_manifest(rows, case_dir / "manifest.csv")
-    return case_dir / "manifest.csv"
+    categories = {name: category for name, (category, _) in SHAPES.items()}
+    return write_case_meshes(folder, case, seed, generate_case(case, seed), categories)

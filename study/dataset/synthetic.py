@@ -22,7 +22,7 @@ from __future__ import annotations
 import argparse
 import json
 import zlib
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
@@ -962,13 +962,22 @@ def write_case(folder: str | Path, case: int, seed: int, oars: Sequence[str] | N
 
     Paths in the case manifest are relative to it (file names).
     """
+    return write_case_meshes(folder, case, seed, generate_case(case, seed, oars), OARS)
+
+
+def write_case_meshes(
+    folder: str | Path, case: int, seed: int, pairs: Mapping, categories: Mapping[str, str]
+) -> Path:
+    """A generated case's pairs (name -> {"A": mesh, "B": mesh}) into
+    folder/meshes/<case_id>/ with its manifest.csv (each name's category from `categories`),
+    in a folder this generator claims; the manifest's path."""
     folder = Path(folder)
     claim_folder(folder, seed=seed)
     case_dir = folder / "meshes" / case_id(case)
     rows = []
-    for name, pair in generate_case(case, seed, oars).items():
+    for name, pair in pairs.items():
         rows += write_observer_meshes(
-            case_dir, case=case_id(case), oar=name, category=OARS[name], meshes=pair
+            case_dir, case=case_id(case), oar=name, category=categories[name], meshes=pair
         )
     write_manifest(rows, case_dir / "manifest.csv")
     return case_dir / "manifest.csv"

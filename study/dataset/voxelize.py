@@ -35,19 +35,16 @@ class VoxelizedPair:
         return self.mask_a.shape
 
 
-def check_spacing(
-    spacing: Sequence[float], *, name: str = "spacing", dims: Sequence[int] = (2, 3)
-) -> tuple[float, ...]:
-    """Spacing as a tuple of 2 or 3 (one of `dims`) positive finite floats, or ValueError
-    naming `name`."""
-    what = " or ".join(map(str, dims))
+def check_spacing(spacing: Sequence[float], *, name: str = "spacing") -> tuple[float, ...]:
+    """Spacing as a tuple of 2 or 3 positive finite floats, or ValueError naming `name`."""
+    what = "2 or 3"
     try:
         values = tuple(float(s) for s in spacing)
     except (TypeError, ValueError) as error:
         raise ValueError(
             f"{name}: voxel size must be {what} numbers in mm, got {spacing!r}"
         ) from error
-    if len(values) not in dims or not all(math.isfinite(s) and s > 0 for s in values):
+    if len(values) not in (2, 3) or not all(math.isfinite(s) and s > 0 for s in values):
         raise ValueError(
             f"{name}: voxel size must be {what} positive finite numbers in mm, got {spacing!r}"
         )

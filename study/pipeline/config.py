@@ -84,14 +84,25 @@ def _read(source: str | Path | Mapping) -> tuple[dict, str]:
     return data, str(path)
 
 
-def _check_finite(config: dict, where: str) -> None:
-    """JSON Schema lets NaN through (every comparison with NaN is false): reject it here."""
+def _sizes(config: dict) -> list[tuple[str, list]]:
+    """(key, values) of every voxel size and field-of-view size of a config (in mm), the
+    grid check's own list included when it is one (not "coarsest" or "all")."""
     sizes = [(f"voxel_sizes[{i}]", size) for i, size in enumerate(config["voxel_sizes"])]
     sizes.append(("timing.voxel_size", config["timing"]["voxel_size"]))
     sizes.append(("field_of_view.scan_mm", config["field_of_view"]["scan_mm"]))
     if config["field_of_view"]["size_mm"] is not None:
         sizes.append(("field_of_view.size_mm", config["field_of_view"]["size_mm"]))
-    for key, values in sizes:
+    if isinstance(config["grid_check"]["voxel_sizes"], list):
+        sizes += [
+            (f"grid_check.voxel_sizes[{i}]", size)
+            for i, size in enumerate(config["grid_check"]["voxel_sizes"])
+        ]
+    return sizes
+
+
+def _check_finite(config: dict, where: str) -> None:
+    """JSON Schema lets NaN through (every comparison with NaN is false): reject it here."""
+    for key, values in _sizes(config):
         if not all(math.isfinite(v) and v > 0 for v in values):
             raise ConfigError(
                 f"{where}: {key} must hold positive finite numbers (mm), got {values!r}"
@@ -155,17 +166,7 @@ def _check_dimension(config: dict, where: str) -> None:
     """Every voxel size and field-of-view size has dataset.dimension entries (2 or 3); a 2D
     synthetic dataset is the 2D shapes, which dataset.oars cannot select."""
     dimension = config["dataset"]["dimension"]
-    sizes = [(f"voxel_sizes[{i}]", size) for i, size in enumerate(config["voxel_sizes"])]
-    sizes.append(("timing.voxel_size", config["timing"]["voxel_size"]))
-    sizes.append(("field_of_view.scan_mm", config["field_of_view"]["scan_mm"]))
-    if config["field_of_view"]["size_mm"] is not None:
-        sizes.append(("field_of_view.size_mm", config["field_of_view"]["size_mm"]))
-    if isinstance(config["grid_check"]["voxel_sizes"], list):
-        sizes += [
-            (f"grid_check.voxel_sizes[{i}]", size)
-            for i, size in enumerate(config["grid_check"]["voxel_sizes"])
-        ]
-    for key, values in sizes:
+    for key, values in _sizes(config):
         if len(values) != dimension:
             raise ConfigError(
                 f"{where}: {key} has {len(values)} entries, but dataset.dimension is "

@@ -174,7 +174,8 @@ def score_pairs(
     started = time.perf_counter()
     for done, pair in enumerate(pairs.itertuples(index=False), start=1):
         outcome = invoke_files(impl, pair.path_a, pair.path_b, metrics=metrics, settings=settings)
-        two_d = mask_dimension(pair.spacing, pair.path_a) == 2
+        # Only a tool that declines a 2D metric needs the pair's dimension (a header read).
+        two_d = bool(impl.not_offered_2d) and mask_dimension(pair.spacing, pair.path_a) == 2
         context = {
             "dataset": dataset,
             "case": pair.case,
