@@ -57,6 +57,16 @@ class MetricsFailed(RuntimeError):
         super().__init__("; ".join(dict.fromkeys(self.errors.values())))
 
 
+class Bracketed(dict):
+    """Metric key -> value, with `brackets`: metric key -> (lower, upper), an interval proven
+    to hold the metric's exact value (the reference's `bounds=True`); what `Adapter._compute`
+    returns when it has such intervals (`calls.Outcome.brackets` keeps them)."""
+
+    def __init__(self, values: Mapping[str, float], brackets: Mapping[str, tuple]) -> None:
+        super().__init__(values)
+        self.brackets = {key: (float(low), float(high)) for key, (low, high) in brackets.items()}
+
+
 class ToolStderrWarning(UserWarning):
     """A diagnostic line a program tool printed (a warning, or an error it survived)."""
 

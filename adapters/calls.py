@@ -85,6 +85,8 @@ class Outcome:
     warnings: warning texts the tool raised, logged or printed.
     seconds: wall time of the call (program tools: the whole process, files included).
     unavailable: the reason when the tool is not installed here, else None.
+    brackets: metric key -> (lower, upper) proven to hold its exact value, for the metrics
+        of a tool that proves them (`adapters.base.Bracketed`: the reference).
     """
 
     values: dict[str, float] = field(default_factory=dict)
@@ -93,6 +95,7 @@ class Outcome:
     warnings: list[str] = field(default_factory=list)
     seconds: float = 0.0
     unavailable: str | None = None
+    brackets: dict[str, tuple[float, float]] = field(default_factory=dict)
 
     def error_of(self, metric: str) -> str | None:
         """Why `metric` has no value: the call's error or the metric's own; None if none."""
@@ -160,6 +163,7 @@ def run_in_process(
                     **options,
                 )
                 outcome.values = {key: float(value) for key, value in values.items()}
+                outcome.brackets = dict(getattr(values, "brackets", {}))
             except MetricsFailed as partial:
                 outcome.values, outcome.failed = partial.values, partial.errors
                 if not partial.values:

@@ -31,6 +31,11 @@ today's versions and for the reference, "paper" for the paper's); `seconds` is t
 one call that produced all of that tool's metrics for the pair.
 """
 
+BRACKET_COLUMNS: tuple[str, ...] = ("reference_low", "reference_high")
+"""Columns every scores file of `score_pairs` adds after SCORE_COLUMNS: the reference's proven
+bracket of its value when the study asks for it (`reference.brackets`), else NaN; NaN for
+tools. The analysis does not read them; tables written before them lack them."""
+
 VERDICT_COLUMNS: dict[str, str] = {
     "metric": "text",
     "spacing": "text",

@@ -13,6 +13,7 @@ import json
 import shutil
 from pathlib import Path
 
+import pandas as pd
 import pytest
 import yaml
 from project_copy import THROWAWAY_MODULE, copy_project, run_in
@@ -156,6 +157,27 @@ def test_an_upgrade_reruns_exactly_the_tools_jobs(study, newcomer):
     assert not any("masks" in Path(path).parts for path in changed)
     probe = json.loads((study.folder / f"results/edge_cases/{TOOL}.json").read_text())
     assert probe["version"] == "1.1"
+
+
+def test_asking_for_brackets_reruns_only_the_references_scoring(study, newcomer):
+    """reference.brackets switched on: the reference's score files are redone, each of its
+    values inside the bracket now recorded beside it; no tool's output is touched."""
+    before = mtimes(study.folder)
+    config = yaml.safe_load(study.config.read_text())
+    config["reference"]["brackets"] = True
+    study.config.write_text(yaml.safe_dump(config))
+    study.run()
+    after = mtimes(study.folder)
+    changed = {path for path in after if after[path] != before[path]}
+    redone = {Path(path).parts[1] for path in changed if of_tool(path, "reference")}
+    assert redone == {"scores"}, sorted(changed)
+    for tool in (TOOL, "simpleitk"):
+        assert not [path for path in changed if of_tool(path, tool)], tool
+    scores = pd.read_parquet(study.folder / "results/scores.parquet")
+    reference = scores[(scores.tool == "reference") & (scores.status == "ok")]
+    low, high, value = reference.reference_low, reference.reference_high, reference.value
+    assert len(reference) and ((low <= value) & (value <= high)).all()
+    assert scores.loc[scores.tool != "reference", "reference_low"].isna().all()
 
 
 def test_a_stale_record_stops_the_analysis_naming_its_file(study, newcomer):

@@ -12,7 +12,8 @@ import pytest
 from adapters import CallSettings
 from adapters.base import Adapter, ProgramAdapter
 from maskio import write_mask
-from study.records import SCORE_COLUMNS
+from reference import bounds
+from study.records import BRACKET_COLUMNS, SCORE_COLUMNS
 from study.scoring import score as scoring
 
 
@@ -115,16 +116,16 @@ def registered(monkeypatch):
     return register
 
 
-def score(tool, pairs, timeout=30.0):
-    return scoring.score_pairs(
-        tool, pairs, dataset="unit", settings=CallSettings(percentile=95, tau=2.0, timeout=timeout)
-    )
+def score(tool, pairs, timeout=30.0, brackets=False):
+    settings = CallSettings(percentile=95, tau=2.0, timeout=timeout)
+    return scoring.score_pairs(tool, pairs, dataset="unit", settings=settings, brackets=brackets)
 
 
 def test_rows_follow_the_schema_and_carry_values(registered, tmp_path):
     pairs = pairs_table(tmp_path)
     table = score(registered(Constant()), pairs)
-    assert list(table.columns) == list(SCORE_COLUMNS)
+    assert list(table.columns) == [*SCORE_COLUMNS, *BRACKET_COLUMNS]
+    assert table[list(BRACKET_COLUMNS)].isna().all().all()  # a tool proves no bracket
     hd = table[table.metric == "HD"]
     assert list(hd.value) == [216.0] * 3 and set(hd.status) == {"ok"}
     assert (hd.seconds >= 0).all() and set(hd.tool_version) == {"1.0"}
@@ -178,6 +179,21 @@ def test_the_reference_scores_every_metric(tmp_path):
     assert set(table.status) == {"ok"}
     # B is A shifted by one voxel of 1 mm along axis 0: HD is exactly 1 mm.
     assert table.loc["HD", "value"] == pytest.approx(1.0, abs=1e-6)
+    assert table[list(BRACKET_COLUMNS)].isna().all().all()  # not asked
+
+
+def test_the_reference_asked_for_brackets_records_each_value_inside_its_own(tmp_path):
+    pairs = pairs_table(tmp_path, 1)
+    table = score("reference", pairs, brackets=True).set_index("metric")
+    assert set(table.status) == {"ok"}
+    low, high = table["reference_low"], table["reference_high"]
+    assert low.notna().all() and (low <= table.value).all() and (table.value <= high).all()
+    assert (high - low <= pd.Series(bounds.WIDTH_AIMS)[table.index]).all()
+
+
+def test_only_the_reference_proves_brackets():
+    with pytest.raises(ValueError, match="only the reference"):
+        scoring.implementation("deepmind", brackets=True)
 
 
 def test_unavailable_is_one_row_per_tool():

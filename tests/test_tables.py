@@ -24,6 +24,7 @@ from study.analysis.labels import format_number, tool_label
 from study.analysis.read import load_edge_cases
 from study.analysis.rendering import write_table
 from study.analysis.significance import bonferroni_factor_of, implementations, wilcoxon_table
+from study.records import spacing_title
 
 
 @pytest.fixture(scope="module")
@@ -45,6 +46,22 @@ def test_table_a1_cell_matches_plain_pandas(scores):
     assert shown["(2, 2, 2) mm: mean ± SD"] == (
         f"{format_number(diff.mean())} ± {format_number(diff.std())}"
     )
+
+
+def test_table_a1_says_the_references_own_uncertainty_when_recorded(scores):
+    assert not any("uncertainty" in note for note in tables.table_a1(scores).notes)
+    bracketed = scores.copy()
+    reference = bracketed["tool"] == "reference"
+    width = np.where(bracketed["metric"] == "NSD", 0.0004, 0.003)  # NSD a fraction: 0.04 %pt
+    bracketed["reference_low"] = np.where(reference, bracketed["value"] - width / 2, np.nan)
+    bracketed["reference_high"] = np.where(reference, bracketed["value"] + width / 2, np.nan)
+    widest = bracketed.loc[reference & (bracketed["metric"] == "MASD"), "case"].index[0]
+    bracketed.loc[widest, "reference_high"] += 0.005  # one pair's MASD bracket 0.008 mm wide
+    grid = bracketed.loc[widest, "spacing"]
+    (note,) = [n for n in tables.table_a1(bracketed).notes if "uncertainty" in n]
+    assert f"MASD at {spacing_title(grid)} 0.008 mm" in note
+    assert "NSD at (1, 1, 1) mm 0.04 %pt" in note
+    assert "HD at (2, 2, 2) mm 0.003 mm" in note
 
 
 def test_table_a1_shows_excluded_counts_and_percentage_points(scores):

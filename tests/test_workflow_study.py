@@ -22,7 +22,7 @@ import yaml
 
 from study.pipeline.config import load_config
 from study.pipeline.layout import Layout
-from study.records import SCORE_COLUMNS, spacing_label
+from study.records import BRACKET_COLUMNS, SCORE_COLUMNS, spacing_label
 from study.scoring.score import collect
 
 # The workflow runs in the repository: its reference jobs start with compiled kernels.
@@ -92,7 +92,8 @@ def study_run(tmp_path_factory) -> Path:
 
 def test_scores_table_has_every_tool_pair_and_metric(study_run):
     scores = pd.read_parquet(study_run / "results/scores.parquet")
-    assert list(scores.columns) == list(SCORE_COLUMNS)
+    assert list(scores.columns) == [*SCORE_COLUMNS, *BRACKET_COLUMNS]
+    assert scores[list(BRACKET_COLUMNS)].isna().all().all()  # reference.brackets is off
     config = load_config(TEST_PRESET)
     from adapters import REGISTRY
     from study.scoring.score import implementation

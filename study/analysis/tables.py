@@ -23,6 +23,7 @@ from study.analysis.delta import (
 from study.analysis.edge_comparison import environment_error
 from study.analysis.labels import (
     TOOL_GROUPS,
+    display_scale,
     display_unit,
     format_number,
     group_title,
@@ -39,7 +40,7 @@ from study.analysis.rendering import Table, write_table
 from study.analysis.settings import AnalysisSettings
 from study.analysis.significance import ALPHA, bonferroni_factor_of, implementations, wilcoxon_table
 from study.oars import ordered_categories
-from study.records import EDGE_CASES, spacing_title
+from study.records import BRACKET_COLUMNS, EDGE_CASES, REFERENCE, spacing_title
 from vocabulary import METRIC_KEYS, TESTED_KEYS
 
 # --------------------------------------------------------------------------------------------
@@ -178,6 +179,35 @@ def unavailable_note(scores: pd.DataFrame, tools: Sequence[str] | None = None) -
     ]
 
 
+def bracket_note(scores: pd.DataFrame, metrics: Sequence[str] = TESTED_KEYS) -> list[str]:
+    """The reference's own uncertainty, when the study recorded its proven brackets
+    (`reference.brackets`): the widest bracket per metric and voxel size, in Δ's units. A
+    mean Δ inside that width cannot be told from zero by this reference."""
+    low, high = BRACKET_COLUMNS
+    if low not in scores:
+        return []
+    rows = scores[(scores["tool"] == REFERENCE) & np.isfinite(scores[low] - scores[high])]
+    rows = rows[rows["metric"].isin(list(metrics))]
+    if rows.empty:
+        return []
+    width = (rows[high] - rows[low]) * rows["metric"].map(display_scale)
+    widest = width.groupby([rows["metric"], rows["spacing"]]).max()
+    spacings = ordered_spacings(rows["spacing"])
+    parts = [
+        f"{metric} at {spacing_title(spacing)} {widest[metric, spacing]:.2g} "
+        f"{display_unit(metric)}"
+        for metric in metrics
+        for spacing in spacings
+        if (metric, spacing) in widest.index
+    ]
+    return [
+        "The reference's own uncertainty (its proven brackets, reference.brackets): the "
+        "widest bracket per metric and voxel size, "
+        + "; ".join(parts)
+        + ". A mean Δ within that width cannot be told from zero by this reference."
+    ]
+
+
 def _metrics_present(frame: pd.DataFrame, metrics: Sequence[str]) -> list[str]:
     present = set(frame["metric"])
     return [m for m in metrics if m in present]
@@ -197,6 +227,7 @@ def table_a1(
         + groups_note(summary["tool"].unique())
         + [_versions_note(scores, delta["tool"].unique())]
         + unavailable_note(scores, tools)
+        + bracket_note(scores, metrics)
     )
     return Table(
         "table_a1",

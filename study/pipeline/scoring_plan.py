@@ -27,6 +27,7 @@ class ScoringPlan:
         self.variants = [
             name for name, meshing in REFERENCE_VARIANTS.items() if meshing in meshings
         ]
+        self.brackets = config["reference"]["brackets"]
         self.tools = [*config["tools"], *config.get("cross_checks", [])]
         self.dataset, self.cases = dataset, list(cases)
         self.calls = CallSettings(
@@ -79,6 +80,11 @@ class ScoringPlan:
         use it, and their scripts read it back with `CallSettings(**settings)`."""
         _, environment = split_scored_name(name)
         return dataclasses.replace(self.calls, environment=environment).as_key(*fields)
+
+    def certified(self, name: str) -> bool:
+        """Whether the jobs of `name` record proven brackets (`reference.brackets`): only a
+        reference meshing's. A job param, so switching it reruns exactly the reference's."""
+        return self.brackets and name in self.variants
 
     def priority(self, name: str) -> int:
         """Scheduling priority of a scoring job: the reference meshings first.

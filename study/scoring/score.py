@@ -18,8 +18,10 @@ import pandas as pd
 
 import reference
 from adapters import REGISTRY, Adapter, CallSettings, describe, invoke_files
+from adapters.base import Bracketed
 from adapters.environments import STUDY_ENVIRONMENT
 from study.records import (
+    BRACKET_COLUMNS,
     NATIVE,
     REFERENCE_LABELS,
     REFERENCE_VARIANTS,
@@ -39,15 +41,17 @@ MESSAGE_LIMIT = 500
 
 
 class ReferenceImplementation(Adapter):
-    """The mesh-based reference behind the adapter interface, for one meshing method."""
+    """The mesh-based reference behind the adapter interface, for one meshing method; with
+    `brackets`, each value comes with its proven bracket (`bounds=True`)."""
 
     metrics = METRIC_KEYS
     in_process = True
 
-    def __init__(self, name: str, meshing: str) -> None:
+    def __init__(self, name: str, meshing: str, brackets: bool = False) -> None:
         self.name = name
         self.meshing = meshing
         self.label = REFERENCE_LABELS[name]
+        self.brackets = brackets
 
     def version(self) -> str:
         return f"{reference.__version__} ({self.meshing})"
@@ -61,18 +65,22 @@ class ReferenceImplementation(Adapter):
         return None
 
     def _compute(self, a, b, spacing, metrics, percentile, tau) -> dict[str, float]:
-        from reference import compute_metrics
+        import warnings
+
+        from reference import bounds, compute_metrics
 
         # Only what is asked: HD timing then measures HD, not the dense BIoU grid.
-        return compute_metrics(
-            a,
-            b,
-            spacing,
-            percentile=percentile,
-            tau=tau,
-            meshing=self.meshing,
-            metrics=list(metrics),
-        )
+        options = {"percentile": percentile, "tau": tau, "meshing": self.meshing}
+        if not self.brackets:
+            return compute_metrics(a, b, spacing, metrics=list(metrics), **options)
+        # A bracket wider than its aim is recorded with its width, not repeated as a warning
+        # in every row's message.
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", bounds.WideBracket)
+            scores, brackets = compute_metrics(
+                a, b, spacing, metrics=list(metrics), bounds=True, **options
+            )
+        return Bracketed(scores, {key: (one.lower, one.upper) for key, one in brackets.items()})
 
 
 ENVIRONMENT_MARK = "@"
@@ -90,10 +98,13 @@ def split_scored_name(name: str) -> tuple[str, str]:
     return tool, environment or STUDY_ENVIRONMENT
 
 
-def implementation(name: str):
-    """The adapter-like object scoring `name`: a registry tool or a reference variant."""
+def implementation(name: str, *, brackets: bool = False):
+    """The adapter-like object scoring `name`: a registry tool or a reference variant (with
+    its proven brackets if `brackets`; only the reference proves any)."""
     if name in REFERENCE_VARIANTS:
-        return ReferenceImplementation(name, REFERENCE_VARIANTS[name])
+        return ReferenceImplementation(name, REFERENCE_VARIANTS[name], brackets)
+    if brackets:
+        raise ValueError(f"{name!r} proves no brackets: only the reference does")
 
     if name not in REGISTRY:
         known = ", ".join(sorted([*REGISTRY, *REFERENCE_VARIANTS]))
@@ -138,6 +149,7 @@ def outcome_rows(
         else:
             value = float(value)
             status, message = status_of(value), warning_text
+        low, high = outcome.brackets.get(metric, (math.nan, math.nan))
         rows.append(
             {
                 **context,
@@ -146,6 +158,8 @@ def outcome_rows(
                 "status": status,
                 "message": message[-MESSAGE_LIMIT:],
                 "seconds": outcome.seconds,
+                BRACKET_COLUMNS[0]: low,
+                BRACKET_COLUMNS[1]: high,
             }
         )
     return rows
@@ -159,14 +173,16 @@ def score_pairs(
     settings: CallSettings,
     metrics: Sequence[str] = METRIC_KEYS,
     progress_every: int = 10,
+    brackets: bool = False,
 ) -> pd.DataFrame:
     """Score every pair in `pairs` (rows of pairs.csv) with one tool; tidy rows out.
 
     The tool reads both mask files on the grid they were voxelized on, uncropped, exactly as
     a user's call would. Of `metrics`, the tool is asked for those it supports, all in one
-    call, with `settings` (its environment among them).
+    call, with `settings` (its environment among them). brackets: the reference's values
+    with their proven brackets (BRACKET_COLUMNS; NaN without).
     """
-    impl = implementation(tool)
+    impl = implementation(tool, brackets=brackets)
     metrics = [m for m in METRIC_KEYS if m in impl.metrics and m in metrics]
     environment = settings.environment
     version = tool_version(impl, environment)
@@ -195,7 +211,7 @@ def score_pairs(
                 len(pairs),
                 time.perf_counter() - started,
             )
-    return pd.DataFrame(rows, columns=list(SCORE_COLUMNS))
+    return pd.DataFrame(rows, columns=[*SCORE_COLUMNS, *BRACKET_COLUMNS])
 
 
 def mask_dimension(spacing: str, path: str | Path) -> int:
@@ -241,9 +257,11 @@ def read_pairs(paths: Iterable[str | Path]) -> pd.DataFrame:
 
 
 def collect(paths: Iterable[str | Path]) -> pd.DataFrame:
-    """One long table from the per-job score files, in a stable order."""
+    """One long table from the per-job score files, in a stable order, with the bracket
+    columns last (NaN in the one-row records of tools not installed)."""
     frames = [pd.read_parquet(p) for p in paths]
     table = pd.concat([f for f in frames if len(f)], ignore_index=True)
+    table = table.reindex(columns=[*SCORE_COLUMNS, *BRACKET_COLUMNS])
     return table.sort_values(
         ["tool", "environment", "spacing", "case", "oar", "metric"],
         kind="stable",

@@ -48,6 +48,7 @@ rule score_case:
         settings=lambda wildcards: SCORING.settings(wildcards.tool),
         tool_paths=config.get("tool_paths", {}),
         metrics=config["metrics"]["scored"],
+        brackets=lambda wildcards: SCORING.certified(wildcards.tool),
     script:
         "../scripts/score_case.py"
 

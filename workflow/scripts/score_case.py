@@ -17,5 +17,6 @@ with log_to(snakemake.log[0]):
         dataset=snakemake.wildcards.dataset,
         settings=CallSettings(**snakemake.params.settings),
         metrics=snakemake.params.metrics,
+        brackets=snakemake.params.brackets,
     )
     table.to_parquet(snakemake.output[0], index=False)
