@@ -194,8 +194,7 @@ def bracket_note(scores: pd.DataFrame, metrics: Sequence[str] = TESTED_KEYS) -> 
     widest = width.groupby([rows["metric"], rows["spacing"]]).max()
     spacings = ordered_spacings(rows["spacing"])
     parts = [
-        f"{metric} at {spacing_title(spacing)} {widest[metric, spacing]:.2g} "
-        f"{display_unit(metric)}"
+        f"{metric} at {spacing_title(spacing)} {widest[metric, spacing]:.2g} {display_unit(metric)}"
         for metric in metrics
         for spacing in spacings
         if (metric, spacing) in widest.index
