@@ -3,12 +3,15 @@
     python benchmarks/reference_speed.py [--per-category 2 | --oars all] [--repeats 3]
                                          [--large-size 300] [--quick]
                                          [--masks REF PRED [--label N ...]]
+                                         [--pairs PAIRS_CSV ... [--sample 20]]
 
 Pairs: synthetic OARs of every category (small, midsize, large, tubular) at 1 mm and
 (0.5, 0.5, 2) mm, and one large pair: two offset spheres filling a cube of `--large-size`^3
 voxels at 0.5 mm; with `--masks`, also the pairs of two mask files of the user's own (one pair
-per `--label` value, or the two binary masks), reported apart from the synthetic medians and
-the targets they decide. Every tool makes one untimed call on each pair (imports, first-call
+per `--label` value, or the two binary masks), and with `--pairs`, a seeded sample of a study's
+mask pairs (its pairs.csv files: results/masks/<dataset>/<voxel size>/<case>/pairs.csv, for
+example LIDC-IDRI's reader pairs), all reported apart from the synthetic medians and the
+targets they decide. Every tool makes one untimed call on each pair (imports, first-call
 set-up, the process's memory grown to the pair); each call is then repeated up to `--repeats`
 times (fewer when one pair already took `--budget` seconds) and the median kept. The large
 pair is timed once per tool, cold.
@@ -352,6 +355,24 @@ def load_mask_files(reference_path, prediction_path, labels) -> dict[str, object
     for label in labels or [None]:
         pair = maskio.load_pair(reference_path, prediction_path, label)
         name = "binary masks" if label is None else f"label {label}"
+        if pair.a.any() and pair.b.any():
+            pairs[name] = pair
+        else:
+            print(f"  skipped {name}: a mask is empty (nothing to time)", file=sys.stderr)
+    return pairs
+
+
+def load_study_pairs(tables: Sequence[Path], sample: int, seed: int) -> dict[str, object]:
+    """`--pairs`: pair name ("case oar (voxel size)") -> `maskio.MaskPair`, for a sample of
+    `sample` rows (drawn with `seed`; all when fewer) of a study's pairs.csv files."""
+    from study.scoring.score import read_pairs
+
+    rows = read_pairs(tables)
+    rows = rows.sample(n=min(sample, len(rows)), random_state=seed).sort_index()
+    pairs = {}
+    for row in rows.itertuples(index=False):
+        name = f"{row.case} {row.oar} ({row.spacing})"
+        pair = maskio.load_pair(row.path_a, row.path_b)
         if pair.a.any() and pair.b.any():
             pairs[name] = pair
         else:
@@ -720,7 +741,7 @@ def mask_file_targets(files: pd.DataFrame) -> list[str]:
         and float(speedup.min()) >= TARGET_MASK_FILE_EACH
     )
     return [
-        f"[{'MET' if met else 'NOT MET'}] on the mask files (--masks): all seven metrics, "
+        f"[{'MET' if met else 'NOT MET'}] on the mask files (--masks, --pairs): all seven metrics, "
         f"median pair >= {TARGET_MASK_FILE_SPEEDUP:g}x pymeshmetrics' speed and every pair >= "
         f"{TARGET_MASK_FILE_EACH:g}x: median {float(speedup.median()):.2f}x (range "
         f"{float(speedup.min()):.2f}-{float(speedup.max()):.2f}x over {len(files)} pairs; "
@@ -760,7 +781,7 @@ def print_tables(
     print("\n== Analytic accuracy (errors against the exact values; see crosscheck_meshmetrics)")
     print(accuracy.to_string(index=False, float_format="{:.4f}".format))
     if files is not None:
-        print("\n== Mask files (--masks): median seconds per pair")
+        print("\n== Mask files (--masks, --pairs): median seconds per pair")
         print(files.drop(columns=widths + deltas).to_string(index=False, float_format=seconds))
     print_differences(timings, files, deltas)
     print_brackets(timings if files is None else pd.concat([timings, files]), widths)
@@ -847,6 +868,19 @@ def parse_arguments(argv: Sequence[str] | None) -> argparse.Namespace:
         help="with --masks: the label values to time, one pair each (default: binary files)",
     )
     parser.add_argument(
+        "--pairs",
+        nargs="+",
+        type=Path,
+        metavar="PAIRS_CSV",
+        help="also time a sample of a study's mask pairs (its pairs.csv files)",
+    )
+    parser.add_argument(
+        "--sample",
+        type=int,
+        default=20,
+        help="with --pairs: how many pairs, drawn with --seed (default 20)",
+    )
+    parser.add_argument(
         "--quick",
         action="store_true",
         help="tiny run for tests: one small OAR, a 40^3 large pair, one repeat",
@@ -866,6 +900,8 @@ def parse_arguments(argv: Sequence[str] | None) -> argparse.Namespace:
         parser.error("--repeats and --per-category must be >= 1, --large-size >= 20")
     if args.label and not args.masks:
         parser.error("--label needs --masks REF PRED")
+    if args.sample < 1:
+        parser.error("--sample must be >= 1")
     return args
 
 
@@ -879,7 +915,9 @@ def main(argv: Sequence[str] | None = None) -> None:
         return
     try:
         mask_files = load_mask_files(*args.masks, args.label) if args.masks else {}
-    except maskio.InputError as error:
+        if args.pairs:
+            mask_files |= load_study_pairs(args.pairs, args.sample, args.seed)
+    except (maskio.InputError, FileNotFoundError) as error:
         sys.exit(f"error: {error}")
     with recorded(args.record):
         measure_and_print(args, mask_files)

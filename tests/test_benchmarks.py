@@ -127,8 +127,9 @@ def test_crosscheck_empty_masks_reported(crosscheck_run):
 
 @pytest.fixture(scope="module")
 def quick_speed_run(tmp_path_factory) -> str:
-    """One quick run of the reference's speed benchmark, with two labels of mask files: what
-    both tests below read (one run, about a minute, instead of two)."""
+    """One quick run of the reference's speed benchmark, with two labels of mask files and one
+    pair of a study's pairs table (drawn from two): what the tests below read (one run, about
+    a minute, instead of three)."""
     return run_script(
         "reference_speed.py",
         "--quick",
@@ -137,6 +138,10 @@ def quick_speed_run(tmp_path_factory) -> str:
         "--label",
         "1",
         "2",
+        "--pairs",
+        str(write_pairs_table(tmp_path_factory.mktemp("pairs"))),
+        "--sample",
+        "1",
     )
 
 
@@ -196,13 +201,35 @@ def write_label_maps(folder: Path) -> tuple[Path, Path]:
     return paths[0], paths[1]
 
 
+def write_pairs_table(folder: Path) -> Path:
+    """A study's pairs.csv of two pairs (mask paths relative to it, as the voxelizer writes
+    them): the two balls of `write_label_maps`, each as its own binary pair."""
+    import SimpleITK as sitk
+
+    first, second = write_label_maps(folder)
+    rows = ["case,oar,category,spacing,path_a,path_b"]
+    for label in (1, 2):
+        names = []
+        for path in (first, second):
+            binary = sitk.ReadImage(str(path)) == label
+            names.append(f"ball{label}_{path.stem.split('.')[0]}.nii.gz")
+            sitk.WriteImage(binary, str(folder / names[-1]))
+        rows.append(f"case01,ball{label},small,0.8x0.8x2,{names[0]},{names[1]}")
+    table = folder / "pairs.csv"
+    table.write_text("\n".join(rows) + "\n")
+    return table
+
+
 def test_reference_speed_times_the_users_mask_files(quick_speed_run):
-    """--masks with --label: one timed pair per label, printed apart, with its own target."""
+    """--masks with --label: one timed pair per label, and --pairs: the sampled pair of the
+    pairs table, printed apart, with their own target."""
     printed = quick_speed_run
-    table = printed.split("== Mask files (--masks)")[1].split("==")[0]
+    table = printed.split("== Mask files (--masks, --pairs)")[1].split("==")[0]
     assert "label 1" in table and "label 2" in table and "0.8x0.8x2" in table
+    sampled = [name for name in ("case01 ball1", "case01 ball2") if name in table]
+    assert len(sampled) == 1, table  # --sample 1 of the table's two
     targets = printed.split("== Targets")[1]
-    assert "on the mask files (--masks)" in targets and "over 2 pairs" in targets
+    assert "on the mask files (--masks, --pairs)" in targets and "over 3 pairs" in targets
     assert "first pair of its spacing" in targets
     assert "[figure] mask files: without BIoU, like for like" in targets
     assert "[figure] mask files: segauge (six metrics, no BIoU)" in targets
