@@ -93,10 +93,12 @@ bench-study: $(STAMP)
 
 # Also time the pairs of two mask files of your own, one per label value:
 #   make bench-reference BENCH_MASKS="reference.nii.gz prediction.nii.gz" BENCH_LABELS="1 2 5"
+#   make bench-reference BENCH_PAIRS="results/masks/lidc/1x1x1/*/pairs.csv" (20 of a study's pairs)
 BENCH_MASKS ?=
 BENCH_LABELS ?=
+BENCH_PAIRS ?=
 bench-reference: $(STAMP)
-	$(BIN)/python benchmarks/reference_speed.py $(if $(BENCH_MASKS),--masks $(BENCH_MASKS)) $(if $(BENCH_LABELS),--label $(BENCH_LABELS))
+	$(BIN)/python benchmarks/reference_speed.py $(if $(BENCH_MASKS),--masks $(BENCH_MASKS)) $(if $(BENCH_LABELS),--label $(BENCH_LABELS)) $(if $(BENCH_PAIRS),--pairs $(BENCH_PAIRS))
 
 crosscheck: $(STAMP)
 	$(BIN)/python benchmarks/crosscheck_meshmetrics.py
