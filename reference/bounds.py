@@ -11,9 +11,14 @@ below and above, ell <= d <= u, each with a known minimum, maximum and integral 
   at most sqrt(m2), m2 = mean |x - c|^2 = E / (n^2 (n + 1)) (E: sum of squared edge lengths,
   n corners).
 * Lower, Lipschitz: d(x) >= d(c) - |x - c|. Concavity: d^2 - |x|^2 is a minimum of affine
-  functions, so d(x)^2 >= sum_i w_i d(v_i)^2 - sum_i w_i |v_i - x|^2 (w: barycentric weights),
-  whose mean over T is mean_i d(v_i)^2 - E / (n (n + 1)); with d <= U (U = max of u over T),
-  d >= d^2 / U, so the integral of d is at least |T| (that mean) / U.
+  functions, so d(x)^2 >= q(x) = sum_i w_i d(v_i)^2 - s(x), s(x) = sum_i w_i |v_i - x|^2 (w:
+  barycentric weights). Pointwise, s <= R^2 (R: T's circumradius; s = R^2 - |x - o|^2) and s
+  <= the longest edge squared, so d >= sqrt(min_i d(v_i)^2 - that cap): second order in the
+  element's size, where Lipschitz is first. Integral: the mean of q over T is mean_i
+  d(v_i)^2 - E / (n (n + 1)), and with L <= d <= U over T (L the pointwise lower bound, U
+  the upper), the chord of the concave square root between L^2 and U^2 lies below it: d >=
+  L + (d^2 - L^2) / (L + U) >= L + (q - L^2) / (L + U), so the integral of d is at least
+  |T| (L + (that mean - L^2) / (L + U)), again second order where L > 0.
 * Lower, one plane (the certificate): let P be the plane (line in 2D) of the element f that
   gives the best upper bound, n its unit normal towards T, a(x) = n . x - n . y_f the signed
   height above it. The closest point y* of any x in T lies within R = U + r of c. If every
@@ -316,13 +321,16 @@ def bound_elements(
     corner_low = np.where(
         np.isfinite(corner_distance), np.maximum(corner_distance - SEARCH_SLACK, 0.0), 0.0
     )
+    low = np.maximum.reduce(
+        [
+            centre_low - radius,
+            np.sqrt(np.maximum((corner_low**2).min(axis=1) - _spread_cap(corners, size), 0.0)),
+            np.zeros(count),
+        ]
+    )
     with np.errstate(divide="ignore", invalid="ignore"):
-        concave = np.where(
-            high > 0,
-            ((corner_low**2).mean(axis=1) - squared_edges / (n * (n + 1))) / high,
-            0.0,
-        )
-    low = np.maximum(centre_low - radius, 0.0)
+        mean_square = (corner_low**2).mean(axis=1) - squared_edges / (n * (n + 1))
+        concave = np.where(high > 0, low + (mean_square - low**2) / (low + high), 0.0)
     mean_low = np.maximum.reduce([centre_low - spread, concave, np.zeros(count)])
     # The one-plane certificate, for the elements where d is not already pinned to 0.
     plane = candidates[rows, best]
@@ -351,6 +359,24 @@ def bound_elements(
     return Pieces(
         corners, size, low, high, size * mean_low, integral_high, exact, affine, normal, offset
     )
+
+
+def _spread_cap(corners: np.ndarray, size: np.ndarray) -> np.ndarray:
+    """An upper bound of s(x) = sum_i w_i |v_i - x|^2 over each element (w: the barycentric
+    weights of x): s = R^2 - |x - o|^2 <= R^2 (o, R: the circumcentre and circumradius; a
+    segment's are its midpoint and half length), and s <= max_i |v_i - x|^2 <= the longest
+    edge squared."""
+    count, n, _ = corners.shape
+    edges = [
+        np.sum((corners[:, i] - corners[:, j]) ** 2, axis=1)
+        for i, j in itertools.combinations(range(n), 2)
+    ]
+    longest = np.max(edges, axis=0)
+    if n == 2:
+        return longest / 4.0
+    with np.errstate(divide="ignore", invalid="ignore"):
+        circumradius = edges[0] * edges[1] * edges[2] / (16.0 * size**2)  # R^2 = (abc)^2/(4K)^2
+    return np.fmin(circumradius, longest)
 
 
 def _quantiles(pieces: Pieces, percentile: float) -> tuple[float, float]:
