@@ -142,11 +142,19 @@ class Neighbours:
         self.offset = np.einsum("kd,kd->k", self.normal, corners[:, 0])
         self.grid = _bucket_centroids(centroids, max(self.reach, 1e-9))
 
-    def below(self, centres, radius, normal, offset) -> np.ndarray:
-        """Per element: does every element of Y within `radius` of its centre lie on or below
-        its plane (normal . y <= offset + PLANE_TOLERANCE)?"""
+    def below(self, elements, centres, radius, normal, offset) -> tuple[np.ndarray, np.ndarray]:
+        """Per element of X (corners `elements` (k, n, dim)), the elements f of Y within
+        `radius` of its centre c that do not lie on or below its plane P (normal . y <= offset
+        + PLANE_TOLERANCE): each has an affine lower bound of dist(., f), the better (by its
+        least corner value) of the height above f's plane (turned towards c) and the tangent
+        of dist(., f) at c. Returns (certified, envelope): envelope (k, n) is the least of
+        those bounds at each corner (inf: none), and certified says it is nowhere below the
+        height above P, so d >= that height over the element (module docstring)."""
         low, step, dims, start, member = self.grid
         return _below(
+            np.ascontiguousarray(elements, dtype=np.float64),
+            self.normal,
+            self.offset,
             np.ascontiguousarray(centres, dtype=np.float64),
             np.ascontiguousarray(radius, dtype=np.float64),
             np.ascontiguousarray(normal, dtype=np.float64),
@@ -190,13 +198,32 @@ def _bucket_centroids(centroids: np.ndarray, reach: float):
 
 
 @njit(**JIT)
-def _below(centres, radius, normal, offset, corners, low, step, dims, start, member, reach, tol):
+def _below(
+    elements,
+    planes,
+    heights,
+    centres,
+    radius,
+    normal,
+    offset,
+    corners,
+    low,
+    step,
+    dims,
+    start,
+    member,
+    reach,
+    tol,
+):
     """`Neighbours.below`, compiled: every element of Y whose centroid lies in a bucket meeting
     the box of half-side radius + reach around the centre is checked (its corners' heights
-    above the plane, then, if any exceeds tol, its exact distance to the centre)."""
+    above the plane, then, if any exceeds tol, its exact distance to the centre, then its
+    affine lower bounds at the element's corners)."""
     count, dim = centres.shape
     per = corners.shape[1]
+    own = elements.shape[1]
     certified = np.zeros(count, np.bool_)
+    envelope = np.full((count, own), np.inf)
     lower = np.empty(3, np.int64)
     upper = np.empty(3, np.int64)
     for i in range(count):
@@ -222,15 +249,52 @@ def _below(centres, radius, normal, offset, corners, low, step, dims, start, mem
                     if top <= tol:
                         continue
                     _, qx, qy, qz = on_element(px, py, pz, corners, e)
-                    if squared_gap(px, py, pz, qx, qy, qz) <= limit:
-                        good = False
-                        break
-                if not good:
-                    break
-            if not good:
-                break
+                    gap = squared_gap(px, py, pz, qx, qy, qz)
+                    if gap > limit:
+                        continue
+                    good = _offender_bound(
+                        elements, i, planes, heights, e, (px, py, pz), (qx, qy, qz), gap,
+                        (nx, ny, nz, offset[i]), envelope, tol,
+                    ) and good
         certified[i] = good
-    return certified
+    return certified, envelope
+
+
+@njit(**JIT)
+def _offender_bound(elements, i, planes, heights, e, centre, closest, gap, plane, envelope, tol):
+    """Lower the envelope of element i's corners by the better affine lower bound of dist(.,
+    f) for the element f = e of Y (its plane's height turned towards the centre, or the
+    tangent of dist(., f) at the centre, through its closest point): the one with the larger
+    least corner value. Returns whether that bound stays above plane P's height (nx, ny, nz,
+    offset) at every corner."""
+    own, dim = elements.shape[1], elements.shape[2]
+    px, py, pz = centre
+    qx, qy, qz = closest
+    fx, fy = planes[e, 0], planes[e, 1]
+    fz = planes[e, 2] if dim == 3 else 0.0
+    side = 1.0 if fx * px + fy * py + fz * pz >= heights[e] else -1.0
+    length = math.sqrt(gap)
+    gx, gy, gz = (px - qx, py - qy, pz - qz) if length > 0 else (0.0, 0.0, 0.0)
+    if length > 0:
+        gx, gy, gz = gx / length, gy / length, gz / length
+    flat, tangent = np.inf, np.inf
+    for j in range(own):
+        vx, vy, vz = corner(elements, i, j)
+        if np.isfinite(heights[e]):
+            flat = min(flat, side * (fx * vx + fy * vy + fz * vz - heights[e]))
+        tangent = min(tangent, gx * (vx - qx) + gy * (vy - qy) + gz * (vz - qz))
+    use_flat = np.isfinite(flat) and flat >= tangent
+    above = True
+    nx, ny, nz, offset = plane
+    for j in range(own):
+        vx, vy, vz = corner(elements, i, j)
+        if use_flat:
+            value = side * (fx * vx + fy * vy + fz * vz - heights[e])
+        else:
+            value = gx * (vx - qx) + gy * (vy - qy) + gz * (vz - qz)
+        envelope[i, j] = min(envelope[i, j], value)
+        above = above and value >= nx * vx + ny * vy + nz * vz - offset - tol
+    return above
 
 
 @dataclass
@@ -343,9 +407,15 @@ def bound_elements(
         normal[certified], offset[certified] = planes[0][certified], planes[1][certified]
     affine = np.einsum("knd,kd->kn", corners, normal) - offset[:, None]
     tried = np.flatnonzero(~certified & (high > 0) & np.isfinite(offset))
-    certified[tried] = neighbours.below(
-        centres[tried], high[tried] + radius[tried], normal[tried], offset[tried]
+    certified[tried], envelope = neighbours.below(
+        corners[tried], centres[tried], high[tried] + radius[tried], normal[tried], offset[tried]
     )
+    # Where the plane alone does not certify: d >= min(height above P, the other elements'
+    # bounds), concave over the element: least at a corner, integral at least the corners' mean.
+    partial = tried[~certified[tried]]
+    floor = np.minimum(affine[partial], envelope[~certified[tried]]) - PLANE_TOLERANCE
+    low[partial] = np.maximum(low[partial], floor.min(axis=1))
+    mean_low[partial] = np.maximum(mean_low[partial], floor.mean(axis=1))
     affine[~certified] = np.nan
     low[certified] = np.maximum(low[certified], affine[certified].min(axis=1) - PLANE_TOLERANCE)
     mean_low[certified] = np.maximum(
