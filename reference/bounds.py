@@ -59,6 +59,7 @@ from reference.distance_pass import (
     _distinct_points,
     element_radius,
     element_sizes,
+    linear_share_within,
     split_elements,
 )
 from reference.elements import JIT, corner, on_element, point_at, squared_gap
@@ -252,10 +253,22 @@ def _below(
                     gap = squared_gap(px, py, pz, qx, qy, qz)
                     if gap > limit:
                         continue
-                    good = _offender_bound(
-                        elements, i, planes, heights, e, (px, py, pz), (qx, qy, qz), gap,
-                        (nx, ny, nz, offset[i]), envelope, tol,
-                    ) and good
+                    good = (
+                        _offender_bound(
+                            elements,
+                            i,
+                            planes,
+                            heights,
+                            e,
+                            (px, py, pz),
+                            (qx, qy, qz),
+                            gap,
+                            (nx, ny, nz, offset[i]),
+                            envelope,
+                            tol,
+                        )
+                        and good
+                    )
         certified[i] = good
     return certified, envelope
 
@@ -302,8 +315,10 @@ class Pieces:
     """Bounds of d over the elements of one direction (one row per element).
 
     low, high: min of ell and max of u over the element; integral_low, integral_high: their
-    integrals; exact: d is affine over the element, within PLANE_TOLERANCE of `affine` (its
-    corner values; NaN elsewhere); normal, offset: the certified plane (NaN: none).
+    integrals; floor, ceiling: corner values of an affine lower and upper bound of d over the
+    element, each at least as good as low and high everywhere (NaN rows: none such); exact: d
+    is affine over the element, floor and ceiling PLANE_TOLERANCE either side of it; normal,
+    offset: the certified plane (NaN: none).
     """
 
     corners: np.ndarray
@@ -313,7 +328,8 @@ class Pieces:
     integral_low: np.ndarray
     integral_high: np.ndarray
     exact: np.ndarray
-    affine: np.ndarray
+    floor: np.ndarray
+    ceiling: np.ndarray
     normal: np.ndarray
     offset: np.ndarray
 
@@ -330,16 +346,29 @@ class Pieces:
         )
 
     def distribution(self, upper: bool) -> Directed:
-        """The size-weighted distribution of u (upper) or ell: steps at high (low), and the
-        exact elements by their affine corner values."""
-        shift = PLANE_TOLERANCE if upper else -PLANE_TOLERANCE
-        exact = np.flatnonzero(self.exact)
+        """The size-weighted distribution of u (upper) or ell: the affine bound where an
+        element has one (`ceiling`, `floor`: a share of the element on each side of a level),
+        else a step at high (low)."""
+        affine = self.ceiling if upper else self.floor
+        rows = np.flatnonzero(np.isfinite(affine[:, 0]))
         return Directed(
-            self.high if upper else self.low,
-            self.size,
-            open=exact,
-            corner_distance=self.affine[exact] + shift,
+            self.high if upper else self.low, self.size, open=rows, corner_distance=affine[rows]
         )
+
+    def uncertain_within(self, threshold: float) -> np.ndarray:
+        """Per element, the size it may or may not hold within `threshold`: its share with
+        ell <= threshold less its share with u <= threshold (the width it gives NSD)."""
+        return self.size * (
+            self._share(self.floor, self.low, threshold)
+            - self._share(self.ceiling, self.high, threshold)
+        )
+
+    @staticmethod
+    def _share(affine: np.ndarray, step: np.ndarray, threshold: float) -> np.ndarray:
+        share = (step <= threshold).astype(float)
+        rows = np.flatnonzero(np.isfinite(affine[:, 0]))
+        share[rows] = linear_share_within(affine[rows], threshold)
+        return share
 
 
 def bound_elements(
@@ -416,18 +445,38 @@ def bound_elements(
     floor = np.minimum(affine[partial], envelope[~certified[tried]]) - PLANE_TOLERANCE
     low[partial] = np.maximum(low[partial], floor.min(axis=1))
     mean_low[partial] = np.maximum(mean_low[partial], floor.mean(axis=1))
+    floors = np.full((count, n), np.nan)  # an affine lower bound's corner values
+    floors[partial] = floor  # the envelope's interpolant: below it, a concave function
     affine[~certified] = np.nan
     low[certified] = np.maximum(low[certified], affine[certified].min(axis=1) - PLANE_TOLERANCE)
     mean_low[certified] = np.maximum(
         mean_low[certified], affine[certified].mean(axis=1) - PLANE_TOLERANCE
     )
-    exact = certified & np.all(np.abs(to_candidate[rows, best] - affine) <= PLANE_TOLERANCE, axis=1)
+    floors[certified] = affine[certified] - PLANE_TOLERANCE
+    ceilings = to_candidate[rows, best]  # the candidate's distance lies below its interpolant
+    exact = certified & np.all(np.abs(ceilings - affine) <= PLANE_TOLERANCE, axis=1)
     exact |= high == 0  # d = 0 over the element: affine too
     affine[high == 0] = 0.0
+    floors[exact] = affine[exact] - PLANE_TOLERANCE
+    ceilings[exact] = affine[exact] + PLANE_TOLERANCE
     high[exact] = np.minimum(high[exact], affine[exact].max(axis=1) + PLANE_TOLERANCE)
+    # Each affine bound stands for the element in the distributions of u and ell where it is
+    # everywhere at least as good as the step at high or low (module docstring).
+    floors[~exact & ~(floors.min(axis=1) >= low)] = np.nan
+    ceilings[~exact & ~(ceilings.max(axis=1) <= high)] = np.nan
     normal[~certified], offset[~certified] = np.nan, np.nan
     return Pieces(
-        corners, size, low, high, size * mean_low, integral_high, exact, affine, normal, offset
+        corners,
+        size,
+        low,
+        high,
+        size * mean_low,
+        integral_high,
+        exact,
+        floors,
+        ceilings,
+        normal,
+        offset,
     )
 
 
@@ -482,9 +531,12 @@ def _to_split(
         order = _widest_first(width)
         split[order[: np.searchsorted(np.cumsum(width[order]), excess) + 1]] = True
     open_ = ~pieces.exact
-    straddles = open_ & (pieces.low <= threshold) & (pieces.high > threshold)
-    if pieces.size[straddles].sum() > AIMS["NSD"] * total:
-        split |= straddles
+    uncertain = pieces.uncertain_within(threshold)
+    excess = uncertain.sum() - 0.5 * AIMS["NSD"] * total
+    if excess > 0.5 * AIMS["NSD"] * total:
+        # The most uncertain elements that together hold the excess.
+        order = _widest_first(uncertain)
+        split[order[: np.searchsorted(np.cumsum(uncertain[order]), excess) + 1]] = True
     low, high = quantiles
     if high - max(low, floor) > AIMS["HD95"]:
         # With u <= ell + w on every element meeting [low, high], the two quantiles are at

@@ -221,7 +221,7 @@ def test_element_bounds_hold_at_exact_distances():
     exact = brute_force_distances(points.reshape(-1, 3), *surface_b).reshape(len(rows), -1)
     assert np.all(pieces.low[rows, None] <= exact + 1e-12)
     assert np.all(exact <= pieces.high[rows, None] + 1e-12)
-    affine = np.einsum("pn,kn->kp", weights, np.nan_to_num(pieces.affine[rows]))
+    affine = np.einsum("pn,kn->kp", weights, np.nan_to_num(pieces.floor[rows]))
     claimed = pieces.exact[rows]
     assert claimed.sum() > 20
     np.testing.assert_allclose(exact[claimed], affine[claimed], atol=1e-8)
