@@ -201,8 +201,8 @@ def _bucket_centroids(centroids: np.ndarray, reach: float):
 @njit(**JIT)
 def _below(
     elements,
-    planes,
-    heights,
+    normals,
+    offsets,
     centres,
     radius,
     normal,
@@ -257,8 +257,8 @@ def _below(
                         _offender_bound(
                             elements,
                             i,
-                            planes,
-                            heights,
+                            normals,
+                            offsets,
                             e,
                             (px, py, pz),
                             (qx, qy, qz),
@@ -274,7 +274,7 @@ def _below(
 
 
 @njit(**JIT)
-def _offender_bound(elements, i, planes, heights, e, centre, closest, gap, plane, envelope, tol):
+def _offender_bound(elements, i, normals, offsets, e, centre, closest, gap, plane, envelope, tol):
     """Lower the envelope of element i's corners by the better affine lower bound of dist(.,
     f) for the element f = e of Y (its plane's height turned towards the centre, or the
     tangent of dist(., f) at the centre, through its closest point): the one with the larger
@@ -283,9 +283,9 @@ def _offender_bound(elements, i, planes, heights, e, centre, closest, gap, plane
     own, dim = elements.shape[1], elements.shape[2]
     px, py, pz = centre
     qx, qy, qz = closest
-    fx, fy = planes[e, 0], planes[e, 1]
-    fz = planes[e, 2] if dim == 3 else 0.0
-    side = 1.0 if fx * px + fy * py + fz * pz >= heights[e] else -1.0
+    fx, fy = normals[e, 0], normals[e, 1]
+    fz = normals[e, 2] if dim == 3 else 0.0
+    side = 1.0 if fx * px + fy * py + fz * pz >= offsets[e] else -1.0
     length = math.sqrt(gap)
     gx, gy, gz = (px - qx, py - qy, pz - qz) if length > 0 else (0.0, 0.0, 0.0)
     if length > 0:
@@ -293,8 +293,8 @@ def _offender_bound(elements, i, planes, heights, e, centre, closest, gap, plane
     flat, tangent = np.inf, np.inf
     for j in range(own):
         vx, vy, vz = corner(elements, i, j)
-        if np.isfinite(heights[e]):
-            flat = min(flat, side * (fx * vx + fy * vy + fz * vz - heights[e]))
+        if np.isfinite(offsets[e]):
+            flat = min(flat, side * (fx * vx + fy * vy + fz * vz - offsets[e]))
         tangent = min(tangent, gx * (vx - qx) + gy * (vy - qy) + gz * (vz - qz))
     use_flat = np.isfinite(flat) and flat >= tangent
     above = True
@@ -302,7 +302,7 @@ def _offender_bound(elements, i, planes, heights, e, centre, closest, gap, plane
     for j in range(own):
         vx, vy, vz = corner(elements, i, j)
         if use_flat:
-            value = side * (fx * vx + fy * vy + fz * vz - heights[e])
+            value = side * (fx * vx + fy * vy + fz * vz - offsets[e])
         else:
             value = gx * (vx - qx) + gy * (vy - qy) + gz * (vz - qz)
         envelope[i, j] = min(envelope[i, j], value)
