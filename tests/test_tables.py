@@ -59,9 +59,9 @@ def test_table_a1_says_the_references_own_uncertainty_when_recorded(scores):
     bracketed.loc[widest, "reference_high"] += 0.005  # one pair's MASD bracket 0.008 mm wide
     grid = bracketed.loc[widest, "spacing"]
     (note,) = [n for n in tables.table_a1(bracketed).notes if "uncertainty" in n]
-    assert f"MASD at {spacing_title(grid)} 0.008 mm" in note
-    assert "NSD at (1, 1, 1) mm 0.04 %pt" in note
-    assert "HD at (2, 2, 2) mm 0.003 mm" in note
+    assert f"MASD 0.008 mm (at {spacing_title(grid)})" in note
+    assert "NSD 0.04 %pt (at (1, 1, 1) mm)" in note  # equal widths: the first voxel size
+    assert "HD 0.003 mm (at (1, 1, 1) mm)" in note
 
 
 def test_table_a1_shows_excluded_counts_and_percentage_points(scores):

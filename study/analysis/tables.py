@@ -181,8 +181,8 @@ def unavailable_note(scores: pd.DataFrame, tools: Sequence[str] | None = None) -
 
 def bracket_note(scores: pd.DataFrame, metrics: Sequence[str] = TESTED_KEYS) -> list[str]:
     """The reference's own uncertainty, when the study recorded its proven brackets
-    (`reference.brackets`): the widest bracket per metric and voxel size, in Δ's units. A
-    mean Δ inside that width cannot be told from zero by this reference."""
+    (`reference.brackets`): per metric the widest bracket, in Δ's units, and the voxel size
+    it was on. A mean Δ inside that width cannot be told from zero by this reference."""
     low, high = BRACKET_COLUMNS
     if low not in scores:
         return []
@@ -190,19 +190,20 @@ def bracket_note(scores: pd.DataFrame, metrics: Sequence[str] = TESTED_KEYS) -> 
     rows = rows[rows["metric"].isin(list(metrics))]
     if rows.empty:
         return []
-    width = (rows[high] - rows[low]) * rows["metric"].map(display_scale)
-    widest = width.groupby([rows["metric"], rows["spacing"]]).max()
-    spacings = ordered_spacings(rows["spacing"])
+    rows = rows.assign(width=(rows[high] - rows[low]) * rows["metric"].map(display_scale))
+    order = {spacing: rank for rank, spacing in enumerate(ordered_spacings(rows["spacing"]))}
+    rows = rows.sort_values("spacing", key=lambda s: s.map(order), kind="stable")
+    widest = rows.loc[rows.groupby("metric", sort=False)["width"].idxmax()].set_index("metric")
     parts = [
-        f"{metric} at {spacing_title(spacing)} {widest[metric, spacing]:.2g} {display_unit(metric)}"
+        f"{metric} {widest.at[metric, 'width']:.2g} {display_unit(metric)} "
+        f"(at {spacing_title(widest.at[metric, 'spacing'])})"
         for metric in metrics
-        for spacing in spacings
-        if (metric, spacing) in widest.index
+        if metric in widest.index
     ]
     return [
-        "The reference's own uncertainty (its proven brackets, reference.brackets): the "
-        "widest bracket per metric and voxel size, "
-        + "; ".join(parts)
+        "The reference's own uncertainty (its proven brackets, reference.brackets), the "
+        "widest bracket per metric: "
+        + ", ".join(parts)
         + ". A mean Δ within that width cannot be told from zero by this reference."
     ]
 
