@@ -351,15 +351,13 @@ def load_mask_files(reference_path, prediction_path, labels) -> dict[str, object
 
     Read before anything is timed, so a wrong path or label stops the run at once with
     maskio's message (which names the file and the problem)."""
-    pairs = {}
-    for label in labels or [None]:
-        pair = maskio.load_pair(reference_path, prediction_path, label)
-        name = "binary masks" if label is None else f"label {label}"
-        if pair.a.any() and pair.b.any():
-            pairs[name] = pair
-        else:
-            print(f"  skipped {name}: a mask is empty (nothing to time)", file=sys.stderr)
-    return pairs
+    return timeable(
+        (
+            "binary masks" if label is None else f"label {label}",
+            maskio.load_pair(reference_path, prediction_path, label),
+        )
+        for label in labels or [None]
+    )
 
 
 def load_study_pairs(tables: Sequence[Path], sample: int, seed: int) -> dict[str, object]:
@@ -369,10 +367,17 @@ def load_study_pairs(tables: Sequence[Path], sample: int, seed: int) -> dict[str
 
     rows = read_pairs(tables)
     rows = rows.sample(n=min(sample, len(rows)), random_state=seed).sort_index()
+    return timeable(
+        (f"{row.case} {row.oar} ({row.spacing})", maskio.load_pair(row.path_a, row.path_b))
+        for row in rows.itertuples(index=False)
+    )
+
+
+def timeable(named_pairs) -> dict[str, object]:
+    """The (name, pair) items with two non-empty masks, as a dict; each other one is said on
+    stderr (an empty mask has nothing to time)."""
     pairs = {}
-    for row in rows.itertuples(index=False):
-        name = f"{row.case} {row.oar} ({row.spacing})"
-        pair = maskio.load_pair(row.path_a, row.path_b)
+    for name, pair in named_pairs:
         if pair.a.any() and pair.b.any():
             pairs[name] = pair
         else:

@@ -36,11 +36,11 @@ The metrics follow from these per-element bounds, per direction:
   so the p-quantile of ell's size-weighted distribution is <= that of d, and u's is >= it.
 * HD: the bracket of module `hausdorff`, bracketed to its tolerance around the value.
 
-Where a bracket is wider than its aim (`AIMS`), the elements that make it wide are split
-(midpoint subdivision) and bounded again, up to `MAX_LEVELS` times and `MAX_ELEMENTS` per
-direction. Queried distances are exact float64 distances to the element the float32 BVH
-names, at most `SEARCH_SLACK` above the true distance: every lower bound taken from a
-queried distance subtracts it.
+Where a bracket is wider than its aim (`WIDTH_AIMS`; each direction is refined to it), the
+elements that make it wide are split (midpoint subdivision) and bounded again, up to
+`MAX_LEVELS` times and `MAX_ELEMENTS` per direction. Queried distances are exact float64
+distances to the element the float32 BVH names, at most `SEARCH_SLACK` above the true
+distance: every lower bound taken from a queried distance subtracts it.
 """
 
 from __future__ import annotations
@@ -76,9 +76,6 @@ lower bound. It equals the absolute padding of the BVH's search radius."""
 
 PLANE_TOLERANCE = 1e-9
 """mm. Rounding allowed in the one-plane certificate (a vertex this far above P is on it)."""
-
-AIMS = {"HD95": 0.01, "MASD": 0.01, "ASSD": 0.01, "NSD": 0.001}
-"""Bracket widths (mm; NSD as a fraction) refinement stops at, per direction."""
 
 MAX_LEVELS = 12
 """Extra subdivision levels for the brackets (a 3 mm triangle's children are then 0.7 µm):
@@ -386,10 +383,11 @@ def bound_elements(
     size = element_sizes(corners)
     centres = corners.mean(axis=1)
     radius = element_radius(corners, centres)
-    squared_edges = sum(
+    edges = [
         np.sum((corners[:, i] - corners[:, j]) ** 2, axis=1)
         for i, j in itertools.combinations(range(n), 2)
-    )
+    ]  # squared edge lengths
+    squared_edges = sum(edges)
     at_centre = target.query(centres)
     # Corners shared by neighbouring elements are queried once, each within its largest
     # Lipschitz reach d(c) + r.
@@ -417,7 +415,7 @@ def bound_elements(
     low = np.maximum.reduce(
         [
             centre_low - radius,
-            np.sqrt(np.maximum((corner_low**2).min(axis=1) - _spread_cap(corners, size), 0.0)),
+            np.sqrt(np.maximum((corner_low**2).min(axis=1) - _spread_cap(edges, size), 0.0)),
             np.zeros(count),
         ]
     )
@@ -480,18 +478,14 @@ def bound_elements(
     )
 
 
-def _spread_cap(corners: np.ndarray, size: np.ndarray) -> np.ndarray:
+def _spread_cap(edges: list[np.ndarray], size: np.ndarray) -> np.ndarray:
     """An upper bound of s(x) = sum_i w_i |v_i - x|^2 over each element (w: the barycentric
-    weights of x): s = R^2 - |x - o|^2 <= R^2 (o, R: the circumcentre and circumradius; a
-    segment's are its midpoint and half length), and s <= max_i |v_i - x|^2 <= the longest
-    edge squared."""
-    count, n, _ = corners.shape
-    edges = [
-        np.sum((corners[:, i] - corners[:, j]) ** 2, axis=1)
-        for i, j in itertools.combinations(range(n), 2)
-    ]
+    weights of x), from its squared edge lengths `edges` (one for a segment, three for a
+    triangle) and its size: s = R^2 - |x - o|^2 <= R^2 (o, R: the circumcentre and
+    circumradius; a segment's are its midpoint and half length), and s <= max_i |v_i - x|^2 <=
+    the longest edge squared."""
     longest = np.max(edges, axis=0)
-    if n == 2:
+    if len(edges) == 1:
         return longest / 4.0
     with np.errstate(divide="ignore", invalid="ignore"):
         circumradius = edges[0] * edges[1] * edges[2] / (16.0 * size**2)  # R^2 = (abc)^2/(4K)^2
@@ -515,6 +509,17 @@ def _widest_first(values: np.ndarray) -> np.ndarray:
     return np.argsort(-np.round(values, RANK_DECIMALS), kind="stable")
 
 
+def _holding_excess(widths: np.ndarray, aim: float) -> np.ndarray:
+    """Where the elements' widths sum to more than `aim`: the widest elements that together
+    hold the excess over half the aim (the split halves what it leaves), else none."""
+    split = np.zeros(len(widths), bool)
+    excess = widths.sum() - 0.5 * aim
+    if excess > 0.5 * aim:
+        order = _widest_first(widths)
+        split[order[: np.searchsorted(np.cumsum(widths[order]), excess) + 1]] = True
+    return split
+
+
 def _to_split(
     pieces: Pieces, threshold: float, quantiles: tuple[float, float], floor: float = 0.0
 ) -> np.ndarray:
@@ -523,26 +528,15 @@ def _to_split(
     the larger of the two directions' quantiles, so its bracket is [max of the lower ends, max
     of the upper ends]: this direction's quantile needs narrowing only above the floor."""
     total = pieces.size.sum()
-    split = np.zeros(len(pieces.size), bool)
-    width = pieces.integral_high - pieces.integral_low
-    excess = width.sum() - 0.5 * AIMS["MASD"] * total
-    if excess > 0.5 * AIMS["MASD"] * total:
-        # The widest elements that together hold the excess.
-        order = _widest_first(width)
-        split[order[: np.searchsorted(np.cumsum(width[order]), excess) + 1]] = True
+    split = _holding_excess(pieces.integral_high - pieces.integral_low, WIDTH_AIMS["MASD"] * total)
+    split |= _holding_excess(pieces.uncertain_within(threshold), WIDTH_AIMS["NSD"] * total)
     open_ = ~pieces.exact
-    uncertain = pieces.uncertain_within(threshold)
-    excess = uncertain.sum() - 0.5 * AIMS["NSD"] * total
-    if excess > 0.5 * AIMS["NSD"] * total:
-        # The most uncertain elements that together hold the excess.
-        order = _widest_first(uncertain)
-        split[order[: np.searchsorted(np.cumsum(uncertain[order]), excess) + 1]] = True
     low, high = quantiles
-    if high - max(low, floor) > AIMS["HD95"]:
+    if high - max(low, floor) > WIDTH_AIMS["HD95"]:
         # With u <= ell + w on every element meeting [low, high], the two quantiles are at
         # most w apart: the elements narrower than half the aim need no split.
         meets = open_ & (pieces.low <= high) & (pieces.high >= low)
-        wide = meets & (pieces.high - pieces.low > 0.5 * AIMS["HD95"])
+        wide = meets & (pieces.high - pieces.low > 0.5 * WIDTH_AIMS["HD95"])
         split |= wide if wide.any() else meets
     return split
 

@@ -34,7 +34,8 @@ one call that produced all of that tool's metrics for the pair.
 BRACKET_COLUMNS: tuple[str, ...] = ("reference_low", "reference_high")
 """Columns every scores file of `score_pairs` adds after SCORE_COLUMNS: the reference's proven
 bracket of its value when the study asks for it (`reference.brackets`), else NaN; NaN for
-tools. The analysis does not read them; tables written before them lack them."""
+tools. Only Table A1's note of the reference's uncertainty reads them; tables written before
+them lack them."""
 
 VERDICT_COLUMNS: dict[str, str] = {
     "metric": "text",

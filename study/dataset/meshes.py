@@ -144,7 +144,7 @@ def mesh_from_mask(
     smooth_iterations: int = 10,
 ) -> vtkPolyData | None:
     """Marching-cubes surface (iso 0.5) of a binary mask, gently smoothed; None if empty.
-    A 2D mask gives its outline (`outline_from_mask`).
+    A 2D mask gives its outline (`outline_from_field`).
 
     The mask is padded by one background voxel on every side so the surface is closed even
     where the organ touches the image border.
@@ -152,37 +152,29 @@ def mesh_from_mask(
     mask = np.asarray(mask, dtype=bool)
     if not mask.any():
         return None
-    if mask.ndim == 2:
-        return outline_from_mask(mask, spacing, origin)
     padded = np.pad(mask, 1).astype(np.float32)
     padded_origin = [o - s for o, s in zip(origin, spacing, strict=True)]
     # Flying edges is VTK's faster marching cubes; 0.5 - value puts the inside negative.
+    if mask.ndim == 2:
+        return outline_from_field(0.5 - padded, spacing, padded_origin)
     return mesh_from_field(
         0.5 - padded, spacing, padded_origin, smooth_iterations=smooth_iterations
     )
 
 
-def outline_from_mask(
-    mask: np.ndarray, spacing: Sequence[float], origin: Sequence[float]
-) -> vtkPolyData | None:
-    """The outline of a 2D mask: marching squares at iso 0.5 (VTK's flying edges in 2D) on
-    the mask padded by one background pixel, so a mask touching the image edge still gives
-    closed loops; None if empty.
+def outline_from_field(
+    values: np.ndarray, spacing: Sequence[float], origin: Sequence[float]
+) -> vtkPolyData:
+    """The closed outline {values = 0} of a sampled 2D function (negative inside, positive
+    on the border): marching squares, VTK's flying edges in 2D, counter-clockwise.
 
     Not smoothed: VTK's windowed-sinc filter, which smooths the 3D surfaces, leaves polylines
-    where they are (it moved no vertex by more than 1e-4 mm on a disc), so the outline keeps
-    the mask's corners cut at half a pixel, as marching cubes does before smoothing.
+    where they are (it moved no vertex by more than 1e-4 mm on a disc), so a mask's outline
+    keeps its corners cut at half a pixel, as marching cubes does before smoothing.
     """
-    mask = np.asarray(mask, dtype=bool)
-    if mask.ndim != 2:
-        raise ValueError(f"an outline needs a 2D mask, got {mask.ndim} dimensions")
-    if not mask.any():
-        return None
-    padded = np.pad(mask, 1).astype(np.float32)[:, :, None]
-    spacing3 = [float(s) for s in spacing] + [1.0]
-    origin3 = [o - s for o, s in zip(origin, spacing, strict=True)] + [0.0]
     contour = vtkFlyingEdges2D()
-    contour.SetInputData(image_from_array(0.5 - padded, spacing3, origin3))
+    image = image_from_array(values[:, :, None], [*map(float, spacing), 1.0], [*origin, 0.0])
+    contour.SetInputData(image)
     contour.SetValue(0, 0.0)
     contour.ComputeScalarsOff()
     contour.Update()
