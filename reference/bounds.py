@@ -52,6 +52,7 @@ from dataclasses import dataclass
 import numpy as np
 from numba import njit
 
+from reference import coverage
 from reference.closest import SurfaceIndex
 from reference.distance_pass import (
     PERCENTILE_TOLERANCE,
@@ -140,14 +141,17 @@ class Neighbours:
         self.offset = np.einsum("kd,kd->k", self.normal, corners[:, 0])
         self.grid = _bucket_centroids(centroids, max(self.reach, 1e-9))
 
-    def below(self, elements, centres, radius, normal, offset) -> tuple[np.ndarray, np.ndarray]:
+    def below(
+        self, elements, centres, radius, normal, offset
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """Per element of X (corners `elements` (k, n, dim)), the elements f of Y within
         `radius` of its centre c that do not lie on or below its plane P (normal . y <= offset
         + PLANE_TOLERANCE): each has an affine lower bound of dist(., f), the better (by its
         least corner value) of the height above f's plane (turned towards c) and the tangent
         of dist(., f) at c. Returns (certified, envelope): envelope (k, n) is the least of
         those bounds at each corner (inf: none), and certified says it is nowhere below the
-        height above P, so d >= that height over the element (module docstring)."""
+        height above P, so d >= that height over the element (module docstring); and flat
+        (k, FLAT_KEPT), elements of Y in P near it (-1: none), for module `coverage`."""
         low, step, dims, start, member = self.grid
         return _below(
             np.ascontiguousarray(elements, dtype=np.float64),
@@ -170,6 +174,10 @@ class Neighbours:
 
 BUCKETS_PER_ELEMENT = 4
 """At most this many buckets per element of Y in the certificate's grid."""
+
+FLAT_KEPT = 16
+"""Elements of Y lying in P that the certificate's scan keeps per element, to cover its shadow
+(module `coverage`) beside the closest elements of its centre and corners."""
 
 
 def _bucket_centroids(centroids: np.ndarray, reach: float):
@@ -222,6 +230,7 @@ def _below(
     own = elements.shape[1]
     certified = np.zeros(count, np.bool_)
     envelope = np.full((count, own), np.inf)
+    flat = np.full((count, FLAT_KEPT), -1, np.int64)
     lower = np.empty(3, np.int64)
     upper = np.empty(3, np.int64)
     for i in range(count):
@@ -235,16 +244,21 @@ def _below(
             upper[k] = min(dims[k] - 1, int(math.floor((value + ball - low[k]) / step[k])))
         limit = radius[i] * radius[i]
         good = True
+        kept = 0
         for a in range(lower[0], upper[0] + 1):
             for b in range(lower[1], upper[1] + 1):
                 row = (a * dims[1] + b) * dims[2]
                 for s in range(start[row + lower[2]], start[row + upper[2] + 1]):
                     e = member[s]
-                    top = -np.inf
+                    top, bottom = -np.inf, np.inf
                     for j in range(per):
                         cx, cy, cz = corner(corners, e, j)
-                        top = max(top, cx * nx + cy * ny + cz * nz - offset[i])
+                        height = cx * nx + cy * ny + cz * nz - offset[i]
+                        top, bottom = max(top, height), min(bottom, height)
                     if top <= tol:
+                        if bottom >= -0.25 * tol and kept < FLAT_KEPT:
+                            flat[i, kept] = e  # in P: may cover the element's shadow
+                            kept += 1
                         continue
                     _, qx, qy, qz = on_element(px, py, pz, corners, e)
                     gap = squared_gap(px, py, pz, qx, qy, qz)
@@ -267,7 +281,7 @@ def _below(
                         and good
                     )
         certified[i] = good
-    return certified, envelope
+    return certified, envelope, flat
 
 
 @njit(**JIT)
@@ -434,9 +448,11 @@ def bound_elements(
         normal[certified], offset[certified] = planes[0][certified], planes[1][certified]
     affine = np.einsum("knd,kd->kn", corners, normal) - offset[:, None]
     tried = np.flatnonzero(~certified & (high > 0) & np.isfinite(offset))
-    certified[tried], envelope = neighbours.below(
+    certified[tried], envelope, flat = neighbours.below(
         corners[tried], centres[tried], high[tried] + radius[tried], normal[tried], offset[tried]
     )
+    cover = np.column_stack([candidates, np.full((count, FLAT_KEPT), -1)])
+    cover[tried, n + 1 :] = flat
     # Where the plane alone does not certify: d >= min(height above P, the other elements'
     # bounds), concave over the element: least at a corner, integral at least the corners' mean.
     partial = tried[~certified[tried]]
@@ -453,11 +469,24 @@ def bound_elements(
     floors[certified] = affine[certified] - PLANE_TOLERANCE
     ceilings = to_candidate[rows, best]  # the candidate's distance lies below its interpolant
     exact = certified & np.all(np.abs(ceilings - affine) <= PLANE_TOLERANCE, axis=1)
+    # Or T's shadow on P lies within Y's elements in P (module `coverage`): d = the height.
+    shadowed = np.flatnonzero(certified & ~exact & (affine.min(axis=1) >= 0.0))
+    exact[shadowed] = coverage.covered(
+        corners[shadowed],
+        normal[shadowed],
+        offset[shadowed],
+        cover[shadowed],
+        neighbours.corners,
+        PLANE_TOLERANCE,
+    )
     exact |= high == 0  # d = 0 over the element: affine too
     affine[high == 0] = 0.0
     floors[exact] = affine[exact] - PLANE_TOLERANCE
     ceilings[exact] = affine[exact] + PLANE_TOLERANCE
     high[exact] = np.minimum(high[exact], affine[exact].max(axis=1) + PLANE_TOLERANCE)
+    integral_high[exact] = np.minimum(
+        integral_high[exact], size[exact] * (affine[exact].mean(axis=1) + PLANE_TOLERANCE)
+    )
     # Each affine bound stands for the element in the distributions of u and ell where it is
     # everywhere at least as good as the step at high or low (module docstring).
     floors[~exact & ~(floors.min(axis=1) >= low)] = np.nan

@@ -245,6 +245,47 @@ def test_one_plane_certificate_refuses_a_surface_reaching_above_the_plane():
     assert not pieces.exact[0] and np.isnan(pieces.offset[0])
 
 
+def _flat_patch(half_width: float) -> SurfaceIndex:
+    """Two squares of 2 x 2 triangles each at z = 0, side by side along x, `half_width` wide
+    in y: a flat patch of four triangles whose diagonals and shared edge cross the middle."""
+    xs, ys = [-2.0, 0.0, 2.0], [-half_width, half_width]
+    vertices = np.array([[x, y, 0.0] for x in xs for y in ys])
+    cells = np.array([[0, 2, 3], [0, 3, 1], [2, 4, 5], [2, 5, 3]])
+    return SurfaceIndex(vertices, cells)
+
+
+def test_an_element_whose_shadow_the_flat_patch_covers_is_exact():
+    """An element at z = 1 over four coplanar triangles (its corners' closest elements differ,
+    so no single one holds its shadow): the patch covers the shadow, d = 1 exactly, and its
+    integral's bracket closes. A patch too narrow for the shadow leaves it certified (d >= 1)
+    but not exact: beyond the patch's edge d grows."""
+    element = np.array([[[-1.5, -0.5, 1.0], [1.5, -0.5, 1.0], [0.2, 0.9, 1.0]]])
+    wide = _flat_patch(2.0)
+    pieces = bound_elements(element, wide, Neighbours(wide))
+    assert pieces.exact[0]
+    assert pieces.low[0] == pytest.approx(1.0) and pieces.high[0] == pytest.approx(1.0)
+    assert pieces.integral_high[0] - pieces.integral_low[0] < 1e-8
+    narrow = _flat_patch(0.7)
+    pieces = bound_elements(element, narrow, Neighbours(narrow))
+    assert not pieces.exact[0] and np.isfinite(pieces.offset[0])
+    beyond = brute_force_distances(np.array([[0.2, 0.9, 1.0]]), narrow.vertices, narrow.cells)
+    assert pieces.high[0] >= beyond[0] > 1.0 + 1e-3
+
+
+def test_coverage_of_a_segment_by_collinear_segments():
+    """2D: a segment at y = 1 over two collinear segments of y = 0 meeting under it is
+    covered; one reaching past their end is not."""
+    from reference import coverage
+
+    line = np.array([[[-2.0, 0.0], [0.0, 0.0]], [[0.0, 0.0], [2.0, 0.0]]])
+    normal, offset, candidates = np.array([[0.0, 1.0]]), np.array([0.0]), np.array([[0, 1, -1]])
+    inside = np.array([[[-1.0, 1.0], [1.0, 1.0]]])
+    past = np.array([[[1.0, 1.0], [2.1, 1.0]]])
+    assert coverage.covered(inside, normal, offset, candidates, line, 1e-9)[0]
+    assert not coverage.covered(past, normal, offset, candidates, line, 1e-9)[0]
+    assert not coverage.covered(inside, normal, offset, np.array([[0, -1, -1]]), line, 1e-9)[0]
+
+
 @pytest.mark.parametrize("r_b", [9.0, 11.5])
 def test_brackets_hold_concentric_spheres(r_b):
     """Tessellated spheres are within delta = R (1 - cos(pi / resolution)) of the spheres, so
