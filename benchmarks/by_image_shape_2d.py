@@ -26,6 +26,7 @@ from recording import add_record_option, recorded  # noqa: E402  (a sibling scri
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
+import maskio  # noqa: E402
 from study.records import REFERENCE  # noqa: E402
 
 SQUARE, WIDER, HIGHER = "square", "wider than high", "higher than wide"
@@ -39,16 +40,11 @@ def shape_class(shape: Sequence[int]) -> str:
 
 def pair_shapes(results: Path, dataset: str) -> pd.DataFrame:
     """(case, oar, spacing) -> the pair's image shape class, from the mask files' headers."""
-    import SimpleITK as sitk
-
-    reader = sitk.ImageFileReader()
     rows = []
     for pairs in sorted((results / "masks" / dataset).glob("*/*/pairs.csv")):
         for pair in pd.read_csv(pairs, dtype={"case": str}).itertuples():
-            reader.SetFileName(str(pairs.parent / pair.path_a))
-            reader.ReadImageInformation()
-            size = reader.GetSize()  # SimpleITK's (x, y): the array's (axis 0, axis 1)
-            rows.append((pair.case, pair.oar, pair.spacing, shape_class(size), len(size)))
+            shape = maskio.array_shape(pairs.parent / pair.path_a)
+            rows.append((pair.case, pair.oar, pair.spacing, shape_class(shape), len(shape)))
     table = pd.DataFrame(rows, columns=["case", "oar", "spacing", "shape", "dimension"])
     if len(table) and (table["dimension"] != 2).any():
         raise SystemExit(f"{results}: the masks of {dataset} are not all 2D")

@@ -146,6 +146,23 @@ def read_image(path: str | Path):
         ) from None
 
 
+def array_shape(path: str | Path) -> tuple[int, ...]:
+    """The shape of the mask array in `path` (axis n = physical axis n, as `read_mask` gives
+    it), from the header alone: the pixels are not read."""
+    path = Path(path)
+    if not path.is_file():
+        raise InputError(f"{path}: file not found")
+    reader = _sitk().ImageFileReader()
+    reader.SetFileName(str(path))
+    try:
+        reader.ReadImageInformation()
+    except RuntimeError:
+        raise InputError(
+            f"{path}: not an image file SimpleITK can read (NIfTI, NRRD, MHA, ...)"
+        ) from None
+    return tuple(int(n) for n in reader.GetSize())  # SimpleITK's (x, y, z) order
+
+
 def _binary(where: str, array: np.ndarray, label: int | None) -> np.ndarray:
     """`array == label`, or the array itself if it holds only 0 and 1 (no label given)."""
     values = np.unique(array)

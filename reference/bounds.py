@@ -148,10 +148,10 @@ class Neighbours:
         `radius` of its centre c that do not lie on or below its plane P (normal . y <= offset
         + PLANE_TOLERANCE): each has an affine lower bound of dist(., f), the better (by its
         least corner value) of the height above f's plane (turned towards c) and the tangent
-        of dist(., f) at c. Returns (certified, envelope): envelope (k, n) is the least of
-        those bounds at each corner (inf: none), and certified says it is nowhere below the
-        height above P, so d >= that height over the element (module docstring); and flat
-        (k, FLAT_KEPT), elements of Y in P near it (-1: none), for module `coverage`."""
+        of dist(., f) at c. Returns (certified, envelope, flat): envelope (k, n) is the least
+        of those bounds at each corner (inf: none); certified says it is nowhere below the
+        height above P, so d >= that height over the element (module docstring); flat (k,
+        FLAT_KEPT) names elements of Y lying in P near it (-1: none), for module `coverage`."""
         low, step, dims, start, member = self.grid
         return _below(
             np.ascontiguousarray(elements, dtype=np.float64),
@@ -451,8 +451,6 @@ def bound_elements(
     certified[tried], envelope, flat = neighbours.below(
         corners[tried], centres[tried], high[tried] + radius[tried], normal[tried], offset[tried]
     )
-    cover = np.column_stack([candidates, np.full((count, FLAT_KEPT), -1)])
-    cover[tried, n + 1 :] = flat
     # Where the plane alone does not certify: d >= min(height above P, the other elements'
     # bounds), concave over the element: least at a corner, integral at least the corners' mean.
     partial = tried[~certified[tried]]
@@ -470,12 +468,17 @@ def bound_elements(
     ceilings = to_candidate[rows, best]  # the candidate's distance lies below its interpolant
     exact = certified & np.all(np.abs(ceilings - affine) <= PLANE_TOLERANCE, axis=1)
     # Or T's shadow on P lies within Y's elements in P (module `coverage`): d = the height.
+    # The elements tried: the closest of the centre and corners, and those in P that the
+    # scan above met (an element certified by its parent's plane was not scanned: none).
     shadowed = np.flatnonzero(certified & ~exact & (affine.min(axis=1) >= 0.0))
+    scan_row = np.full(count, len(tried))  # the row of `flat` per element; the last: none
+    scan_row[tried] = np.arange(len(tried))
+    in_plane = np.vstack([flat, np.full((1, FLAT_KEPT), -1)])[scan_row[shadowed]]
     exact[shadowed] = coverage.covered(
         corners[shadowed],
         normal[shadowed],
         offset[shadowed],
-        cover[shadowed],
+        np.column_stack([candidates[shadowed], in_plane]),
         neighbours.corners,
         PLANE_TOLERANCE,
     )

@@ -10,11 +10,11 @@ are such.
 The test is a proof up to rounding, with room to spare inside `PLANE_TOLERANCE` (t below):
 
 * f lies in P when its corners are within t / 4 of it;
-* each f is grown by `GROWTH` = t / 20 on every side (its edges' lines moved out), so that
-  rounding in the projection cannot leave slivers along shared edges: every point of the grown
-  f lies within GROWTH / sin(a / 2) <= t / 2 of f (a: f's smallest angle; f with sin(a / 2) <
-  `MIN_HALF_ANGLE_SINE` are not used), and T' is covered when nothing of it is left after
-  taking every grown f away;
+* each f is grown by g = `GROWTH_SHARE` t = t / 20 on every side (its edges' lines moved
+  out), so that rounding in the projection cannot leave slivers along shared edges: every
+  point of the grown f lies within g / sin(a / 2) <= t / 2 of f (a: f's smallest angle; f
+  with sin(a / 2) < `MIN_HALF_ANGLE_SINE` are not used), and T' is covered when nothing of it
+  is left after taking every grown f away;
 * so for x in T, some y in f lies within t / 2 of p in P's directions and within t / 4 across,
   and d(x) <= h(x) + 3 t / 4.
 
@@ -34,17 +34,18 @@ from numba import njit
 from reference.elements import JIT
 
 GROWTH_SHARE = 0.05
-"""GROWTH as a share of the tolerance (module docstring)."""
+"""How far each f is grown, as a share of the tolerance (module docstring)."""
 
 MIN_HALF_ANGLE_SINE = 0.1
 """Elements with sin(smallest angle / 2) below this are not used to cover (their grown
-corners would reach more than GROWTH / this beyond them)."""
+corners would reach more than the growth / this beyond them)."""
 
 MAX_PIECES = 64
 """Convex pieces the remainder may hold; beyond, the element is left uncovered (not exact)."""
 
 MAX_VERTICES = 24
-"""Vertices a piece may have (a triangle clipped by at most seven lines has ten)."""
+"""Vertices a piece may have (a triangle clipped by k lines has at most 3 + k; a piece that
+would have more leaves its element uncovered)."""
 
 
 def covered(elements, normal, offset, candidates, corners_y, tolerance: float) -> np.ndarray:
@@ -81,10 +82,10 @@ def _covered(elements, normal, offset, candidates, corners_y, tolerance):
             )
             continue
         usable = 0
+        plane = normal[i], offset[i], frame, tolerance
         for slot in range(candidates.shape[1]):
             f = candidates[i, slot]
             if f >= 0 and not _seen(candidates[i], slot, f):
-                plane = normal[i], offset[i], frame, tolerance
                 if _edge_lines(f, corners_y, plane, lines[usable], scratch[0]):
                     usable += 1
         # A covered shadow has each corner in some grown f: a cheap test that most fail.
@@ -177,7 +178,7 @@ def _in_plane(f, corners_y, normal, offset, tolerance):
 @njit(**JIT)
 def _edge_lines(f, corners_y, plane, lines, q):
     """The grown triangle f's edge lines in the frame of plane (normal, offset, frame,
-    tolerance): outward unit normal and offset moved out by GROWTH; or False when f is not in
+    tolerance): outward unit normal and offset moved out by the growth; or False when f is not in
     the plane or too thin to use (q: room for f's projected corners)."""
     normal, offset, frame, tolerance = plane
     if not _in_plane(f, corners_y, normal, offset, tolerance):
@@ -275,7 +276,7 @@ def _signed_area(polygon, size):
 @njit(**JIT)
 def _interval_covered(shadow, row, corners_y, normal, offset, frame, tolerance):
     """2D: whether the interval T' lies within the union of the grown segments of Y on the
-    line (each grown by GROWTH at both ends)."""
+    line (each grown by the growth at both ends)."""
     start, stop = min(shadow[0, 0], shadow[1, 0]), max(shadow[0, 0], shadow[1, 0])
     growth = GROWTH_SHARE * tolerance
     progressed = True

@@ -9,6 +9,7 @@ import SimpleITK as sitk
 from maskio import (
     GRID_TOLERANCE_MM,
     InputError,
+    array_shape,
     from_image,
     load_pair,
     pair_from_images,
@@ -36,6 +37,18 @@ def test_array_axes_are_image_axes(tmp_path):
     assert image.TransformIndexToPhysicalPoint((5, 2, 1)) == (3.5, -0.5, 32.0)
     back, read_spacing, read_origin = from_image(image)
     assert np.array_equal(back, mask) and read_spacing == spacing and read_origin == origin
+
+
+def test_array_shape_reads_the_header_in_the_arrays_axis_order(tmp_path):
+    volume = write_mask(tmp_path / "v.nii.gz", asymmetric_mask(), (0.5, 0.75, 2.0), (0, 0, 0))
+    assert array_shape(volume) == (7, 5, 3)
+    plane = write_mask(tmp_path / "p.nii.gz", np.ones((4, 9), bool), (0.7, 0.7), (0, 0))
+    assert array_shape(plane) == (4, 9)
+    with pytest.raises(InputError, match=r"absent\.nii\.gz: file not found"):
+        array_shape(tmp_path / "absent.nii.gz")
+    (tmp_path / "text.nii.gz").write_text("not an image")
+    with pytest.raises(InputError, match=r"text\.nii\.gz: not an image file"):
+        array_shape(tmp_path / "text.nii.gz")
 
 
 def test_headers_rounded_differently_are_one_grid(tmp_path):

@@ -490,6 +490,7 @@ def figure_4(
     if not metrics or not spacings:
         raise ValueError("figure_4: no Δ to plot (no tested metric or voxel size in the table)")
     all_tools = ordered_tools([*delta["tool"], *unavailable])
+    two_d = _is_2d(spacings)
     with plt.rc_context(_STYLE):
         figure, axes = plt.subplots(
             len(metrics),
@@ -504,7 +505,7 @@ def figure_4(
                 # Same tools at the same x in every panel; a tool without a box is named why.
                 panel = in_metric.loc[in_metric["spacing"] == spacing]
                 _box_panel(axis, panel, all_tools)
-                _mark_absent(axis, panel, all_tools, unavailable, metric, _is_2d(spacings))
+                _mark_absent(axis, panel, all_tools, unavailable, metric, two_d)
                 _tolerance_band(axis, metric)
                 _group_dividers(axis, all_tools)
                 if row == 0:

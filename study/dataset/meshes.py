@@ -58,14 +58,7 @@ def finish_surface(surface: vtkPolyData, *, smooth_iterations: int = 0) -> vtkPo
     Smoothing is VTK's windowed-sinc filter with a low pass band: it removes the terraces of
     marching cubes while barely changing the volume (unlike plain Laplacian smoothing).
     """
-    algo: vtkAlgorithm
-    clean = vtkCleanPolyData()
-    clean.SetInputData(surface)
-    # Merge coincident points; drop (rather than keep as lines) triangles that degenerate.
-    clean.ConvertPolysToLinesOff()
-    clean.ConvertLinesToPointsOff()
-    clean.PointMergingOn()
-    algo = clean
+    algo: vtkAlgorithm = _merging_points(surface)
     if smooth_iterations > 0:
         smooth = vtkWindowedSincPolyDataFilter()
         smooth.SetInputConnection(algo.GetOutputPort())
@@ -94,6 +87,17 @@ def finish_surface(surface: vtkPolyData, *, smooth_iterations: int = 0) -> vtkPo
     if result.GetNumberOfCells() and signed_volume(result) < 0:
         result = _reversed(result)
     return result
+
+
+def _merging_points(mesh: vtkPolyData) -> vtkCleanPolyData:
+    """The filter merging the mesh's coincident points; a cell that degenerates is dropped
+    (not kept as a line or a point)."""
+    clean = vtkCleanPolyData()
+    clean.SetInputData(mesh)
+    clean.ConvertPolysToLinesOff()
+    clean.ConvertLinesToPointsOff()
+    clean.PointMergingOn()
+    return clean
 
 
 def _reversed(mesh: vtkPolyData) -> vtkPolyData:
@@ -178,9 +182,7 @@ def outline_from_field(
     contour.SetValue(0, 0.0)
     contour.ComputeScalarsOff()
     contour.Update()
-    clean = vtkCleanPolyData()
-    clean.SetInputData(contour.GetOutput())
-    clean.PointMergingOn()
+    clean = _merging_points(contour.GetOutput())
     clean.Update()
     return _counter_clockwise(clean.GetOutput())
 

@@ -16,6 +16,7 @@ from pathlib import Path
 
 import pandas as pd
 
+import maskio
 import reference
 from adapters import REGISTRY, Adapter, CallSettings, describe, invoke_files
 from adapters.base import Bracketed
@@ -219,12 +220,7 @@ def mask_dimension(spacing: str, path: str | Path) -> int:
     header's (the pixels are not read)."""
     if spacing != NATIVE:
         return len(parse_spacing_label(spacing))
-    import SimpleITK as sitk
-
-    reader = sitk.ImageFileReader()
-    reader.SetFileName(str(path))
-    reader.ReadImageInformation()
-    return reader.GetDimension()
+    return len(maskio.array_shape(path))
 
 
 def unavailable_rows(
