@@ -37,10 +37,13 @@ The metrics follow from these per-element bounds, per direction:
 * HD: the bracket of module `hausdorff`, bracketed to its tolerance around the value.
 
 Where a bracket is wider than its aim (`WIDTH_AIMS`; each direction is refined to it), the
-elements that make it wide are split (midpoint subdivision) and bounded again, up to
-`MAX_LEVELS` times and `MAX_ELEMENTS` per direction. Queried distances are exact float64
-distances to the element the float32 BVH names, at most `SEARCH_SLACK` above the true
-distance: every lower bound taken from a queried distance subtracts it.
+elements that make it wide are refined, up to `MAX_LEVELS` times and `MAX_ELEMENTS` per
+direction: those up to `EXPAND_RADIUS` are cut into pieces bounded from Y's elements within
+reach without a query (`expanded`, module `local_bounds`: affine bounds second order in the
+piece's size), larger ones split (midpoint subdivision) and bounded again as above.
+Queried distances are exact float64 distances to the element the float32 BVH names, at most
+`SEARCH_SLACK` above the true distance: every lower bound taken from a queried distance
+subtracts it (the pieces' bounds take no queried distance).
 """
 
 from __future__ import annotations
@@ -52,7 +55,7 @@ from dataclasses import dataclass
 import numpy as np
 from numba import njit
 
-from reference import coverage
+from reference import coverage, local_bounds
 from reference.closest import SurfaceIndex
 from reference.distance_pass import (
     PERCENTILE_TOLERANCE,
@@ -131,7 +134,12 @@ class Neighbours:
         corners = target.vertices[target.cells]
         self.corners = np.ascontiguousarray(corners, dtype=np.float64)
         centroids = corners.mean(axis=1)
-        self.reach = float(element_radius(corners, centroids).max())
+        radii = element_radius(corners, centroids)
+        self.reach = float(radii.max())
+        # Each element's bounding ball (centroid padded to three axes, radius): a cheap test
+        # that it lies beyond a distance (module `local_bounds`).
+        self.balls = np.zeros((len(centroids), 4))
+        self.balls[:, : target.dim], self.balls[:, 3] = centroids, radii
         normal = element_normals(corners)
         length = np.linalg.norm(normal, axis=1)
         extent = float(np.ptp(target.vertices, axis=0).max()) or 1.0
@@ -152,7 +160,6 @@ class Neighbours:
         of those bounds at each corner (inf: none); certified says it is nowhere below the
         height above P, so d >= that height over the element (module docstring); flat (k,
         FLAT_KEPT) names elements of Y lying in P near it (-1: none), for module `coverage`."""
-        low, step, dims, start, member = self.grid
         return _below(
             np.ascontiguousarray(elements, dtype=np.float64),
             self.normal,
@@ -162,11 +169,7 @@ class Neighbours:
             np.ascontiguousarray(normal, dtype=np.float64),
             np.ascontiguousarray(offset, dtype=np.float64),
             self.corners,
-            low,
-            step,
-            dims,
-            start,
-            member,
+            self.grid,
             self.reach,
             PLANE_TOLERANCE,
         )
@@ -213,11 +216,7 @@ def _below(
     normal,
     offset,
     corners,
-    low,
-    step,
-    dims,
-    start,
-    member,
+    grid,
     reach,
     tol,
 ):
@@ -231,55 +230,46 @@ def _below(
     certified = np.zeros(count, np.bool_)
     envelope = np.full((count, own), np.inf)
     flat = np.full((count, FLAT_KEPT), -1, np.int64)
-    lower = np.empty(3, np.int64)
-    upper = np.empty(3, np.int64)
+    near = np.empty(corners.shape[0], np.int64)
     for i in range(count):
         px, py, pz = point_at(centres, i)
         nx, ny = normal[i, 0], normal[i, 1]
         nz = normal[i, 2] if dim == 3 else 0.0
-        ball = radius[i] + reach
-        for k in range(3):
-            value = centres[i, k] if k < dim else 0.0
-            lower[k] = max(0, int(math.floor((value - ball - low[k]) / step[k])))
-            upper[k] = min(dims[k] - 1, int(math.floor((value + ball - low[k]) / step[k])))
+        boxed = local_bounds.members_near(np.array((px, py, pz)), radius[i] + reach, grid, near)
         limit = radius[i] * radius[i]
         good = True
         kept = 0
-        for a in range(lower[0], upper[0] + 1):
-            for b in range(lower[1], upper[1] + 1):
-                row = (a * dims[1] + b) * dims[2]
-                for s in range(start[row + lower[2]], start[row + upper[2] + 1]):
-                    e = member[s]
-                    top, bottom = -np.inf, np.inf
-                    for j in range(per):
-                        cx, cy, cz = corner(corners, e, j)
-                        height = cx * nx + cy * ny + cz * nz - offset[i]
-                        top, bottom = max(top, height), min(bottom, height)
-                    if top <= tol:
-                        if bottom >= -0.25 * tol and kept < FLAT_KEPT:
-                            flat[i, kept] = e  # in P: may cover the element's shadow
-                            kept += 1
-                        continue
-                    _, qx, qy, qz = on_element(px, py, pz, corners, e)
-                    gap = squared_gap(px, py, pz, qx, qy, qz)
-                    if gap > limit:
-                        continue
-                    good = (
-                        _offender_bound(
-                            elements,
-                            i,
-                            normals,
-                            offsets,
-                            e,
-                            (px, py, pz),
-                            (qx, qy, qz),
-                            gap,
-                            (nx, ny, nz, offset[i]),
-                            envelope,
-                            tol,
-                        )
-                        and good
-                    )
+        for e in near[:boxed]:
+            top, bottom = -np.inf, np.inf
+            for j in range(per):
+                cx, cy, cz = corner(corners, e, j)
+                height = cx * nx + cy * ny + cz * nz - offset[i]
+                top, bottom = max(top, height), min(bottom, height)
+            if top <= tol:
+                if bottom >= -0.25 * tol and kept < FLAT_KEPT:
+                    flat[i, kept] = e  # in P: may cover the element's shadow
+                    kept += 1
+                continue
+            _, qx, qy, qz = on_element(px, py, pz, corners, e)
+            gap = squared_gap(px, py, pz, qx, qy, qz)
+            if gap > limit:
+                continue
+            good = (
+                _offender_bound(
+                    elements,
+                    i,
+                    normals,
+                    offsets,
+                    e,
+                    (px, py, pz),
+                    (qx, qy, qz),
+                    gap,
+                    (nx, ny, nz, offset[i]),
+                    envelope,
+                    tol,
+                )
+                and good
+            )
         certified[i] = good
     return certified, envelope, flat
 
@@ -365,6 +355,20 @@ class Pieces:
         return Directed(
             self.high if upper else self.low, self.size, open=rows, corner_distance=affine[rows]
         )
+
+    def taken(self) -> tuple[np.ndarray, np.ndarray]:
+        """The corner values of ell and u as `distribution` takes them: an affine bound's, else
+        the step's."""
+        return (
+            np.where(np.isfinite(self.floor), self.floor, self.low[:, None]),
+            np.where(np.isfinite(self.ceiling), self.ceiling, self.high[:, None]),
+        )
+
+    def gap(self) -> np.ndarray:
+        """Per element, the largest of u - ell over it (`taken`): their difference is affine,
+        so largest at a corner."""
+        lower, upper = self.taken()
+        return (upper - lower).max(axis=1)
 
     def uncertain_within(self, threshold: float) -> np.ndarray:
         """Per element, the size it may or may not hold within `threshold`: its share with
@@ -510,6 +514,42 @@ def bound_elements(
     )
 
 
+def expanded(pieces: Pieces, rows: np.ndarray, neighbours: Neighbours) -> tuple[Pieces, np.ndarray]:
+    """The elements `rows` of `pieces` cut into their pieces (module `local_bounds`: a midpoint
+    subdivision bounded from Y's elements within reach, without a query), each with an affine
+    lower and upper bound second order in its size, where the bounds from an element's
+    corners and centre are first order wherever the closest element changes within it.
+    Returns those pieces and the rows they replace (all but those with no element of Y within
+    reach, which a queried element always has)."""
+    corners = pieces.corners[rows]
+    radius = element_radius(corners, corners.mean(axis=1))
+    reach_radius = pieces.high[rows] + radius + PLANE_TOLERANCE
+    parts, floor, ceiling = local_bounds.local_bounds(
+        corners, reach_radius, neighbours, PLANE_TOLERANCE
+    )
+    found = np.isfinite(floor[:, 0, 0])
+    count, per, n = floor[found].shape
+    parts = parts[found].reshape(count * per, n, pieces.corners.shape[2])
+    floor, ceiling = floor[found].reshape(count * per, n), ceiling[found].reshape(count * per, n)
+    size = np.repeat(pieces.size[rows[found]] / per, per)
+    return (
+        Pieces(
+            parts,
+            size,
+            np.maximum(floor.min(axis=1), 0.0),
+            ceiling.max(axis=1),
+            size * np.maximum(floor.mean(axis=1), 0.0),
+            size * ceiling.mean(axis=1),
+            (ceiling - floor).max(axis=1) <= 2 * PLANE_TOLERANCE,
+            floor,
+            ceiling,
+            np.full((len(size), parts.shape[2]), np.nan),
+            np.full(len(size), np.nan),
+        ),
+        rows[found],
+    )
+
+
 def _spread_cap(edges: list[np.ndarray], size: np.ndarray) -> np.ndarray:
     """An upper bound of s(x) = sum_i w_i |v_i - x|^2 over each element (w: the barycentric
     weights of x), from its squared edge lengths `edges` (one for a segment, three for a
@@ -565,12 +605,54 @@ def _to_split(
     open_ = ~pieces.exact
     low, high = quantiles
     if high - max(low, floor) > WIDTH_AIMS["HD95"]:
-        # With u <= ell + w on every element meeting [low, high], the two quantiles are at
-        # most w apart: the elements narrower than half the aim need no split.
-        meets = open_ & (pieces.low <= high) & (pieces.high >= low)
-        wide = meets & (pieces.high - pieces.low > 0.5 * WIDTH_AIMS["HD95"])
+        # With u <= ell + w on every element meeting [low, high] (u, ell: the functions the
+        # distributions take, affine or steps), the two quantiles are at most w apart: the
+        # elements narrower than half the aim need no split.
+        lower, upper = pieces.taken()
+        meets = open_ & (lower.min(axis=1) <= high) & (upper.max(axis=1) >= low)
+        wide = meets & (pieces.gap() > 0.5 * WIDTH_AIMS["HD95"])
         split |= wide if wide.any() else meets
     return split
+
+
+EXPAND_RADIUS = 1.5
+"""mm. Elements up to this radius are refined by `expanded` (no query), larger ones are split
+and bounded again (`bound_elements`): on a larger element the pieces' chords are too coarse
+for the aims, and the search's certificate and exact patches pay."""
+
+
+def _fitting(pieces: Pieces, chosen: np.ndarray, per_child: int) -> np.ndarray:
+    """The rows of `chosen` (a mask) to replace by per_child rows each within MAX_ELEMENTS:
+    all of them, or the most uncertain that fit."""
+    rows = np.flatnonzero(chosen)
+    room = max(MAX_ELEMENTS - len(pieces.size), 0) // (per_child - 1)
+    if len(rows) > room:
+        uncertain = (pieces.size * (pieces.high - pieces.low))[rows]
+        rows = np.sort(rows[_widest_first(uncertain)[:room]])
+    return rows
+
+
+def _refined(pieces: Pieces, rows: np.ndarray, target: SurfaceIndex, near: Neighbours) -> Pieces:
+    """`pieces` with the elements `rows` refined: the small expanded into their pieces, the
+    large (and any expansion could not bound) split and bounded again; a plane certified over
+    an element is certified over its children."""
+    radius = element_radius(pieces.corners[rows], pieces.corners[rows].mean(axis=1))
+    expansion, replaced = expanded(pieces, rows[radius <= EXPAND_RADIUS], near)
+    split = np.zeros(len(pieces.size), bool)
+    split[rows] = True
+    split[replaced] = False
+    kept = np.ones(len(pieces.size), bool)
+    kept[rows] = False
+    refined = Pieces.join(pieces.take(kept), expansion)
+    if not split.any():
+        return refined
+    per_child = len(split_elements(pieces.corners[:1]))
+    inherited = (
+        np.repeat(pieces.normal[split], per_child, axis=0),
+        np.repeat(pieces.offset[split], per_child),
+    )
+    children = bound_elements(split_elements(pieces.corners[split]), target, near, inherited)
+    return Pieces.join(refined, children)
 
 
 def bound_direction(
@@ -592,39 +674,26 @@ def bound_directions(pairs, *, threshold: float, percentile: float) -> list[tupl
         for (corners, target), near in zip(pairs, neighbours, strict=True)
     ]
     notes = [""] * len(pairs)
-    per_child = len(split_elements(pairs[0][0][:1]))
+    per_piece = len(local_bounds.subdivision(pairs[0][0].shape[1])[1])  # the most per row
     for level in itertools.count():
         quantiles = [_quantiles(one, percentile) for one in pieces]
         refined = False
         for i, ((_, target), one) in enumerate(zip(pairs, pieces, strict=True)):
             floor = max((q[0] for j, q in enumerate(quantiles) if j != i), default=0.0)
             split = _to_split(one, threshold, quantiles[i], floor)
-            room = (MAX_ELEMENTS - len(one.size)) // (per_child - 1)
+            rows = _fitting(one, split, per_piece)
             notes[i] = (
                 ""
                 if not split.any()
                 else f"stopped by the cap of {MAX_ELEMENTS:,} elements per direction"
-                if room <= 0
+                if not len(rows)
                 else f"stopped after {MAX_LEVELS} levels"
                 if level == MAX_LEVELS
                 else ""
             )
             if not split.any() or notes[i]:
                 continue
-            if np.count_nonzero(split) > room:  # the most uncertain elements that fit
-                chosen = np.flatnonzero(split)
-                uncertain = (one.size * (one.high - one.low))[chosen]
-                split[:] = False
-                split[chosen[_widest_first(uncertain)[:room]]] = True
-            # A plane certified over an element is certified over its children.
-            inherited = (
-                np.repeat(one.normal[split], per_child, axis=0),
-                np.repeat(one.offset[split], per_child),
-            )
-            children = split_elements(one.corners[split])
-            pieces[i] = Pieces.join(
-                one.take(~split), bound_elements(children, target, neighbours[i], inherited)
-            )
+            pieces[i] = _refined(one, rows, target, neighbours[i])
             refined = True
         if not refined:
             return list(zip(pieces, notes, strict=True))

@@ -27,7 +27,7 @@ from reference.bounds import (
     too_wide,
 )
 from reference.closest import SurfaceIndex
-from reference.distance_pass import Directed, split_elements, tie_threshold
+from reference.distance_pass import Directed, element_sizes, split_elements, tie_threshold
 from reference.geometry import brute_force_distances
 from reference.hausdorff import Bracket
 from vocabulary import DISTANCE_KEYS
@@ -227,6 +227,58 @@ def test_element_bounds_hold_at_exact_distances():
     np.testing.assert_allclose(exact[claimed], affine[claimed], atol=1e-8)
     # A lower bound raised by a tenth of a millimetre is broken somewhere.
     assert np.any(pieces.low[rows, None] + 0.1 > exact + 1e-12)
+
+
+@pytest.mark.parametrize("corner_count", [3, 2])
+@pytest.mark.parametrize("divisions", [1, 2, 4])
+def test_the_local_subdivision_tiles_the_element(corner_count, divisions):
+    """`local_bounds.subdivision`: its points are convex combinations of the corners, the
+    element's own corners among them, and its pieces tile the element in congruent pieces
+    (equal sizes summing to the element's; the pieces' own centres average to its centre)."""
+    from reference import local_bounds
+
+    weights, pieces = local_bounds.subdivision(corner_count, divisions)
+    np.testing.assert_allclose(weights.sum(axis=1), 1.0)
+    assert np.all(weights >= 0) and len(pieces) == divisions ** (corner_count - 1)
+    np.testing.assert_array_equal(weights[np.argmax(weights, axis=0)], np.eye(corner_count))
+    element = np.array([[0.3, -1.0, 2.0], [2.5, 0.2, 1.0], [0.1, 1.7, 0.4]])[:corner_count]
+    parts = np.einsum("spn,nd->spd", weights[pieces], element)
+    sizes = element_sizes(parts)
+    np.testing.assert_allclose(sizes, element_sizes(element[None])[0] / len(pieces))
+    np.testing.assert_allclose(parts.mean(axis=1).mean(axis=0), element.mean(axis=0))
+
+
+@pytest.mark.parametrize("dim", [3, 2])
+def test_expanded_pieces_bound_d_at_exact_distances(dim):
+    """Each piece `bounds.expanded` cuts an element into has an affine lower and upper bound of
+    d (its floor and ceiling), bounded from the other surface's elements within reach without
+    a query: they hold at points spread over the piece, with distances by brute force, and
+    are second order where the parent's bounds were first (their gap far narrower)."""
+    a, b, spacing, (surface_a, surface_b) = _masks_case((1.0, 1.0, 1.0)) if dim == 3 else _disks()
+    target = SurfaceIndex(*surface_b)
+    near = Neighbours(target)
+    parents = bound_elements(surface_a[0][surface_a[1]], target, near)
+    rng = np.random.default_rng(11)
+    loose = np.flatnonzero(~parents.exact & (parents.high > 0))
+    rows = np.sort(rng.choice(loose, min(150, len(loose)), replace=False))
+    pieces, replaced = bounds.expanded(parents, rows, near)
+    np.testing.assert_array_equal(replaced, rows)
+    per = len(pieces.size) // len(rows)
+    np.testing.assert_allclose(pieces.size.reshape(-1, per).sum(axis=1), parents.size[rows])
+    weights = rng.dirichlet(np.ones(dim), 12)
+    points = np.einsum("pn,knd->kpd", weights, pieces.corners)
+    exact = brute_force_distances(points.reshape(-1, dim), *surface_b).reshape(len(points), -1)
+    below = np.einsum("pn,kn->kp", weights, pieces.floor)
+    above = np.einsum("pn,kn->kp", weights, pieces.ceiling)
+    assert np.all(below <= exact + 1e-12) and np.all(exact <= above + 1e-12)
+    assert np.all(pieces.low[:, None] <= exact + 1e-12)
+    assert np.all(exact <= pieces.high[:, None] + 1e-12)
+    np.testing.assert_allclose(
+        pieces.integral_low, pieces.size * np.maximum(pieces.floor.mean(1), 0)
+    )
+    # A floor raised by a twentieth of a millimetre is broken somewhere.
+    assert np.any(below + 0.05 > exact + 1e-12)
+    assert np.median(pieces.gap()) < 0.25 * np.median(parents.take(rows).gap())
 
 
 def test_one_plane_certificate_refuses_a_surface_reaching_above_the_plane():
