@@ -524,13 +524,14 @@ def expanded(pieces: Pieces, rows: np.ndarray, neighbours: Neighbours) -> tuple[
     corners = pieces.corners[rows]
     radius = element_radius(corners, corners.mean(axis=1))
     reach_radius = pieces.high[rows] + radius + PLANE_TOLERANCE
-    parts, floor, ceiling = local_bounds.local_bounds(
+    parts, floor, ceiling, (mean_low, mean_high) = local_bounds.local_bounds(
         corners, reach_radius, neighbours, PLANE_TOLERANCE
     )
     found = np.isfinite(floor[:, 0, 0])
     count, per, n = floor[found].shape
     parts = parts[found].reshape(count * per, n, pieces.corners.shape[2])
     floor, ceiling = floor[found].reshape(count * per, n), ceiling[found].reshape(count * per, n)
+    mean_low, mean_high = mean_low[found].reshape(-1), mean_high[found].reshape(-1)
     size = np.repeat(pieces.size[rows[found]] / per, per)
     return (
         Pieces(
@@ -538,8 +539,8 @@ def expanded(pieces: Pieces, rows: np.ndarray, neighbours: Neighbours) -> tuple[
             size,
             np.maximum(floor.min(axis=1), 0.0),
             ceiling.max(axis=1),
-            size * np.maximum(floor.mean(axis=1), 0.0),
-            size * ceiling.mean(axis=1),
+            size * np.maximum(mean_low, 0.0),
+            size * mean_high,
             (ceiling - floor).max(axis=1) <= 2 * PLANE_TOLERANCE,
             floor,
             ceiling,

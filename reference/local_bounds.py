@@ -17,11 +17,18 @@ functions bound d, given by their values at the corners:
 * above: for any e, d <= dist(., e), convex, so below its chord: the interpolant of
   dist(p_j, e), with e the closest element of c_S (found by the step above).
 
-Both are second order in the piece's size where d is smooth, and take no query. On lattice
-meshes at about a voxel the closest element changes within an element (a step edge of the
-other surface), where bounds from an element's corners and centre alone are first order
-(docs/reference.md, "What the brackets prove"). Rounding: `tolerance` is taken off every lower
-value and added to every upper one.
+Both meet d at c_S: a tangent plane equals its distance function there, so the least of
+them is d(c_S) = dist(c_S, e). Each is concave (below) or convex (above) over any simplex in
+S, so it lies above or below its chord there too: over the four triangles the edge midpoints
+cut S into, the middle one fanned at c_S (it has S's centre), the mean of d over S lies
+between the bounds' values at S's corners, edge midpoints and centre weighted 1/12, 2/9 and
+1/12 (`integration_rule`; a segment fanned at its midpoint: 1/4 and 1/2). u - ell is convex
+and 0 at c_S, so this mean's bracket is at most 11/12 (a segment's 1/2) of the chords', and
+under half of it where d is smooth. All are second order in the piece's size where d is
+smooth, and take no query. On lattice meshes at about a voxel the closest element changes
+within an element (a step edge of the other surface), where bounds from an element's corners
+and centre alone are first order (docs/reference.md, "What the brackets prove"). Rounding:
+`tolerance` is taken off every lower value and added to every upper one.
 """
 
 from __future__ import annotations
@@ -59,26 +66,42 @@ def subdivision(corner_count: int, divisions: int = DIVISIONS) -> tuple[np.ndarr
     return weights, np.array(pieces)
 
 
+def integration_rule(corner_count: int) -> tuple[np.ndarray, np.ndarray, float]:
+    """(points (m, n), weights (m,), centre weight): where the bounds of a piece are evaluated,
+    as barycentric weights of its corners (the corners first), and the weights of their values
+    there and at the centre whose sums bound the mean of d (module docstring). A triangle: its
+    edge midpoints cut it into four, the middle one fanned at the centre: corners 1/12,
+    midpoints 2/9, centre 1/12. A segment: fanned at its midpoint, corners 1/4, centre 1/2."""
+    if corner_count == 2:
+        return np.eye(2), np.full(2, 0.25), 0.5
+    midpoints = 0.5 * (np.ones((3, 3)) - np.eye(3))
+    return np.vstack([np.eye(3), midpoints]), np.array([1 / 12] * 3 + [2 / 9] * 3), 1 / 12
+
+
 def local_bounds(elements, reach_radius, neighbours, tolerance: float, divisions: int = DIVISIONS):
-    """Per element (corners (k, n, dim)), its pieces and the affine bounds of d over each
-    (module docstring): (corners (k, S, n, dim), floor (k, S, n), ceiling (k, S, n)), the
-    bounds as their values at the pieces' corners, NaN where no element of Y lies within the
-    element's `reach_radius` R = U + r. `neighbours`: the bucketed elements of Y
-    (`bounds.Neighbours`)."""
+    """Per element (corners (k, n, dim)), its pieces and the bounds of d over each (module
+    docstring): (corners (k, S, n, dim), floor (k, S, n), ceiling (k, S, n), means (2, k, S)),
+    the affine bounds as their values at the pieces' corners and the lower and upper bounds of
+    the mean of d over each piece, NaN where no element of Y lies within the element's
+    `reach_radius` R = U + r. `neighbours`: the bucketed elements of Y (`bounds.Neighbours`)."""
     weights, pieces = subdivision(elements.shape[1], divisions)
     corners = np.einsum("spn,knd->kspd", weights[pieces], elements)
-    floor, ceiling = _local_bounds(
+    rule, rule_weights, centre_weight = integration_rule(elements.shape[1])
+    floor, ceiling, means = _local_bounds(
         np.ascontiguousarray(elements, dtype=np.float64),
         np.ascontiguousarray(reach_radius, dtype=np.float64),
         weights,
         np.ascontiguousarray(pieces, dtype=np.int64),
+        rule,
+        rule_weights,
+        centre_weight,
         neighbours.corners,
         neighbours.balls,
         neighbours.grid,
         neighbours.reach,
         tolerance,
     )
-    return corners, floor, ceiling
+    return corners, floor, ceiling, means
 
 
 @njit(**JIT)
@@ -126,43 +149,36 @@ def _within(point, radius, corners, balls, grid, reach, found, gaps):
 
 
 @njit(**JIT)
-def _chord(points, piece, corners, e, values):
-    """values[j] = dist(p_j, e) at the corners p_j of a piece."""
-    for slot in range(len(piece)):
-        j = piece[slot]
-        px, py, pz = points[j, 0], points[j, 1], points[j, 2]
+def _chord(at, corners, e, values):
+    """values[j] = dist(at[j], e)."""
+    for j in range(len(at)):
+        px, py, pz = at[j, 0], at[j, 1], at[j, 2]
         _, qx, qy, qz = on_element(px, py, pz, corners, e)
-        values[slot] = math.sqrt(squared_gap(px, py, pz, qx, qy, qz))
+        values[j] = math.sqrt(squared_gap(px, py, pz, qx, qy, qz))
 
 
 @njit(**JIT)
-def _tangent_floor(points, piece, corners, balls, near, gaps, count, centre, hint, values):
+def _tangent_floor(at, middle, radius, corners, balls, near, gaps, count, centre, hint, values):
     """values[j] = min over the elements near[:count] (nearest the element's centre first, at
-    distances gaps) of their tangent planes at the piece's centre, at its corner p_j. Returns
-    the element closest to the piece's centre. `hint` (an element of near, likely the
-    closest) is taken first, so that its values let the others be skipped: an element whose
-    bounding ball lies farther from the piece's centre than every corner's value plus the
-    piece's radius cannot lower one."""
-    n = len(piece)
-    px = py = pz = 0.0
-    for j in piece:
-        px, py, pz = px + points[j, 0] / n, py + points[j, 1] / n, pz + points[j, 2] / n
-    radius = 0.0
-    for j in piece:
-        radius = max(
-            radius, math.sqrt(squared_gap(px, py, pz, points[j, 0], points[j, 1], points[j, 2]))
-        )
+    distances gaps) of their tangent planes at a piece's centre `middle`, at its points at[j]
+    (within `radius` of the centre). Returns the element closest to the piece's centre and its
+    distance, d there (an element passed over lies farther: its distance from the centre
+    exceeds a point's value plus the radius, which exceeds the least distance). `hint` (an
+    element of near, likely the closest) is taken first, so that its values let the others be
+    skipped: an element whose bounding ball lies farther from the piece's centre than every
+    point's value plus the radius cannot lower one."""
+    px, py, pz = middle[0], middle[1], middle[2]
     offset = math.sqrt(squared_gap(px, py, pz, centre[0], centre[1], centre[2]))
-    values[:n] = np.inf
+    values[:] = np.inf
     closest, best = -1, np.inf
     for k in range(-1, count):
         e = hint if k < 0 else near[k]
         if k >= 0:
             if e == hint:
                 continue
-            reach = values[:n].max() + radius
+            reach = values.max() + radius
             if gaps[k] - offset > reach:
-                break  # this and every farther element lie above every corner's value
+                break  # this and every farther element lie above every point's value
             apart = squared_gap(px, py, pz, balls[e, 0], balls[e, 1], balls[e, 2])
             if apart > (reach + balls[e, 3]) * (reach + balls[e, 3]):
                 continue
@@ -170,18 +186,17 @@ def _tangent_floor(points, piece, corners, balls, near, gaps, count, centre, hin
         gap = math.sqrt(squared_gap(px, py, pz, qx, qy, qz))
         if gap < best:
             closest, best = e, gap
-        for slot in range(n):
-            j = piece[slot]
+        for j in range(len(at)):
             if gap > 0.0:
                 value = (
-                    (points[j, 0] - qx) * (px - qx)
-                    + (points[j, 1] - qy) * (py - qy)
-                    + (points[j, 2] - qz) * (pz - qz)
+                    (at[j, 0] - qx) * (px - qx)
+                    + (at[j, 1] - qy) * (py - qy)
+                    + (at[j, 2] - qz) * (pz - qz)
                 ) / gap
             else:
                 value = 0.0  # the piece's centre lies on e: dist(., e) >= 0 is all it gives
-            values[slot] = min(values[slot], value)
-    return closest
+            values[j] = min(values[j], value)
+    return closest, best
 
 
 @njit(**JIT)
@@ -190,27 +205,37 @@ def _local_bounds(
     reach_radius,
     weights,
     pieces,
+    rule,
+    rule_weights,
+    centre_weight,
     corners,
     balls,
     grid,
     reach,
     tolerance,
 ):
-    """`local_bounds`, compiled: (floor, ceiling), each (k, S, n)."""
+    """`local_bounds`, compiled: (floor, ceiling), each (k, S, n), and the lower and upper
+    bounds of the mean of d over each piece, each (k, S)."""
     count, n, dim = elements.shape
     floor = np.full((count, len(pieces), n), np.nan)
     ceiling = np.full((count, len(pieces), n), np.nan)
+    means = np.full((2, count, len(pieces)), np.nan)
     near = np.empty(corners.shape[0], np.int64)
     gaps = np.empty(corners.shape[0])
     points = np.zeros((weights.shape[0], 3))
-    below, above = np.empty(n), np.empty(n)
-    centre = np.zeros(3)
+    at = np.zeros((len(rule), 3))
+    below, above = np.empty(len(rule)), np.empty(len(rule))
+    centre, middle = np.zeros(3), np.zeros(3)
     for i in range(count):
         points[:] = 0.0
         centre[:] = 0.0
         for j in range(n):
             x, y, z = corner(elements, i, j)
-            centre += np.array((x, y, z)) / n
+            centre[0], centre[1], centre[2] = (
+                centre[0] + x / n,
+                centre[1] + y / n,
+                centre[2] + z / n,
+            )
             for p in range(weights.shape[0]):
                 points[p, 0] += weights[p, j] * x
                 points[p, 1] += weights[p, j] * y
@@ -220,10 +245,26 @@ def _local_bounds(
             continue
         closest = near[0]  # a first guess at each piece's closest element: its neighbour's
         for s in range(len(pieces)):
-            closest = _tangent_floor(
-                points, pieces[s], corners, balls, near, gaps, found, centre, closest, below
+            at[:] = 0.0  # the piece's corners first
+            middle[:] = 0.0
+            for j in range(n):
+                for axis in range(3):
+                    value = points[pieces[s, j], axis]
+                    middle[axis] += value / n
+                    for p in range(len(rule)):
+                        at[p, axis] += rule[p, j] * value
+            radius = 0.0
+            for j in range(n):
+                gap = squared_gap(at[j, 0], at[j, 1], at[j, 2], middle[0], middle[1], middle[2])
+                radius = max(radius, math.sqrt(gap))
+            closest, best = _tangent_floor(
+                at, middle, radius, corners, balls, near, gaps, found, centre, closest, below
             )
-            _chord(points, pieces[s], corners, closest, above)
-            floor[i, s] = below - tolerance
-            ceiling[i, s] = above + tolerance
-    return floor, ceiling
+            _chord(at, corners, closest, above)
+            for j in range(n):
+                floor[i, s, j], ceiling[i, s, j] = below[j] - tolerance, above[j] + tolerance
+            low, high = centre_weight * best, centre_weight * best
+            for p in range(len(rule)):
+                low, high = low + rule_weights[p] * below[p], high + rule_weights[p] * above[p]
+            means[0, i, s], means[1, i, s] = low - tolerance, high + tolerance
+    return floor, ceiling, means

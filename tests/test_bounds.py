@@ -16,7 +16,7 @@ import numpy as np
 import pytest
 from test_reference import triangle
 
-from reference import analytic, bounds, compute_metrics, compute_surface_metrics
+from reference import analytic, bounds, compute_metrics, compute_surface_metrics, local_bounds
 from reference.api import mesh_surface
 from reference.bounds import (
     SEARCH_SLACK,
@@ -234,9 +234,8 @@ def test_element_bounds_hold_at_exact_distances():
 def test_the_local_subdivision_tiles_the_element(corner_count, divisions):
     """`local_bounds.subdivision`: its points are convex combinations of the corners, the
     element's own corners among them, and its pieces tile the element in congruent pieces
-    (equal sizes summing to the element's; the pieces' own centres average to its centre)."""
-    from reference import local_bounds
-
+    (equal sizes summing to the element's; the pieces' own centres average to its centre).
+    `local_bounds.integration_rule` integrates affine functions exactly."""
     weights, pieces = local_bounds.subdivision(corner_count, divisions)
     np.testing.assert_allclose(weights.sum(axis=1), 1.0)
     assert np.all(weights >= 0) and len(pieces) == divisions ** (corner_count - 1)
@@ -246,6 +245,12 @@ def test_the_local_subdivision_tiles_the_element(corner_count, divisions):
     sizes = element_sizes(parts)
     np.testing.assert_allclose(sizes, element_sizes(element[None])[0] / len(pieces))
     np.testing.assert_allclose(parts.mean(axis=1).mean(axis=0), element.mean(axis=0))
+    # The integration rule is a sum of chords over simplices tiling the element: it gives the
+    # mean of any affine function exactly.
+    at, rule_weights, centre_weight = local_bounds.integration_rule(corner_count)
+    affine = np.array([0.7, -1.3, 2.1])[:corner_count]  # an affine function's corner values
+    rule_mean = rule_weights @ (at @ affine) + centre_weight * affine.mean()
+    assert rule_mean == pytest.approx(affine.mean(), abs=1e-12)
 
 
 @pytest.mark.parametrize("dim", [3, 2])
@@ -273,12 +278,23 @@ def test_expanded_pieces_bound_d_at_exact_distances(dim):
     assert np.all(below <= exact + 1e-12) and np.all(exact <= above + 1e-12)
     assert np.all(pieces.low[:, None] <= exact + 1e-12)
     assert np.all(exact <= pieces.high[:, None] + 1e-12)
-    np.testing.assert_allclose(
-        pieces.integral_low, pieces.size * np.maximum(pieces.floor.mean(1), 0)
-    )
     # A floor raised by a twentieth of a millimetre is broken somewhere.
     assert np.any(below + 0.05 > exact + 1e-12)
     assert np.median(pieces.gap()) < 0.25 * np.median(parents.take(rows).gap())
+    # The integral of d (centres of a uniform level-3 subdivision of each piece) lies between
+    # the integral bounds, which are narrower than the chords' (u - ell is convex, so at most
+    # its corners' mean at an edge's midpoint, and 0 at the centre, where both meet d).
+    some = rng.choice(len(pieces.size), 60, replace=False)
+    fine = _uniform(pieces.corners[some], 3)
+    dense = brute_force_distances(fine.mean(axis=1), *surface_b).reshape(len(some), -1)
+    mean = dense.mean(axis=1)  # the midpoint rule at level 3, within about 1e-4 mm here
+    assert np.all(pieces.integral_low[some] / pieces.size[some] <= mean + 2e-4)
+    assert np.all(mean - 2e-4 <= pieces.integral_high[some] / pieces.size[some])
+    chords = (pieces.ceiling - pieces.floor).mean(axis=1)
+    widths = (pieces.integral_high - pieces.integral_low) / pieces.size
+    assert np.all(widths <= (11 / 12 if dim == 3 else 1 / 2) * chords + 1e-8)
+    if dim == 3:  # where d is smooth, the midpoints' gap is about a quarter of the corners'
+        assert np.median(widths / chords) < 0.5
 
 
 def test_one_plane_certificate_refuses_a_surface_reaching_above_the_plane():
