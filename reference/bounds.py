@@ -276,11 +276,10 @@ def _below(
 
 @njit(**JIT)
 def _offender_bound(elements, i, normals, offsets, e, centre, closest, gap, plane, envelope, tol):
-    """Lower the envelope of element i's corners by the better affine lower bound of dist(.,
-    f) for the element f = e of Y (its plane's height turned towards the centre, or the
-    tangent of dist(., f) at the centre, through its closest point): the one with the larger
-    least corner value. Returns whether that bound stays above plane P's height (nx, ny, nz,
-    offset) at every corner."""
+    """Lower the envelope of element i's corners by the better lower bound of dist(., f) for
+    the element f = e of Y (its plane's height turned towards the centre, or `_tangent` at
+    the centre; each concave): the one with the larger least corner value. Returns whether
+    that bound stays above plane P's height (nx, ny, nz, offset) at every corner."""
     own, dim = elements.shape[1], elements.shape[2]
     px, py, pz = centre
     qx, qy, qz = closest
@@ -288,15 +287,12 @@ def _offender_bound(elements, i, normals, offsets, e, centre, closest, gap, plan
     fz = normals[e, 2] if dim == 3 else 0.0
     side = 1.0 if fx * px + fy * py + fz * pz >= offsets[e] else -1.0
     length = math.sqrt(gap)
-    gx, gy, gz = (px - qx, py - qy, pz - qz) if length > 0 else (0.0, 0.0, 0.0)
-    if length > 0:
-        gx, gy, gz = gx / length, gy / length, gz / length
     flat, tangent = np.inf, np.inf
     for j in range(own):
         vx, vy, vz = corner(elements, i, j)
         if np.isfinite(offsets[e]):
             flat = min(flat, side * (fx * vx + fy * vy + fz * vz - offsets[e]))
-        tangent = min(tangent, gx * (vx - qx) + gy * (vy - qy) + gz * (vz - qz))
+        tangent = min(tangent, _tangent(vx, vy, vz, px, py, pz, qx, qy, qz, length))
     use_flat = np.isfinite(flat) and flat >= tangent
     above = True
     nx, ny, nz, offset = plane
@@ -305,10 +301,20 @@ def _offender_bound(elements, i, normals, offsets, e, centre, closest, gap, plan
         if use_flat:
             value = side * (fx * vx + fy * vy + fz * vz - offsets[e])
         else:
-            value = gx * (vx - qx) + gy * (vy - qy) + gz * (vz - qz)
+            value = _tangent(vx, vy, vz, px, py, pz, qx, qy, qz, length)
         envelope[i, j] = min(envelope[i, j], value)
         above = above and value >= nx * vx + ny * vy + nz * vz - offset - tol
     return above
+
+
+@njit(inline="always", **JIT)
+def _tangent(vx, vy, vz, px, py, pz, qx, qy, qz, length):
+    """A lower bound of dist(v, f), concave in v: the tangent of dist(., f) at p (q: p's
+    closest point on f, length = |p - q|), or within `local_bounds.TANGENT_GAP` of f, where
+    the tangent's direction is mostly rounding, the cone |p - q| - |v - p|."""
+    if length > local_bounds.TANGENT_GAP:
+        return ((vx - qx) * (px - qx) + (vy - qy) * (py - qy) + (vz - qz) * (pz - qz)) / length
+    return length - math.sqrt(squared_gap(vx, vy, vz, px, py, pz))
 
 
 @dataclass

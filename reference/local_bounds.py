@@ -8,28 +8,29 @@ of c holds it: over T, d(x) = min over e in E of dist(x, e). Cut T into N^2 cong
 functions bound d, given by their values at the corners:
 
 * below: dist(., e) is convex, so it lies above its tangent plane at c_S, g . (x - q) with q
-  the closest point of c_S on e and g the unit vector from q to c_S (if c_S lies on e, 0): the
-  half-space g . (y - q) <= 0 holds e. So d >= the least of these affine functions over E, a
-  concave function, which lies above its chord: the interpolant of min over E of
-  g . (p_j - q). An e can lower a corner's value only if its distance from c_S, at least
-  dist(c, e) - |c_S - c| or the distance to its bounding ball, is within that value plus r_S
-  (S's radius): E is read nearest first and left at the first that cannot.
+  the closest point of c_S on e and g the unit vector from q to c_S: the half-space
+  g . (y - q) <= 0 holds e. Where c_S lies within `TANGENT_GAP` of e, g is mostly rounding,
+  and the cone dist(c_S, e) - |x - c_S| (1-Lipschitz, also concave) stands for the plane.
+  So d >= the least of these functions over E, a concave function, which lies above its
+  chord: the interpolant of their least value at the corners p_j. An e can lower a
+  corner's value only if its distance from c_S, at least dist(c, e) - |c_S - c| or the
+  distance to its bounding ball, is within that value plus r_S (S's radius): E is read
+  nearest first and left at the first that cannot.
 * above: for any e, d <= dist(., e), convex, so below its chord: the interpolant of
   dist(p_j, e), with e the closest element of c_S (found by the step above).
 
-Both meet d at c_S: a tangent plane equals its distance function there, so the least of
-them is d(c_S) = dist(c_S, e). Each is concave (below) or convex (above) over any simplex in
-S, so it lies above or below its chord there too: over the four triangles the edge midpoints
-cut S into, the middle one fanned at c_S (it has S's centre), the mean of d over S lies
-between the bounds' values at S's corners, edge midpoints and centre weighted 1/12, 2/9 and
-1/12 (`integration_rule`; a segment fanned at its midpoint: 1/4 and 1/2). u - ell is convex
-and 0 at c_S, so this mean's bracket is at most 11/12 (a segment's 1/2) of the chords', and
-under half of it where d is smooth. All are second order in the piece's size where d is
-smooth, and take no query. On lattice meshes at about a voxel the closest element changes
-within an element (a step edge of the other surface), where bounds from an element's corners
-and centre alone are first order (docs/reference.md, "What the brackets prove"). Rounding:
-`tolerance` is taken off every lower value and added to every upper one.
-"""
+Both meet d at c_S: a tangent plane (or cone) equals its distance function there, so the
+least of them is d(c_S) = dist(c_S, e). Each is concave (below) or convex (above) over any
+simplex in S, so it lies above or below its chord there too: over the four triangles the
+edge midpoints cut S into, the middle one fanned at c_S (it has S's centre), the mean of d
+over S lies between the bounds' values at S's corners, edge midpoints and centre weighted
+1/12, 2/9 and 1/12 (`integration_rule`; a segment fanned at its midpoint: 1/4 and 1/2).
+u - ell is convex and 0 at c_S, so this mean's bracket is at most 11/12 (a segment's 1/2) of the
+chords', and under half of it where d is smooth. All are second order in the piece's size
+where d is smooth, and take no query. On lattice meshes at about a voxel the closest element
+changes within an element (a step edge of the other surface), where bounds from an element's
+corners and centre alone are first order (docs/reference.md, "What the brackets prove").
+Rounding: `tolerance` is taken off every lower value and added to every upper one."""
 
 from __future__ import annotations
 
@@ -42,6 +43,11 @@ from reference.elements import JIT, corner, on_element, squared_gap
 
 DIVISIONS = 2
 """N: pieces along each edge of an element (N^2 pieces of a triangle, N of a segment)."""
+
+TANGENT_GAP = 1e-4
+"""mm. Nearer than this to e, the direction from q to c_S is mostly rounding (its error
+about 1e-16 of the coordinates over the gap, times the distance to the piece's points), so
+the tangent plane is not trusted: the cone dist(c_S, e) - |x - c_S| stands for it."""
 
 
 def subdivision(corner_count: int, divisions: int = DIVISIONS) -> tuple[np.ndarray, np.ndarray]:
@@ -187,14 +193,14 @@ def _tangent_floor(at, middle, radius, corners, balls, near, gaps, count, centre
         if gap < best:
             closest, best = e, gap
         for j in range(len(at)):
-            if gap > 0.0:
+            if gap > TANGENT_GAP:
                 value = (
                     (at[j, 0] - qx) * (px - qx)
                     + (at[j, 1] - qy) * (py - qy)
                     + (at[j, 2] - qz) * (pz - qz)
                 ) / gap
-            else:
-                value = 0.0  # the piece's centre lies on e: dist(., e) >= 0 is all it gives
+            else:  # the cone dist(c_S, e) - |x - c_S|: concave too, and exact at c_S
+                value = gap - math.sqrt(squared_gap(at[j, 0], at[j, 1], at[j, 2], px, py, pz))
             values[j] = min(values[j], value)
     return closest, best
 

@@ -504,3 +504,31 @@ def test_a_metric_without_a_bound_gets_the_bracket_of_every_value():
     assert scores == {"HDmed": 2.5, "DSC": 0.5}
     assert brackets["HDmed"].lower == -np.inf and brackets["HDmed"].upper == np.inf
     assert "no proven bracket" in brackets["HDmed"].note and not too_wide(brackets)
+
+
+def test_bounds_hold_where_a_centre_lies_on_the_other_surface():
+    """Random voxel masks at 1 mm: every step and affine bound that the distributions take,
+    of the first level's elements and of the pieces `bounds.expanded` cuts them into, holds
+    at their corners and at points spread over them (distances by the index, itself held to
+    brute force in tests/test_lattice.py and tests/test_reference.py). Elements whose
+    centre lies on the other surface (within rounding) are common there; the tangent plane at
+    such a centre has a direction made of rounding, and held no bound (label 10 of the CT:
+    a piece's floor 0.125 mm above d) before `local_bounds.TANGENT_GAP`."""
+    rng = np.random.default_rng(3)
+    a, b = rng.random((2, 6, 6, 6)) < 0.45
+    surface_a, surface_b = (
+        mesh_surface(np.pad(m, 1), np.ones(3), np.zeros(3), "discrete_marching_cubes")
+        for m in (a, b)
+    )
+    target = SurfaceIndex(*surface_b)
+    near = Neighbours(target)
+    first = bound_elements(surface_a[0][surface_a[1]], target, near)
+    loose = np.flatnonzero(~first.exact & (first.high > 0))
+    pieces, _ = bounds.expanded(first, loose, near)
+    weights = np.vstack([np.eye(3), rng.dirichlet(np.ones(3), 6)])
+    for one in (first, pieces):
+        lower, upper = one.taken()
+        points = np.einsum("pn,knd->kpd", weights, one.corners)
+        exact = target.query(points.reshape(-1, 3)).distance.reshape(len(points), -1)
+        assert np.all(np.einsum("pn,kn->kp", weights, lower) <= exact + 1e-9)
+        assert np.all(exact <= np.einsum("pn,kn->kp", weights, upper) + 1e-9)
