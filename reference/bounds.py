@@ -231,11 +231,13 @@ def _below(
     envelope = np.full((count, own), np.inf)
     flat = np.full((count, FLAT_KEPT), -1, np.int64)
     near = np.empty(corners.shape[0], np.int64)
+    point = np.zeros(3)
     for i in range(count):
         px, py, pz = point_at(centres, i)
+        point[0], point[1], point[2] = px, py, pz
         nx, ny = normal[i, 0], normal[i, 1]
         nz = normal[i, 2] if dim == 3 else 0.0
-        boxed = local_bounds.members_near(np.array((px, py, pz)), radius[i] + reach, grid, near)
+        boxed = local_bounds.members_near(point, radius[i] + reach, grid, near)
         limit = radius[i] * radius[i]
         good = True
         kept = 0
@@ -369,12 +371,6 @@ class Pieces:
             np.where(np.isfinite(self.floor), self.floor, self.low[:, None]),
             np.where(np.isfinite(self.ceiling), self.ceiling, self.high[:, None]),
         )
-
-    def gap(self) -> np.ndarray:
-        """Per element, the largest of u - ell over it (`taken`): their difference is affine,
-        so largest at a corner."""
-        lower, upper = self.taken()
-        return (upper - lower).max(axis=1)
 
     def uncertain_within(self, threshold: float) -> np.ndarray:
         """Per element, the size it may or may not hold within `threshold`: its share with
@@ -521,27 +517,33 @@ def bound_elements(
 
 
 def expanded(pieces: Pieces, rows: np.ndarray, neighbours: Neighbours) -> tuple[Pieces, np.ndarray]:
-    """The elements `rows` of `pieces` cut into their pieces (module `local_bounds`: a midpoint
-    subdivision bounded from Y's elements within reach, without a query), each with an affine
-    lower and upper bound second order in its size, where the bounds from an element's
-    corners and centre are first order wherever the closest element changes within it.
-    Returns those pieces and the rows they replace (all but those with no element of Y within
-    reach, which a queried element always has)."""
+    """Those of the elements `rows` of `pieces` up to `EXPAND_RADIUS` cut into their midpoint
+    children, each bounded from Y's elements within reach without a query (module
+    `local_bounds`): an affine lower and upper bound second order in its size, where the
+    bounds from an element's corners and centre are first order wherever the closest element
+    changes within it. Returns those children and the rows they replace (none with no element
+    of Y within reach, which a queried element always has)."""
     corners = pieces.corners[rows]
     radius = element_radius(corners, corners.mean(axis=1))
-    reach_radius = pieces.high[rows] + radius + PLANE_TOLERANCE
-    parts, floor, ceiling, (mean_low, mean_high) = local_bounds.local_bounds(
-        corners, reach_radius, neighbours, PLANE_TOLERANCE
+    small = radius <= EXPAND_RADIUS
+    if not small.any():
+        return pieces.take(rows[:0]), rows[:0]
+    rows, corners = rows[small], corners[small]
+    count, n, dim = corners.shape
+    children = split_elements(corners).reshape(count, -1, n, dim)
+    reach_radius = pieces.high[rows] + radius[small] + PLANE_TOLERANCE
+    floor, ceiling, (mean_low, mean_high) = local_bounds.local_bounds(
+        corners, children, reach_radius, neighbours, PLANE_TOLERANCE
     )
     found = np.isfinite(floor[:, 0, 0])
-    count, per, n = floor[found].shape
-    parts = parts[found].reshape(count * per, n, pieces.corners.shape[2])
-    floor, ceiling = floor[found].reshape(count * per, n), ceiling[found].reshape(count * per, n)
+    per = children.shape[1]
+    children = children[found].reshape(-1, n, dim)
+    floor, ceiling = floor[found].reshape(-1, n), ceiling[found].reshape(-1, n)
     mean_low, mean_high = mean_low[found].reshape(-1), mean_high[found].reshape(-1)
     size = np.repeat(pieces.size[rows[found]] / per, per)
     return (
         Pieces(
-            parts,
+            children,
             size,
             np.maximum(floor.min(axis=1), 0.0),
             ceiling.max(axis=1),
@@ -550,7 +552,7 @@ def expanded(pieces: Pieces, rows: np.ndarray, neighbours: Neighbours) -> tuple[
             (ceiling - floor).max(axis=1) <= 2 * PLANE_TOLERANCE,
             floor,
             ceiling,
-            np.full((len(size), parts.shape[2]), np.nan),
+            np.full((len(size), dim), np.nan),
             np.full(len(size), np.nan),
         ),
         rows[found],
@@ -617,7 +619,7 @@ def _to_split(
         # elements narrower than half the aim need no split.
         lower, upper = pieces.taken()
         meets = open_ & (lower.min(axis=1) <= high) & (upper.max(axis=1) >= low)
-        wide = meets & (pieces.gap() > 0.5 * WIDTH_AIMS["HD95"])
+        wide = meets & ((upper - lower).max(axis=1) > 0.5 * WIDTH_AIMS["HD95"])
         split |= wide if wide.any() else meets
     return split
 
@@ -643,8 +645,7 @@ def _refined(pieces: Pieces, rows: np.ndarray, target: SurfaceIndex, near: Neigh
     """`pieces` with the elements `rows` refined: the small expanded into their pieces, the
     large (and any expansion could not bound) split and bounded again; a plane certified over
     an element is certified over its children."""
-    radius = element_radius(pieces.corners[rows], pieces.corners[rows].mean(axis=1))
-    expansion, replaced = expanded(pieces, rows[radius <= EXPAND_RADIUS], near)
+    expansion, replaced = expanded(pieces, rows, near)
     split = np.zeros(len(pieces.size), bool)
     split[rows] = True
     split[replaced] = False
@@ -681,14 +682,14 @@ def bound_directions(pairs, *, threshold: float, percentile: float) -> list[tupl
         for (corners, target), near in zip(pairs, neighbours, strict=True)
     ]
     notes = [""] * len(pairs)
-    per_piece = len(local_bounds.subdivision(pairs[0][0].shape[1])[1])  # the most per row
+    per_child = len(split_elements(pairs[0][0][:1]))
     for level in itertools.count():
         quantiles = [_quantiles(one, percentile) for one in pieces]
         refined = False
         for i, ((_, target), one) in enumerate(zip(pairs, pieces, strict=True)):
             floor = max((q[0] for j, q in enumerate(quantiles) if j != i), default=0.0)
             split = _to_split(one, threshold, quantiles[i], floor)
-            rows = _fitting(one, split, per_piece)
+            rows = _fitting(one, split, per_child)
             notes[i] = (
                 ""
                 if not split.any()

@@ -3,8 +3,8 @@ reach: a subdivision bounded without a single search.
 
 Let T be an element of X, c its centre, and U >= d over T (module `bounds`). The closest point
 of any x in T lies within R = U + r of c (r: T's radius), so the set E of Y's elements within R
-of c holds it: over T, d(x) = min over e in E of dist(x, e). Cut T into N^2 congruent pieces S
-(N pieces along each edge; N in 2D), with corners p_j and centre c_S. On each piece, two affine
+of c holds it: over T, d(x) = min over e in E of dist(x, e). On each of T's midpoint children
+S (the pieces; `distance_pass.split_elements`), with corners p_j and centre c_S, two affine
 functions bound d, given by their values at the corners:
 
 * below: dist(., e) is convex, so it lies above its tangent plane at c_S, g . (x - q) with q
@@ -41,35 +41,10 @@ from numba import njit
 
 from reference.elements import JIT, corner, on_element, squared_gap
 
-DIVISIONS = 2
-"""N: pieces along each edge of an element (N^2 pieces of a triangle, N of a segment)."""
-
 TANGENT_GAP = 1e-4
 """mm. Nearer than this to e, the direction from q to c_S is mostly rounding (its error
 about 1e-16 of the coordinates over the gap, times the distance to the piece's points), so
 the tangent plane is not trusted: the cone dist(c_S, e) - |x - c_S| stands for it."""
-
-
-def subdivision(corner_count: int, divisions: int = DIVISIONS) -> tuple[np.ndarray, np.ndarray]:
-    """(weights (P, n), pieces (S, n)): the points of the uniform subdivision of an element with
-    `corner_count` corners as barycentric weights of its corners, and each congruent piece as
-    indices into those points."""
-    if corner_count == 2:
-        weights = np.array([[1 - i / divisions, i / divisions] for i in range(divisions + 1)])
-        pieces = np.array([[i, i + 1] for i in range(divisions)])
-        return weights, pieces
-    lattice = [(i, j) for i in range(divisions + 1) for j in range(divisions + 1 - i)]
-    slot = {point: k for k, point in enumerate(lattice)}
-    weights = np.array(
-        [[1 - (i + j) / divisions, i / divisions, j / divisions] for i, j in lattice]
-    )
-    pieces = [(slot[i, j], slot[i + 1, j], slot[i, j + 1]) for i, j in lattice if i + j < divisions]
-    pieces += [
-        (slot[i + 1, j], slot[i + 1, j + 1], slot[i, j + 1])
-        for i, j in lattice
-        if i + j < divisions - 1
-    ]
-    return weights, np.array(pieces)
 
 
 def integration_rule(corner_count: int) -> tuple[np.ndarray, np.ndarray, float]:
@@ -84,20 +59,18 @@ def integration_rule(corner_count: int) -> tuple[np.ndarray, np.ndarray, float]:
     return np.vstack([np.eye(3), midpoints]), np.array([1 / 12] * 3 + [2 / 9] * 3), 1 / 12
 
 
-def local_bounds(elements, reach_radius, neighbours, tolerance: float, divisions: int = DIVISIONS):
-    """Per element (corners (k, n, dim)), its pieces and the bounds of d over each (module
-    docstring): (corners (k, S, n, dim), floor (k, S, n), ceiling (k, S, n), means (2, k, S)),
-    the affine bounds as their values at the pieces' corners and the lower and upper bounds of
-    the mean of d over each piece, NaN where no element of Y lies within the element's
-    `reach_radius` R = U + r. `neighbours`: the bucketed elements of Y (`bounds.Neighbours`)."""
-    weights, pieces = subdivision(elements.shape[1], divisions)
-    corners = np.einsum("spn,knd->kspd", weights[pieces], elements)
+def local_bounds(elements, pieces, reach_radius, neighbours, tolerance: float):
+    """Per element (corners (k, n, dim)) and its pieces (corners (k, S, n, dim)), the bounds of
+    d over each piece (module docstring): (floor (k, S, n), ceiling (k, S, n), means (2, k,
+    S)), the affine bounds as their values at the pieces' corners and the lower and upper
+    bounds of the mean of d over each piece, NaN where no element of Y lies within the
+    element's `reach_radius` R = U + r. `neighbours`: the bucketed elements of Y
+    (`bounds.Neighbours`)."""
     rule, rule_weights, centre_weight = integration_rule(elements.shape[1])
-    floor, ceiling, means = _local_bounds(
+    return _local_bounds(
         np.ascontiguousarray(elements, dtype=np.float64),
+        np.ascontiguousarray(pieces, dtype=np.float64),
         np.ascontiguousarray(reach_radius, dtype=np.float64),
-        weights,
-        np.ascontiguousarray(pieces, dtype=np.int64),
         rule,
         rule_weights,
         centre_weight,
@@ -107,7 +80,6 @@ def local_bounds(elements, reach_radius, neighbours, tolerance: float, divisions
         neighbours.reach,
         tolerance,
     )
-    return corners, floor, ceiling, means
 
 
 @njit(**JIT)
@@ -208,9 +180,8 @@ def _tangent_floor(at, middle, radius, corners, balls, near, gaps, count, centre
 @njit(**JIT)
 def _local_bounds(
     elements,
-    reach_radius,
-    weights,
     pieces,
+    reach_radius,
     rule,
     rule_weights,
     centre_weight,
@@ -221,19 +192,17 @@ def _local_bounds(
     tolerance,
 ):
     """`local_bounds`, compiled: (floor, ceiling), each (k, S, n), and the lower and upper
-    bounds of the mean of d over each piece, each (k, S)."""
-    count, n, dim = elements.shape
-    floor = np.full((count, len(pieces), n), np.nan)
-    ceiling = np.full((count, len(pieces), n), np.nan)
-    means = np.full((2, count, len(pieces)), np.nan)
+    bounds of the mean of d over each piece, (2, k, S)."""
+    count, per, n = pieces.shape[0], pieces.shape[1], pieces.shape[2]
+    floor = np.full((count, per, n), np.nan)
+    ceiling = np.full((count, per, n), np.nan)
+    means = np.full((2, count, per), np.nan)
     near = np.empty(corners.shape[0], np.int64)
     gaps = np.empty(corners.shape[0])
-    points = np.zeros((weights.shape[0], 3))
     at = np.zeros((len(rule), 3))
     below, above = np.empty(len(rule)), np.empty(len(rule))
     centre, middle = np.zeros(3), np.zeros(3)
     for i in range(count):
-        points[:] = 0.0
         centre[:] = 0.0
         for j in range(n):
             x, y, z = corner(elements, i, j)
@@ -242,20 +211,16 @@ def _local_bounds(
                 centre[1] + y / n,
                 centre[2] + z / n,
             )
-            for p in range(weights.shape[0]):
-                points[p, 0] += weights[p, j] * x
-                points[p, 1] += weights[p, j] * y
-                points[p, 2] += weights[p, j] * z
         found = _within(centre, reach_radius[i], corners, balls, grid, reach, near, gaps)
         if found == 0:
             continue
         closest = near[0]  # a first guess at each piece's closest element: its neighbour's
-        for s in range(len(pieces)):
+        for s in range(per):
             at[:] = 0.0  # the piece's corners first
             middle[:] = 0.0
             for j in range(n):
-                for axis in range(3):
-                    value = points[pieces[s, j], axis]
+                x, y, z = corner(pieces[i], s, j)
+                for axis, value in enumerate((x, y, z)):
                     middle[axis] += value / n
                     for p in range(len(rule)):
                         at[p, axis] += rule[p, j] * value
