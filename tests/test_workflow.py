@@ -150,6 +150,22 @@ def test_jobs_are_keyed_on_the_settings_they_call_with():
     assert timing == {"timeout": 30, "memory_gb": 8, "environment": "study"}
 
 
+def test_brackets_certify_the_yardstick_alone():
+    """reference.brackets: the yardstick's jobs prove brackets; the other meshings, compared
+    with it, and the tools do not (without it, none does)."""
+    config = load_config({"reference": {"brackets": True}})
+    plan = ScoringPlan(config, dataset="synthetic", cases=["case_01"])
+    assert plan.variants == ["reference", "reference-marching-cubes", "reference-surface-nets"]
+    assert [plan.certified(name) for name in [*plan.variants, "deepmind"]] == [
+        True,
+        False,
+        False,
+        False,
+    ]
+    plain = ScoringPlan(load_config({}), dataset="synthetic", cases=["case_01"])
+    assert not any(plain.certified(name) for name in plain.variants)
+
+
 TINY = (
     "dataset: {name: tiny, cases: 1, oars: [Cochlea_L, Glottis]}\n"
     "voxel_sizes: [[2, 2, 2]]\ntools: [simpleitk]\n"
