@@ -3,8 +3,11 @@ run is test_workflow_lidc's (slow)."""
 
 from __future__ import annotations
 
+import numpy as np
 import pandas as pd
+from analysis_fixtures import make_scores
 
+from study.analysis import published, verdict_text
 from study.analysis.published import (
     comparison_lines,
     not_comparable,
@@ -101,3 +104,18 @@ def test_two_runs_with_other_grids_tools_or_tau_say_what_is_not_compared():
     assert lines[-1] == "Not compared: NSD, BIoU, scored with another tau in the two runs."
     nsd = verdict_rows({"monai": "use"}).assign(metric="NSD")
     assert side_by_side(nsd, nsd, skip_metrics=("NSD",)).empty
+
+
+def test_the_answer_says_the_references_own_uncertainty_when_recorded(monkeypatch):
+    """With the reference's brackets recorded (reference.brackets), the page's opening says
+    how wide they get beside the verdicts; without, it says nothing of them."""
+    monkeypatch.setattr(verdict_text, "answer_table", lambda table: pd.DataFrame({"Metric": []}))
+    scores = make_scores()
+    plain = "\n".join(published._answer(pd.DataFrame(), {}, "page", scores))
+    assert "uncertainty" not in plain
+    reference = scores["tool"] == "reference"
+    scores["reference_low"] = np.where(reference, scores["value"] - 0.002, np.nan)
+    scores["reference_high"] = np.where(reference, scores["value"] + 0.002, np.nan)
+    opening = "\n".join(published._answer(pd.DataFrame(), {}, "page", scores))
+    assert "The reference's own uncertainty (its proven brackets" in opening
+    assert "MASD 0.004 mm" in opening

@@ -178,8 +178,9 @@ def test_asking_for_brackets_reruns_only_the_references_scoring(study, newcomer)
     low, high, value = reference.reference_low, reference.reference_high, reference.value
     assert len(reference) and ((low <= value) & (value <= high)).all()
     assert scores.loc[scores.tool != "reference", "reference_low"].isna().all()
-    table_a1 = (study.folder / "results/tables/table_a1.md").read_text()
-    assert "The reference's own uncertainty (its proven brackets" in table_a1
+    for page in ("tables/table_a1.md", "recommendations.md"):
+        text = (study.folder / "results" / page).read_text()
+        assert "The reference's own uncertainty (its proven brackets" in text, page
 
 
 def test_a_stale_record_stops_the_analysis_naming_its_file(study, newcomer):

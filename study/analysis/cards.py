@@ -36,6 +36,7 @@ from study.analysis.phrases import edge_row, timing_of
 from study.analysis.read import AnalysisInputs, read_inputs, read_verdicts
 from study.analysis.rendering import Table, write_table
 from study.analysis.settings import AnalysisSettings
+from study.analysis.tables import bracket_note
 from study.analysis.timing import median_times, time_per_case
 from study.oars import category_phrase
 from study.records import REFERENCE
@@ -398,7 +399,7 @@ def make_cards(
         scores_path, timing_paths, grid_check_paths, edge_case_paths, settings=settings
     )
     recommended = read_verdicts(verdicts_path)
-    preamble = [verdict_text.rule_text(), caveat(inputs.scores)]
+    preamble = [verdict_text.rule_text(), caveat(inputs.scores), *bracket_note(inputs.scores)]
     summary = Section(
         "Summary: a verdict per metric and grid", verdict_text.summary_lines(recommended)
     )

@@ -32,6 +32,7 @@ from study.analysis import verdict_text, verdicts
 from study.analysis.labels import tool_label
 from study.analysis.read import read_grid_check, read_scores, read_verdicts
 from study.analysis.rendering import pipe_table
+from study.analysis.tables import bracket_note
 from study.oars import ordered_categories
 from study.records import SCORE_COLUMNS, spacing_title
 from vocabulary import METRIC_KEYS
@@ -369,7 +370,7 @@ def write_page(
     files = _publish_files(run, folder)
     parts = [f"# {title}", ""]
     parts += [paragraph for line in lead for paragraph in (line, "")]
-    parts += _answer(table, files, folder.name)
+    parts += _answer(table, files, folder.name, run.scores)
     parts += _avoided(table)
     strata = verdict_text.strata_table(table)
     if not strata.empty:
@@ -407,8 +408,11 @@ def write_page(
     return out
 
 
-def _answer(table: pd.DataFrame, files: Mapping[str, str], folder: str) -> list[str]:
-    """The page's opening: the answer table, its rule, and where every number is."""
+def _answer(
+    table: pd.DataFrame, files: Mapping[str, str], folder: str, scores: pd.DataFrame
+) -> list[str]:
+    """The page's opening: the answer table, its rule, the reference's own uncertainty when
+    the run recorded its brackets, and where every number is."""
     links = ", ".join(f"[{label}]({folder}/{name})" for label, name in files.items())
     return [
         "## Which tool to use, per metric and grid",
@@ -422,6 +426,7 @@ def _answer(table: pd.DataFrame, files: Mapping[str, str], folder: str) -> list[
         "",
         verdict_text.rule_text(),
         "",
+        *[paragraph for line in bracket_note(scores) for paragraph in (line, "")],
         f"Beside this page: {links}.",
         "",
     ]
