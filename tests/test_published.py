@@ -3,6 +3,8 @@ run is test_workflow_lidc's (slow)."""
 
 from __future__ import annotations
 
+import subprocess
+
 import numpy as np
 import pandas as pd
 from analysis_fixtures import make_scores
@@ -13,6 +15,7 @@ from study.analysis.published import (
     not_comparable,
     occurred,
     per_tool,
+    provenance,
     section,
     side_by_side,
     without_title,
@@ -119,3 +122,17 @@ def test_the_answer_says_the_references_own_uncertainty_when_recorded(monkeypatc
     opening = "\n".join(published._answer(pd.DataFrame(), {}, "page", scores))
     assert "The reference's own uncertainty (its proven brackets" in opening
     assert "MASD 0.004 mm" in opening
+
+
+def test_provenance_names_the_commit_and_says_when_the_tree_has_changes(tmp_path):
+    def git(*args):
+        subprocess.run(["git", "-C", str(tmp_path), *args], check=True, capture_output=True)
+
+    git("init", "-q")
+    (tmp_path / "code.py").write_text("x = 1\n")
+    git("add", "code.py")
+    git("-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "first")
+    (line,) = provenance(tmp_path)
+    assert line.startswith("Commit: `") and line.endswith("`.")
+    (tmp_path / "code.py").write_text("x = 2\n")
+    assert provenance(tmp_path)[0].endswith("+ uncommitted changes.")

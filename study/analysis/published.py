@@ -363,6 +363,9 @@ def write_page(
     the rule), the strata, Table A1, the figures, the paper's claims, the edge cases, the side
     by side with another run, how the masks were made, then the set-up and provenance, and
     the citations."""
+    # The commit as the page starts: the page's own files, written below, are not changes
+    # of the code that made it.
+    made_at = provenance(repo or out.parent)
     folder = out.with_suffix("")
     folder.mkdir(parents=True, exist_ok=True)
     findings = run.text("findings.md")
@@ -400,7 +403,7 @@ def write_page(
         parts += _bullets("Data", data_lines(run.manifest))
     if made:
         parts += _bullets("How the masks were made", made)
-    provenance_lines = [*setup, *provenance(repo or out.parent), *_setup_of(findings)]
+    provenance_lines = [*setup, *made_at, *_setup_of(findings)]
     parts += _bullets("Set-up and provenance", provenance_lines)
     if citations:
         parts += _bullets("Cite", citations)
