@@ -13,6 +13,7 @@ import sys
 import time
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 import pytest
 import yaml
@@ -100,6 +101,10 @@ def test_both_arms_are_scored_by_every_tool_and_the_reference(lidc_run):
         assert at.groupby("tool").oar.nunique().eq(4).all(), spacing
     reference = scored[scored.tool == "reference"]
     assert (reference.status == "ok").all()
+    # The yardstick certified, as in the published run: each finite value in its bracket.
+    finite = reference[np.isfinite(reference.value)]
+    assert len(finite) and finite.reference_low.notna().all()
+    assert ((finite.reference_low <= finite.value) & (finite.value <= finite.reference_high)).all()
 
 
 def test_the_native_grid_is_the_scans_own(lidc_run):
