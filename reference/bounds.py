@@ -279,9 +279,10 @@ def _below(
 @njit(**JIT)
 def _offender_bound(elements, i, normals, offsets, e, centre, closest, gap, plane, envelope, tol):
     """Lower the envelope of element i's corners by the better lower bound of dist(., f) for
-    the element f = e of Y (its plane's height turned towards the centre, or `_tangent` at
-    the centre; each concave): the one with the larger least corner value. Returns whether
-    that bound stays above plane P's height (nx, ny, nz, offset) at every corner."""
+    the element f = e of Y (its plane's height turned towards the centre, or the tangent at
+    the centre, `local_bounds.tangent_bound`; each concave): the one with the larger least
+    corner value. Returns whether that bound stays above plane P's height (nx, ny, nz,
+    offset) at every corner."""
     own, dim = elements.shape[1], elements.shape[2]
     px, py, pz = centre
     qx, qy, qz = closest
@@ -294,7 +295,9 @@ def _offender_bound(elements, i, normals, offsets, e, centre, closest, gap, plan
         vx, vy, vz = corner(elements, i, j)
         if np.isfinite(offsets[e]):
             flat = min(flat, side * (fx * vx + fy * vy + fz * vz - offsets[e]))
-        tangent = min(tangent, _tangent(vx, vy, vz, px, py, pz, qx, qy, qz, length))
+        tangent = min(
+            tangent, local_bounds.tangent_bound(vx, vy, vz, px, py, pz, qx, qy, qz, length)
+        )
     use_flat = np.isfinite(flat) and flat >= tangent
     above = True
     nx, ny, nz, offset = plane
@@ -303,20 +306,10 @@ def _offender_bound(elements, i, normals, offsets, e, centre, closest, gap, plan
         if use_flat:
             value = side * (fx * vx + fy * vy + fz * vz - offsets[e])
         else:
-            value = _tangent(vx, vy, vz, px, py, pz, qx, qy, qz, length)
+            value = local_bounds.tangent_bound(vx, vy, vz, px, py, pz, qx, qy, qz, length)
         envelope[i, j] = min(envelope[i, j], value)
         above = above and value >= nx * vx + ny * vy + nz * vz - offset - tol
     return above
-
-
-@njit(inline="always", **JIT)
-def _tangent(vx, vy, vz, px, py, pz, qx, qy, qz, length):
-    """A lower bound of dist(v, f), concave in v: the tangent of dist(., f) at p (q: p's
-    closest point on f, length = |p - q|), or within `local_bounds.TANGENT_GAP` of f, where
-    the tangent's direction is mostly rounding, the cone |p - q| - |v - p|."""
-    if length > local_bounds.TANGENT_GAP:
-        return ((vx - qx) * (px - qx) + (vy - qy) * (py - qy) + (vz - qz) * (pz - qz)) / length
-    return length - math.sqrt(squared_gap(vx, vy, vz, px, py, pz))
 
 
 @dataclass
@@ -641,10 +634,12 @@ def _fitting(pieces: Pieces, chosen: np.ndarray, per_child: int) -> np.ndarray:
     return rows
 
 
-def _refined(pieces: Pieces, rows: np.ndarray, target: SurfaceIndex, near: Neighbours) -> Pieces:
+def _refined(
+    pieces: Pieces, rows: np.ndarray, target: SurfaceIndex, near: Neighbours, per_child: int
+) -> Pieces:
     """`pieces` with the elements `rows` refined: the small expanded into their pieces, the
-    large (and any expansion could not bound) split and bounded again; a plane certified over
-    an element is certified over its children."""
+    large (and any expansion could not bound) split into per_child children and bounded
+    again; a plane certified over an element is certified over its children."""
     expansion, replaced = expanded(pieces, rows, near)
     split = np.zeros(len(pieces.size), bool)
     split[rows] = True
@@ -654,7 +649,6 @@ def _refined(pieces: Pieces, rows: np.ndarray, target: SurfaceIndex, near: Neigh
     refined = Pieces.join(pieces.take(kept), expansion)
     if not split.any():
         return refined
-    per_child = len(split_elements(pieces.corners[:1]))
     inherited = (
         np.repeat(pieces.normal[split], per_child, axis=0),
         np.repeat(pieces.offset[split], per_child),
@@ -701,7 +695,7 @@ def bound_directions(pairs, *, threshold: float, percentile: float) -> list[tupl
             )
             if not split.any() or notes[i]:
                 continue
-            pieces[i] = _refined(one, rows, target, neighbours[i])
+            pieces[i] = _refined(one, rows, target, neighbours[i], per_child)
             refined = True
         if not refined:
             return list(zip(pieces, notes, strict=True))

@@ -47,6 +47,17 @@ about 1e-16 of the coordinates over the gap, times the distance to the piece's p
 the tangent plane is not trusted: the cone dist(c_S, e) - |x - c_S| stands for it."""
 
 
+@njit(inline="always", **JIT)
+def tangent_bound(vx, vy, vz, px, py, pz, qx, qy, qz, length):
+    """A lower bound of dist(v, e), concave in v: the tangent plane of dist(., e) at p (q:
+    p's closest point on e, length = |p - q|), or within `TANGENT_GAP` of e, where the
+    tangent's direction is mostly rounding, the cone |p - q| - |v - p|. Both equal
+    dist(p, e) at v = p."""
+    if length > TANGENT_GAP:
+        return ((vx - qx) * (px - qx) + (vy - qy) * (py - qy) + (vz - qz) * (pz - qz)) / length
+    return length - math.sqrt(squared_gap(vx, vy, vz, px, py, pz))
+
+
 def integration_rule(corner_count: int) -> tuple[np.ndarray, np.ndarray, float]:
     """(points (m, n), weights (m,), centre weight): where the bounds of a piece are evaluated,
     as barycentric weights of its corners (the corners first), and the weights of their values
@@ -165,14 +176,7 @@ def _tangent_floor(at, middle, radius, corners, balls, near, gaps, count, centre
         if gap < best:
             closest, best = e, gap
         for j in range(len(at)):
-            if gap > TANGENT_GAP:
-                value = (
-                    (at[j, 0] - qx) * (px - qx)
-                    + (at[j, 1] - qy) * (py - qy)
-                    + (at[j, 2] - qz) * (pz - qz)
-                ) / gap
-            else:  # the cone dist(c_S, e) - |x - c_S|: concave too, and exact at c_S
-                value = gap - math.sqrt(squared_gap(at[j, 0], at[j, 1], at[j, 2], px, py, pz))
+            value = tangent_bound(at[j, 0], at[j, 1], at[j, 2], px, py, pz, qx, qy, qz, gap)
             values[j] = min(values[j], value)
     return closest, best
 
