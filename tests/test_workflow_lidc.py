@@ -172,3 +172,29 @@ def test_the_run_is_published_as_a_page_with_one_command(lidc_run, tmp_path):
         text=True,
     )
     assert missing.returncode == 2 and "nowhere: no finished run here" in missing.stderr
+
+
+def test_a_page_published_again_names_its_commit_clean(lidc_run):
+    """Publishing over a committed page rewrites its files; those are the page's output, not
+    changes of the code that made it: the page names the commit without "+ uncommitted
+    changes" (it once counted its own files, when a run's newer scores replaced them)."""
+
+    def git(*args):
+        subprocess.run(["git", "-C", str(lidc_run), *args], check=True, capture_output=True)
+
+    page = lidc_run / "docs/results/again.md"
+    command = [sys.executable, "-m", "study", "publish", "--configfile", PRESET]
+    command += ["--results", "results", "--out", str(page)]
+    first = subprocess.run(command, cwd=lidc_run, capture_output=True, text=True)
+    assert first.returncode == 0, first.stderr[-3000:]
+    # The committed page holds older files than the run's: publishing again replaces them.
+    older = page.with_suffix("") / "recommendations.md"
+    older.write_text(older.read_text() + "\nAn older run's line.\n")
+    git("init", "-q")
+    git("add", "docs/results")
+    git("-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "page")
+    again = subprocess.run(command, cwd=lidc_run, capture_output=True, text=True)
+    assert again.returncode == 0, again.stderr[-3000:]
+    assert "An older run's line." not in older.read_text()
+    made = next(line for line in page.read_text().splitlines() if line.startswith("- Commit:"))
+    assert made.endswith("`.") and "uncommitted" not in made, made
