@@ -169,6 +169,7 @@ class Neighbours:
             np.ascontiguousarray(normal, dtype=np.float64),
             np.ascontiguousarray(offset, dtype=np.float64),
             self.corners,
+            self.balls,
             self.grid,
             self.reach,
             PLANE_TOLERANCE,
@@ -216,14 +217,16 @@ def _below(
     normal,
     offset,
     corners,
+    balls,
     grid,
     reach,
     tol,
 ):
     """`Neighbours.below`, compiled: every element of Y whose centroid lies in a bucket meeting
     the box of half-side radius + reach around the centre is checked (its corners' heights
-    above the plane, then, if any exceeds tol, its exact distance to the centre, then its
-    affine lower bounds at the element's corners)."""
+    above the plane, then, if any exceeds tol and its bounding ball comes within the radius,
+    its exact distance to the centre, then its affine lower bounds at the element's
+    corners)."""
     count, dim = centres.shape
     per = corners.shape[1]
     own = elements.shape[1]
@@ -252,6 +255,9 @@ def _below(
                     flat[i, kept] = e  # in P: may cover the element's shadow
                     kept += 1
                 continue
+            apart = squared_gap(px, py, pz, balls[e, 0], balls[e, 1], balls[e, 2])
+            if apart > (radius[i] + balls[e, 3]) * (radius[i] + balls[e, 3]):
+                continue  # its bounding ball lies beyond the radius: so does it
             _, qx, qy, qz = on_element(px, py, pz, corners, e)
             gap = squared_gap(px, py, pz, qx, qy, qz)
             if gap > limit:
