@@ -18,7 +18,7 @@ def __getattr__(name: str):
     raise AttributeError(f"module 'reference' has no attribute {name!r}")
 
 
-__version__ = "1.7.0"
+__version__ = "1.7.1"
 """Recorded with every score (tool_version); what each version changed is in CHANGELOG.md."""
 
 __all__ = ["DEFAULT_SUBDIVISION", "compute_metrics", "compute_surface_metrics"]

@@ -15,7 +15,10 @@ functions bound d, given by their values at the corners:
   chord: the interpolant of their least value at the corners p_j. An e can lower a
   corner's value only if its distance from c_S, at least dist(c, e) - |c_S - c| or the
   distance to its bounding ball, is within that value plus r_S (S's radius): E is read
-  nearest first and left at the first that cannot.
+  nearest first and left at the first that cannot. Any concave lower bound of dist(., e)
+  serves for e: an e whose tangent plane at c (its foot there found with E) already lies at
+  or above the least so far at every point used, c_S among them, stands with that plane and
+  lowers nothing, with no closest point sought from c_S.
 * above: for any e, d <= dist(., e), convex, so below its chord: the interpolant of
   dist(p_j, e), with e the closest element of c_S (found by the step above).
 
@@ -115,10 +118,10 @@ def members_near(point, half, grid, out):
 
 
 @njit(**JIT)
-def _within(point, radius, corners, balls, grid, reach, found, gaps):
+def _within(point, radius, corners, balls, grid, reach, found, gaps, feet):
     """The elements of Y within `radius` of `point` (exact distance), nearest first: their
-    count k, with found[:k] the elements and gaps[:k] the distances (scratch arrays of Y's
-    size)."""
+    count k, with found[:k] the elements and gaps[:k] the distances, and feet[e] the closest
+    point of `point` on each such e (scratch arrays of Y's size)."""
     px, py, pz = point[0], point[1], point[2]
     boxed = members_near(point, radius + reach, grid, found)  # centroids within reach of it
     count = 0
@@ -131,6 +134,7 @@ def _within(point, radius, corners, balls, grid, reach, found, gaps):
         gap = math.sqrt(squared_gap(px, py, pz, qx, qy, qz))
         if gap <= radius:
             found[count], gaps[count] = e, gap
+            feet[e, 0], feet[e, 1], feet[e, 2] = qx, qy, qz
             count += 1
     order = np.argsort(gaps[:count])
     found[:count], gaps[:count] = found[:count][order], gaps[:count][order]
@@ -147,7 +151,9 @@ def _chord(at, corners, e, values):
 
 
 @njit(**JIT)
-def _tangent_floor(at, middle, radius, corners, balls, near, gaps, count, centre, hint, values):
+def _tangent_floor(
+    at, middle, radius, corners, balls, near, gaps, feet, count, centre, hint, values
+):
     """values[j] = min over the elements near[:count] (nearest the element's centre first, at
     distances gaps) of their tangent planes at a piece's centre `middle`, at its points at[j]
     (within `radius` of the centre). Returns the element closest to the piece's centre and its
@@ -155,7 +161,10 @@ def _tangent_floor(at, middle, radius, corners, balls, near, gaps, count, centre
     exceeds a point's value plus the radius, which exceeds the least distance). `hint` (an
     element of near, likely the closest) is taken first, so that its values let the others be
     skipped: an element whose bounding ball lies farther from the piece's centre than every
-    point's value plus the radius cannot lower one."""
+    point's value plus the radius cannot lower one, and one whose tangent plane at the
+    element's centre (its foot there in feet[e]) lies at or above the values at every point
+    and the least distance at the piece's centre takes that plane instead (module
+    docstring): it lowers nothing, and needs no closest point."""
     px, py, pz = middle[0], middle[1], middle[2]
     offset = math.sqrt(squared_gap(px, py, pz, centre[0], centre[1], centre[2]))
     values[:] = np.inf
@@ -171,6 +180,8 @@ def _tangent_floor(at, middle, radius, corners, balls, near, gaps, count, centre
             apart = squared_gap(px, py, pz, balls[e, 0], balls[e, 1], balls[e, 2])
             if apart > (reach + balls[e, 3]) * (reach + balls[e, 3]):
                 continue
+            if _lowers_nothing(at, middle, centre, feet[e], gaps[k], values, best):
+                continue
         _, qx, qy, qz = on_element(px, py, pz, corners, e)
         gap = math.sqrt(squared_gap(px, py, pz, qx, qy, qz))
         if gap < best:
@@ -179,6 +190,20 @@ def _tangent_floor(at, middle, radius, corners, balls, near, gaps, count, centre
             value = tangent_bound(at[j, 0], at[j, 1], at[j, 2], px, py, pz, qx, qy, qz, gap)
             values[j] = min(values[j], value)
     return closest, best
+
+
+@njit(inline="always", **JIT)
+def _lowers_nothing(at, middle, centre, foot, length, values, best):
+    """Whether the tangent bound of dist(., e) at the element's centre (`tangent_bound`, e's
+    foot there `foot`, at distance `length`) is at least values[j] at every point at[j] and
+    at least `best` at the piece's centre `middle`."""
+    cx, cy, cz, qx, qy, qz = centre[0], centre[1], centre[2], foot[0], foot[1], foot[2]
+    if tangent_bound(middle[0], middle[1], middle[2], cx, cy, cz, qx, qy, qz, length) < best:
+        return False
+    for j in range(len(at)):
+        if tangent_bound(at[j, 0], at[j, 1], at[j, 2], cx, cy, cz, qx, qy, qz, length) < values[j]:
+            return False
+    return True
 
 
 @njit(**JIT)
@@ -203,6 +228,7 @@ def _local_bounds(
     means = np.full((2, count, per), np.nan)
     near = np.empty(corners.shape[0], np.int64)
     gaps = np.empty(corners.shape[0])
+    feet = np.empty((corners.shape[0], 3))
     at = np.zeros((len(rule), 3))
     below, above = np.empty(len(rule)), np.empty(len(rule))
     centre, middle = np.zeros(3), np.zeros(3)
@@ -215,7 +241,7 @@ def _local_bounds(
                 centre[1] + y / n,
                 centre[2] + z / n,
             )
-        found = _within(centre, reach_radius[i], corners, balls, grid, reach, near, gaps)
+        found = _within(centre, reach_radius[i], corners, balls, grid, reach, near, gaps, feet)
         if found == 0:
             continue
         closest = near[0]  # a first guess at each piece's closest element: its neighbour's
@@ -233,7 +259,7 @@ def _local_bounds(
                 gap = squared_gap(at[j, 0], at[j, 1], at[j, 2], middle[0], middle[1], middle[2])
                 radius = max(radius, math.sqrt(gap))
             closest, best = _tangent_floor(
-                at, middle, radius, corners, balls, near, gaps, found, centre, closest, below
+                at, middle, radius, corners, balls, near, gaps, feet, found, centre, closest, below
             )
             _chord(at, corners, closest, above)
             for j in range(n):

@@ -293,6 +293,44 @@ def test_expanded_pieces_bound_d_at_exact_distances(dim):
         assert np.median(widths / chords) < 0.5
 
 
+def test_each_piece_finds_its_centres_distance_whatever_the_first_guess():
+    """`local_bounds._tangent_floor` returns d at a piece's centre, exact, and a floor at or
+    below d at the piece's points, for any first guess of the closest element (a random one
+    here, often far): an element it passes over without a closest point (its tangent plane at
+    the element's centre already above the floor) is never the piece's closest."""
+    _, _, _, (surface_a, surface_b) = _masks_case((1.0, 1.0, 1.0))
+    near_b = Neighbours(SurfaceIndex(*surface_b))
+    corners = surface_a[0][surface_a[1]]
+    rng = np.random.default_rng(5)
+    elements = corners[rng.choice(len(corners), 300, replace=False)]
+    rule, _, _ = local_bounds.integration_rule(3)
+    size = len(near_b.corners)
+    found, gaps, feet = np.empty(size, np.int64), np.empty(size), np.empty((size, 3))
+    values = np.empty(len(rule))
+    for element in elements:
+        centre = element.mean(axis=0)
+        reach = brute_force_distances(element, *surface_b).max() + 2.0
+        count = local_bounds._within(
+            centre, reach, near_b.corners, near_b.balls, near_b.grid, near_b.reach,
+            found, gaps, feet,
+        )  # fmt: skip
+        for piece in split_elements(element[None]):
+            at, middle = rule @ piece, piece.mean(axis=0)
+            radius = np.linalg.norm(piece - middle, axis=1).max()
+            hint = found[rng.integers(count)]
+            closest, best = local_bounds._tangent_floor(
+                at, middle, radius, near_b.corners, near_b.balls, found, gaps, feet, count,
+                centre, hint, values,
+            )  # fmt: skip
+            exact = brute_force_distances(np.vstack([middle, at]), *surface_b)
+            assert best == pytest.approx(exact[0], abs=1e-12)
+            to_closest = brute_force_distances(
+                middle[None], near_b.corners[closest], np.array([[0, 1, 2]])
+            )
+            assert to_closest[0] == pytest.approx(exact[0], abs=1e-12)
+            assert np.all(values <= exact[1:] + 1e-12)
+
+
 def test_one_plane_certificate_refuses_a_surface_reaching_above_the_plane():
     """A square at z = 0 facing a triangle at z = 1: certified, d = z exactly. A triangle
     added at z = 0.2, within the element's reach (and nearer than the plane to one corner),
