@@ -331,6 +331,31 @@ def test_each_piece_finds_its_centres_distance_whatever_the_first_guess():
             assert np.all(values <= exact[1:] + 1e-12)
 
 
+def test_an_element_below_the_floor_at_the_piece_centre_alone_is_still_sought():
+    """A floor can peak at a piece's centre: two crossing segments at x = -2 and x = 2 put
+    the tangent lines' least value at 1 on the piece [-1, 1] x {0}'s ends and at 2 at its
+    centre. A line at y = -1.5, nearer the centre (1.5) but above the floor at both ends,
+    must still be sought from the centre: passed over, d there would come out 2. The first
+    guess is the far crossing segment, so the near line is met with the floor peaked."""
+    vertices = np.array(
+        [[-2.0, -0.1], [-2.0, 0.1], [2.0, -0.1], [2.0, 0.1], [-10, -1.5], [10, -1.5]]
+    )
+    near_b = Neighbours(SurfaceIndex(vertices, np.array([[0, 1], [2, 3], [4, 5]])))
+    found, gaps, feet = np.empty(3, np.int64), np.empty(3), np.empty((3, 3))
+    centre = np.array([1.0, 0.0, 0.0])  # the parent [-1, 3] x {0}; the piece is its left half
+    count = local_bounds._within(
+        centre, 5.0, near_b.corners, near_b.balls, near_b.grid, near_b.reach, found, gaps, feet
+    )
+    assert count == 3
+    at, values = np.array([[-1.0, 0.0, 0.0], [1.0, 0.0, 0.0]]), np.empty(2)
+    closest, best = local_bounds._tangent_floor(
+        at, np.zeros(3), 1.0, near_b.corners, near_b.balls, found, gaps, feet, count, centre,
+        0, values,
+    )  # fmt: skip
+    assert (closest, best) == (2, pytest.approx(1.5))
+    np.testing.assert_allclose(values, [1.0, 1.0])
+
+
 def test_one_plane_certificate_refuses_a_surface_reaching_above_the_plane():
     """A square at z = 0 facing a triangle at z = 1: certified, d = z exactly. A triangle
     added at z = 0.2, within the element's reach (and nearer than the plane to one corner),
