@@ -255,9 +255,8 @@ def _below(
                     flat[i, kept] = e  # in P: may cover the element's shadow
                     kept += 1
                 continue
-            apart = squared_gap(px, py, pz, balls[e, 0], balls[e, 1], balls[e, 2])
-            if apart > (radius[i] + balls[e, 3]) * (radius[i] + balls[e, 3]):
-                continue  # its bounding ball lies beyond the radius: so does it
+            if local_bounds.ball_beyond(px, py, pz, balls, e, radius[i]):
+                continue
             _, qx, qy, qz = on_element(px, py, pz, corners, e)
             gap = squared_gap(px, py, pz, qx, qy, qz)
             if gap > limit:

@@ -96,6 +96,14 @@ def local_bounds(elements, pieces, reach_radius, neighbours, tolerance: float):
     )
 
 
+@njit(inline="always", **JIT)
+def ball_beyond(px, py, pz, balls, e, radius):
+    """Whether element e's bounding ball (balls[e]: centroid padded to three axes, radius)
+    lies wholly farther than `radius` from p: then so does e."""
+    reach = radius + balls[e, 3]
+    return squared_gap(px, py, pz, balls[e, 0], balls[e, 1], balls[e, 2]) > reach * reach
+
+
 @njit(**JIT)
 def members_near(point, half, grid, out):
     """The elements of the buckets of the grid (low, step, dims, start, member:
@@ -127,9 +135,8 @@ def _within(point, radius, corners, balls, grid, reach, found, gaps, feet):
     count = 0
     for slot in range(boxed):
         e = found[slot]
-        cx, cy, cz, spread = balls[e, 0], balls[e, 1], balls[e, 2], balls[e, 3]
-        if squared_gap(px, py, pz, cx, cy, cz) > (radius + spread) * (radius + spread):
-            continue  # its bounding ball lies beyond the radius
+        if ball_beyond(px, py, pz, balls, e, radius):
+            continue
         _, qx, qy, qz = on_element(px, py, pz, corners, e)
         gap = math.sqrt(squared_gap(px, py, pz, qx, qy, qz))
         if gap <= radius:
@@ -177,8 +184,7 @@ def _tangent_floor(
             reach = values.max() + radius
             if gaps[k] - offset > reach:
                 break  # this and every farther element lie above every point's value
-            apart = squared_gap(px, py, pz, balls[e, 0], balls[e, 1], balls[e, 2])
-            if apart > (reach + balls[e, 3]) * (reach + balls[e, 3]):
+            if ball_beyond(px, py, pz, balls, e, reach):
                 continue
             if _lowers_nothing(at, middle, centre, feet[e], gaps[k], values, best):
                 continue

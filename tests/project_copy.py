@@ -62,6 +62,18 @@ class Throwaway(PythonAdapter):
 '''
 
 
+def commit_in_new_repository(folder: Path, *paths: str) -> None:
+    """Make `folder` a git repository whose one commit holds `paths` (relative to it): a
+    project checkout as a user has one, for what a published page says of its commit."""
+
+    def git(*args: str) -> None:
+        subprocess.run(["git", "-C", str(folder), *args], check=True, capture_output=True)
+
+    git("init", "-q")
+    git("add", *paths)
+    git("-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "checkout")
+
+
 def copy_project(copy: Path, modules: Mapping[str, str], adapters: Mapping[str, str]) -> Path:
     """The project's parts copied into `copy`, with each of `modules` (name -> source) added
     under adapters/ and each of `adapters` (class name -> its module) in the registry, first.

@@ -293,6 +293,29 @@ def test_expanded_pieces_bound_d_at_exact_distances(dim):
         assert np.median(widths / chords) < 0.5
 
 
+def _gathered(near: Neighbours, centre: np.ndarray, reach: float):
+    """`local_bounds._within` of Y's elements within `reach` of `centre`: (found, gaps, feet,
+    count)."""
+    size = len(near.corners)
+    found, gaps, feet = np.empty(size, np.int64), np.empty(size), np.empty((size, 3))
+    count = local_bounds._within(
+        centre, reach, near.corners, near.balls, near.grid, near.reach, found, gaps, feet
+    )
+    return found, gaps, feet, count
+
+
+def _floor(near: Neighbours, gathered, centre, at, middle, radius, hint):
+    """`local_bounds._tangent_floor` of one piece (points `at`, centre `middle`): (closest,
+    best, the floor's values at `at`)."""
+    found, gaps, feet, count = gathered
+    values = np.empty(len(at))
+    closest, best = local_bounds._tangent_floor(
+        at, middle, radius, near.corners, near.balls, found, gaps, feet, count, centre, hint,
+        values,
+    )  # fmt: skip
+    return closest, best, values
+
+
 def test_each_piece_finds_its_centres_distance_whatever_the_first_guess():
     """`local_bounds._tangent_floor` returns d at a piece's centre, exact, and a floor at or
     below d at the piece's points, for any first guess of the closest element (a random one
@@ -304,24 +327,14 @@ def test_each_piece_finds_its_centres_distance_whatever_the_first_guess():
     rng = np.random.default_rng(5)
     elements = corners[rng.choice(len(corners), 300, replace=False)]
     rule, _, _ = local_bounds.integration_rule(3)
-    size = len(near_b.corners)
-    found, gaps, feet = np.empty(size, np.int64), np.empty(size), np.empty((size, 3))
-    values = np.empty(len(rule))
     for element in elements:
         centre = element.mean(axis=0)
-        reach = brute_force_distances(element, *surface_b).max() + 2.0
-        count = local_bounds._within(
-            centre, reach, near_b.corners, near_b.balls, near_b.grid, near_b.reach,
-            found, gaps, feet,
-        )  # fmt: skip
+        gathered = _gathered(near_b, centre, brute_force_distances(element, *surface_b).max() + 2)
         for piece in split_elements(element[None]):
             at, middle = rule @ piece, piece.mean(axis=0)
             radius = np.linalg.norm(piece - middle, axis=1).max()
-            hint = found[rng.integers(count)]
-            closest, best = local_bounds._tangent_floor(
-                at, middle, radius, near_b.corners, near_b.balls, found, gaps, feet, count,
-                centre, hint, values,
-            )  # fmt: skip
+            hint = gathered[0][rng.integers(gathered[-1])]
+            closest, best, values = _floor(near_b, gathered, centre, at, middle, radius, hint)
             exact = brute_force_distances(np.vstack([middle, at]), *surface_b)
             assert best == pytest.approx(exact[0], abs=1e-12)
             to_closest = brute_force_distances(
@@ -341,17 +354,11 @@ def test_an_element_below_the_floor_at_the_piece_centre_alone_is_still_sought():
         [[-2.0, -0.1], [-2.0, 0.1], [2.0, -0.1], [2.0, 0.1], [-10, -1.5], [10, -1.5]]
     )
     near_b = Neighbours(SurfaceIndex(vertices, np.array([[0, 1], [2, 3], [4, 5]])))
-    found, gaps, feet = np.empty(3, np.int64), np.empty(3), np.empty((3, 3))
     centre = np.array([1.0, 0.0, 0.0])  # the parent [-1, 3] x {0}; the piece is its left half
-    count = local_bounds._within(
-        centre, 5.0, near_b.corners, near_b.balls, near_b.grid, near_b.reach, found, gaps, feet
-    )
-    assert count == 3
-    at, values = np.array([[-1.0, 0.0, 0.0], [1.0, 0.0, 0.0]]), np.empty(2)
-    closest, best = local_bounds._tangent_floor(
-        at, np.zeros(3), 1.0, near_b.corners, near_b.balls, found, gaps, feet, count, centre,
-        0, values,
-    )  # fmt: skip
+    gathered = _gathered(near_b, centre, 5.0)
+    assert gathered[-1] == 3
+    at = np.array([[-1.0, 0.0, 0.0], [1.0, 0.0, 0.0]])
+    closest, best, values = _floor(near_b, gathered, centre, at, np.zeros(3), 1.0, 0)
     assert (closest, best) == (2, pytest.approx(1.5))
     np.testing.assert_allclose(values, [1.0, 1.0])
 

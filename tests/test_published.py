@@ -3,11 +3,10 @@ run is test_workflow_lidc's (slow)."""
 
 from __future__ import annotations
 
-import subprocess
-
 import numpy as np
 import pandas as pd
 from analysis_fixtures import make_scores
+from project_copy import commit_in_new_repository
 
 from study.analysis import published, verdict_text
 from study.analysis.published import (
@@ -125,13 +124,8 @@ def test_the_answer_says_the_references_own_uncertainty_when_recorded(monkeypatc
 
 
 def test_provenance_names_the_commit_and_says_when_the_tree_has_changes(tmp_path):
-    def git(*args):
-        subprocess.run(["git", "-C", str(tmp_path), *args], check=True, capture_output=True)
-
-    git("init", "-q")
     (tmp_path / "code.py").write_text("x = 1\n")
-    git("add", "code.py")
-    git("-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "first")
+    commit_in_new_repository(tmp_path, "code.py")
     (line,) = provenance(tmp_path)
     assert line.startswith("Commit: `") and line.endswith("`.")
     (tmp_path / "code.py").write_text("x = 2\n")

@@ -17,7 +17,7 @@ import numpy as np
 import pandas as pd
 import pytest
 import yaml
-from project_copy import copy_project
+from project_copy import commit_in_new_repository, copy_project
 
 from adapters import STUDY_TOOLS
 from study.records import NATIVE
@@ -178,10 +178,6 @@ def test_a_page_published_again_names_its_commit_clean(lidc_run):
     """Publishing over a committed page rewrites its files; those are the page's output, not
     changes of the code that made it: the page names the commit without "+ uncommitted
     changes" (it once counted its own files, when a run's newer scores replaced them)."""
-
-    def git(*args):
-        subprocess.run(["git", "-C", str(lidc_run), *args], check=True, capture_output=True)
-
     page = lidc_run / "docs/results/again.md"
     command = [sys.executable, "-m", "study", "publish", "--configfile", PRESET]
     command += ["--results", "results", "--out", str(page)]
@@ -190,9 +186,7 @@ def test_a_page_published_again_names_its_commit_clean(lidc_run):
     # The committed page holds older files than the run's: publishing again replaces them.
     older = page.with_suffix("") / "recommendations.md"
     older.write_text(older.read_text() + "\nAn older run's line.\n")
-    git("init", "-q")
-    git("add", "docs/results")
-    git("-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "page")
+    commit_in_new_repository(lidc_run, "docs/results")
     again = subprocess.run(command, cwd=lidc_run, capture_output=True, text=True)
     assert again.returncode == 0, again.stderr[-3000:]
     assert "An older run's line." not in older.read_text()
