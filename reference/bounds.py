@@ -50,7 +50,7 @@ from __future__ import annotations
 
 import itertools
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field, fields
 
 import numpy as np
 from numba import njit
@@ -339,18 +339,40 @@ class Pieces:
     ceiling: np.ndarray
     normal: np.ndarray
     offset: np.ndarray
+    _quantiles: dict = field(init=False, default_factory=dict, repr=False, compare=False)
+
+    def arrays(self) -> list[np.ndarray]:
+        """The per-element arrays, in the constructor's order."""
+        return [getattr(self, one.name) for one in fields(self) if one.init]
 
     def take(self, rows) -> Pieces:
-        return Pieces(*(getattr(self, name)[rows] for name in self.__dataclass_fields__))
+        return Pieces(*(array[rows] for array in self.arrays()))
 
-    @staticmethod
-    def join(first: Pieces, second: Pieces) -> Pieces:
-        return Pieces(
-            *(
-                np.concatenate([getattr(first, name), getattr(second, name)])
-                for name in Pieces.__dataclass_fields__
-            )
-        )
+    def kept_and(self, kept: np.ndarray, *added: Pieces) -> Pieces:
+        """The rows where `kept` (a mask) followed by every row of `added`, each array
+        copied once (a refinement level replaces a few rows of many)."""
+        count = int(np.count_nonzero(kept))
+        total = count + sum(len(more.size) for more in added)
+        joined = []
+        for i, array in enumerate(self.arrays()):
+            out = np.empty((total, *array.shape[1:]), array.dtype)
+            np.compress(kept, array, axis=0, out=out[:count])
+            start = count
+            for more in added:
+                part = more.arrays()[i]
+                out[start : start + len(part)] = part
+                start += len(part)
+            joined.append(out)
+        return Pieces(*joined)
+
+    def quantiles(self, percentile: float) -> tuple[float, float]:
+        """Lower and upper bound of the size-weighted p-quantile of d, kept once computed (a
+        direction a refinement level leaves alone is asked again)."""
+        if percentile not in self._quantiles:
+            low = self.distribution(upper=False).percentile(percentile) - PERCENTILE_TOLERANCE
+            high = self.distribution(upper=True).percentile(percentile)
+            self._quantiles[percentile] = (max(low, 0.0), high)
+        return self._quantiles[percentile]
 
     def distribution(self, upper: bool) -> Directed:
         """The size-weighted distribution of u (upper) or ell: the affine bound where an
@@ -571,12 +593,6 @@ def _spread_cap(edges: list[np.ndarray], size: np.ndarray) -> np.ndarray:
     return np.fmin(circumradius, longest)
 
 
-def _quantiles(pieces: Pieces, percentile: float) -> tuple[float, float]:
-    """Lower and upper bound of the size-weighted p-quantile of d."""
-    low = pieces.distribution(upper=False).percentile(percentile) - PERCENTILE_TOLERANCE
-    return max(low, 0.0), pieces.distribution(upper=True).percentile(percentile)
-
-
 RANK_DECIMALS = 9
 """Decimals (of mm, mm^2 or mm^3) the refinement's rankings of elements round to first: equal
 elements (a lattice mesh has many) then rank by their order, not by the last bits of their
@@ -603,7 +619,7 @@ def _to_split(
     pieces: Pieces, threshold: float, quantiles: tuple[float, float], floor: float = 0.0
 ) -> np.ndarray:
     """The elements that make a bracket wider than its aim. quantiles: this direction's
-    bracket of the p-quantile (`_quantiles`); floor: the other direction's lower end. HDp is
+    bracket of the p-quantile (`Pieces.quantiles`); floor: the other direction's lower end. HDp is
     the larger of the two directions' quantiles, so its bracket is [max of the lower ends, max
     of the upper ends]: this direction's quantile needs narrowing only above the floor."""
     total = pieces.size.sum()
@@ -651,15 +667,14 @@ def _refined(
     split[replaced] = False
     kept = np.ones(len(pieces.size), bool)
     kept[rows] = False
-    refined = Pieces.join(pieces.take(kept), expansion)
     if not split.any():
-        return refined
+        return pieces.kept_and(kept, expansion)
     inherited = (
         np.repeat(pieces.normal[split], per_child, axis=0),
         np.repeat(pieces.offset[split], per_child),
     )
     children = bound_elements(split_elements(pieces.corners[split]), target, near, inherited)
-    return Pieces.join(refined, children)
+    return pieces.kept_and(kept, expansion, children)
 
 
 def bound_direction(
@@ -683,7 +698,7 @@ def bound_directions(pairs, *, threshold: float, percentile: float) -> list[tupl
     notes = [""] * len(pairs)
     per_child = len(split_elements(pairs[0][0][:1]))
     for level in itertools.count():
-        quantiles = [_quantiles(one, percentile) for one in pieces]
+        quantiles = [one.quantiles(percentile) for one in pieces]
         refined = False
         for i, ((_, target), one) in enumerate(zip(pairs, pieces, strict=True)):
             floor = max((q[0] for j, q in enumerate(quantiles) if j != i), default=0.0)
@@ -758,7 +773,7 @@ def distance_brackets(
     sizes = [one.size.sum() for one in directions]
     low = [one.integral_low.sum() for one in directions]
     high = [one.integral_high.sum() for one in directions]
-    quantiles = [_quantiles(one, percentile) for one in directions]
+    quantiles = [one.quantiles(percentile) for one in directions]
     within_low = [one.distribution(upper=True).within(threshold) for one in directions]
     within_high = [one.distribution(upper=False).within(threshold) for one in directions]
     every = {
