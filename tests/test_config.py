@@ -216,8 +216,9 @@ def test_a_2d_study_needs_every_size_in_2d_and_says_which_is_not():
         )
 
 
-def test_the_2d_presets_load():
+def test_the_2d_presets_load_and_certify_their_yardstick():
     for name in ("test-2d", "lidc-2d"):
         config = load_config(ROOT / f"workflow/presets/{name}.yaml")
         assert config["dataset"]["dimension"] == 2
         assert all(len(size) == 2 for size in config["voxel_sizes"])
+        assert config["reference"]["brackets"], name  # as the 3D LIDC presets
