@@ -243,6 +243,22 @@ def test_the_integration_rule_integrates_affine_functions_exactly(corner_count):
     assert rule_mean == pytest.approx(affine.mean(), abs=1e-12)
 
 
+def test_a_level_keeps_its_rows_and_appends_the_new_ones_in_order():
+    """`Pieces.kept_and` (one copy of each array) is the rows kept, then each added set's rows,
+    as indexing and concatenating give them."""
+    _, _, _, (surface_a, surface_b) = _masks_case((1.0, 1.0, 1.0))
+    target = SurfaceIndex(*surface_b)
+    pieces = bound_elements(surface_a[0][surface_a[1]], target, Neighbours(target))
+    kept = np.random.default_rng(5).random(len(pieces.size)) < 0.7
+    first, second = pieces.take(np.arange(7)), pieces.take(np.arange(20, 23))
+    joined = pieces.kept_and(kept, first, second)
+    for got, whole, one, two in zip(
+        joined.arrays(), pieces.arrays(), first.arrays(), second.arrays(), strict=True
+    ):
+        np.testing.assert_array_equal(got, np.concatenate([whole[kept], one, two]))
+    assert len(joined.arrays()) == 11  # the kept quantiles are no array
+
+
 def _gap(pieces) -> np.ndarray:
     """Per element, the largest of u - ell over it, as the distributions take them."""
     lower, upper = pieces.taken()
