@@ -339,10 +339,11 @@ class Pieces:
     ceiling: np.ndarray
     normal: np.ndarray
     offset: np.ndarray
-    _quantiles: dict = field(init=False, default_factory=dict, repr=False, compare=False)
+    _distributions: dict = field(init=False, default_factory=dict, repr=False, compare=False)
 
     def arrays(self) -> list[np.ndarray]:
-        """The per-element arrays, in the constructor's order."""
+        """The per-element arrays, in the constructor's order (never changed once made: the
+        distributions built from them are kept)."""
         return [getattr(self, one.name) for one in fields(self) if one.init]
 
     def take(self, rows) -> Pieces:
@@ -352,37 +353,35 @@ class Pieces:
         """The rows where `kept` (a mask) followed by every row of `added`, each array
         copied once (a refinement level replaces a few rows of many)."""
         count = int(np.count_nonzero(kept))
-        total = count + sum(len(more.size) for more in added)
+        parts = [more.arrays() for more in added]
         joined = []
-        for i, array in enumerate(self.arrays()):
-            out = np.empty((total, *array.shape[1:]), array.dtype)
+        for array, *tails in zip(self.arrays(), *parts, strict=True):
+            out = np.empty((count + sum(map(len, tails)), *array.shape[1:]), array.dtype)
             np.compress(kept, array, axis=0, out=out[:count])
             start = count
-            for more in added:
-                part = more.arrays()[i]
-                out[start : start + len(part)] = part
-                start += len(part)
+            for tail in tails:
+                out[start : start + len(tail)] = tail
+                start += len(tail)
             joined.append(out)
         return Pieces(*joined)
 
     def quantiles(self, percentile: float) -> tuple[float, float]:
-        """Lower and upper bound of the size-weighted p-quantile of d, kept once computed (a
-        direction a refinement level leaves alone is asked again)."""
-        if percentile not in self._quantiles:
-            low = self.distribution(upper=False).percentile(percentile) - PERCENTILE_TOLERANCE
-            high = self.distribution(upper=True).percentile(percentile)
-            self._quantiles[percentile] = (max(low, 0.0), high)
-        return self._quantiles[percentile]
+        """Lower and upper bound of the size-weighted p-quantile of d."""
+        low = self.distribution(upper=False).percentile(percentile) - PERCENTILE_TOLERANCE
+        return max(low, 0.0), self.distribution(upper=True).percentile(percentile)
 
     def distribution(self, upper: bool) -> Directed:
         """The size-weighted distribution of u (upper) or ell: the affine bound where an
         element has one (`ceiling`, `floor`: a share of the element on each side of a level),
-        else a step at high (low)."""
-        affine = self.ceiling if upper else self.floor
-        rows = np.flatnonzero(np.isfinite(affine[:, 0]))
-        return Directed(
-            self.high if upper else self.low, self.size, open=rows, corner_distance=affine[rows]
-        )
+        else a step at high (low). Built once: a direction a refinement level leaves alone is
+        asked again, and `Directed` keeps the percentiles it computed."""
+        if upper not in self._distributions:
+            affine = self.ceiling if upper else self.floor
+            rows = np.flatnonzero(np.isfinite(affine[:, 0]))
+            self._distributions[upper] = Directed(
+                self.high if upper else self.low, self.size, open=rows, corner_distance=affine[rows]
+            )
+        return self._distributions[upper]
 
     def taken(self) -> tuple[np.ndarray, np.ndarray]:
         """The corner values of ell and u as `distribution` takes them: an affine bound's, else
@@ -619,9 +618,10 @@ def _to_split(
     pieces: Pieces, threshold: float, quantiles: tuple[float, float], floor: float = 0.0
 ) -> np.ndarray:
     """The elements that make a bracket wider than its aim. quantiles: this direction's
-    bracket of the p-quantile (`Pieces.quantiles`); floor: the other direction's lower end. HDp is
-    the larger of the two directions' quantiles, so its bracket is [max of the lower ends, max
-    of the upper ends]: this direction's quantile needs narrowing only above the floor."""
+    bracket of the p-quantile (`Pieces.quantiles`); floor: the other direction's lower end.
+    HDp is the larger of the two directions' quantiles, so its bracket is [max of the lower
+    ends, max of the upper ends]: this direction's quantile needs narrowing only above the
+    floor."""
     total = pieces.size.sum()
     split = _holding_excess(pieces.integral_high - pieces.integral_low, WIDTH_AIMS["MASD"] * total)
     split |= _holding_excess(pieces.uncertain_within(threshold), WIDTH_AIMS["NSD"] * total)

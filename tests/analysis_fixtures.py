@@ -28,7 +28,7 @@ import pandas as pd
 from adapters.base import Adapter
 from study.analysis.settings import AnalysisSettings
 from study.pipeline.config import load_config
-from study.records import SCORE_COLUMNS, TIMING_COLUMNS
+from study.records import REFERENCE, SCORE_COLUMNS, TIMING_COLUMNS
 from vocabulary import METRIC_KEYS, RATIO_KEYS
 
 SPACINGS = ("1x1x1", "2x2x2", "0.5x0.5x2")
@@ -516,3 +516,13 @@ def make_pair_manifest(pairs: int, seed: int = 13) -> pd.DataFrame:
             )
         )
     return pd.concat(readers, ignore_index=True).sort_values(["case", "oar"], ignore_index=True)
+
+
+def assert_the_yardstick_certified(scores: pd.DataFrame) -> None:
+    """A run's scores table with `reference.brackets` on: each finite value of the yardstick
+    lies in its proven bracket, and no other row carries one."""
+    reference = scores[(scores["tool"] == REFERENCE) & np.isfinite(scores["value"])]
+    low, high, value = reference["reference_low"], reference["reference_high"], reference["value"]
+    assert len(reference) and low.notna().all()
+    assert ((low <= value) & (value <= high)).all()
+    assert scores.loc[scores["tool"] != REFERENCE, "reference_low"].isna().all()

@@ -7,10 +7,10 @@ import subprocess
 import sys
 from pathlib import Path
 
-import numpy as np
 import pandas as pd
 import pytest
 import yaml
+from analysis_fixtures import assert_the_yardstick_certified
 
 from adapters import REGISTRY, STUDY_TOOLS
 from study.analysis.verdicts import ALL
@@ -51,13 +51,7 @@ def test_every_shape_is_scored_on_both_2d_grids_by_every_tool_and_the_reference(
 
 
 def test_the_yardstick_is_certified_each_finite_value_in_its_bracket(run_2d):
-    scores = pd.read_parquet(run_2d / "results/scores.parquet")
-    reference = scores[scores["tool"] == REFERENCE]
-    finite = reference[np.isfinite(reference["value"])]
-    assert len(finite) and finite["reference_low"].notna().all()
-    low, high, value = finite["reference_low"], finite["reference_high"], finite["value"]
-    assert ((low <= value) & (value <= high)).all()
-    assert scores.loc[scores["tool"] != REFERENCE, "reference_low"].isna().all()
+    assert_the_yardstick_certified(pd.read_parquet(run_2d / "results/scores.parquet"))
 
 
 def test_a_metric_a_tool_does_not_offer_in_2d_is_an_error_row_that_says_so(run_2d):
