@@ -6,6 +6,7 @@ torchmetrics' 3D HD reads "not measured", its 2D HD is measured where it compute
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import numpy as np
@@ -133,3 +134,9 @@ def test_the_page_names_the_command_that_made_it_with_its_own_path(page):
     made = next(line for line in page.read_text().splitlines() if "Made with" in line)
     relative = page.relative_to(RESULTS.parents[1]).as_posix()
     assert f"--out {relative}`" in made, made  # a path a reader's clone has, not a machine's
+
+
+def test_the_page_was_made_from_a_commit_not_a_changed_tree(page):
+    # A page made from uncommitted changes names code no reader can check out.
+    made = next(line for line in page.read_text().splitlines() if line.startswith("- Commit:"))
+    assert re.fullmatch(r"- Commit: `[0-9a-f]{7,40}`\.", made), made
