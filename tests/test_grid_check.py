@@ -4,7 +4,6 @@ invariance."""
 from __future__ import annotations
 
 import math
-from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -26,10 +25,8 @@ from study.scoring.grid_check import (
     prepare_masks,
     score_on_grids,
 )
-from study.scoring.record_files import read_parquet, read_record_files
+from study.scoring.record_files import read_record_files
 from study.scoring.score import read_pairs
-
-REPO = Path(__file__).resolve().parents[1]
 
 OARS = ["Cochlea_L", "Cochlea_R", "Glottis", "A_Carotid_L"]
 SPACINGS = [(2.0, 2.0, 2.0), (1.0, 1.0, 2.0)]
@@ -164,20 +161,3 @@ def test_record_files_are_read_in_order_and_a_missing_one_is_named(tmp_path):
     assert [frame.value.tolist() for frame in frames] == [[0], [1]]
     with pytest.raises(FileNotFoundError, match="absent.parquet: timing records not found"):
         read_record_files([paths[0], tmp_path / "absent.parquet"], "timing records")
-
-
-def test_the_study_reads_parquet_only_through_its_reader_without_arrow_threads(tmp_path):
-    # Arrow's thread pool can abort a process at exit after a read (record_files.read_parquet
-    # says why), failing a Snakemake job whose work was done: the workflow's code reads through
-    # the one reader, which keeps it off and still reads columns as asked.
-    path = tmp_path / "records.parquet"
-    pd.DataFrame({"tool": ["a", "b"], "value": [1.0, 2.0]}).to_parquet(path)
-    assert read_parquet(path, columns=("value",)).to_dict("list") == {"value": [1.0, 2.0]}
-    direct = [
-        f"{source.relative_to(REPO)}:{number}"
-        for package in ("study", "adapters", "reference", "maskio", "workflow")
-        for source in sorted((REPO / package).rglob("*.py"))
-        for number, line in enumerate(source.read_text(encoding="utf-8").splitlines(), 1)
-        if "pd.read_parquet(" in line and source.name != "record_files.py"
-    ]
-    assert direct == []

@@ -21,7 +21,7 @@ from maskio import load_mask
 from study.analysis.settings import AnalysisSettings
 from study.records import EDGE_CASES, EDGE_OUTPUTS, SCORE_COLUMNS, VERDICT_TEXT_COLUMNS
 from study.scoring import grid_check
-from study.scoring.record_files import read_parquet, read_record_files
+from study.scoring.record_files import read_record_files
 
 # --------------------------------------------------------------------------------------------
 # The scores table
@@ -40,7 +40,7 @@ def read_scores(path: str | Path, environment: str | None = STUDY_ENVIRONMENT) -
     `environment` (every table and figure is of today's versions), or all rows (None)."""
     if not Path(path).is_file():
         raise FileNotFoundError(f"{path}: scores table not found (run the collect rule first)")
-    scores = read_parquet(path)
+    scores = pd.read_parquet(path)
     check_scores(scores, str(path))
     if environment is not None:
         scores = scores.loc[scores["environment"] == environment].reset_index(drop=True)

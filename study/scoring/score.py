@@ -30,7 +30,6 @@ from study.records import (
     parse_spacing_label,
     status_of,
 )
-from study.scoring.record_files import read_parquet
 from vocabulary import METRIC_KEYS
 
 log = logging.getLogger(__name__)
@@ -256,7 +255,7 @@ def read_pairs(paths: Iterable[str | Path]) -> pd.DataFrame:
 def collect(paths: Iterable[str | Path]) -> pd.DataFrame:
     """One long table from the per-job score files, in a stable order, with the bracket
     columns last (NaN in the one-row records of tools not installed)."""
-    frames = [read_parquet(p) for p in paths]
+    frames = [pd.read_parquet(p) for p in paths]
     table = pd.concat([f for f in frames if len(f)], ignore_index=True)
     table = table.reindex(columns=[*SCORE_COLUMNS, *BRACKET_COLUMNS])
     return table.sort_values(

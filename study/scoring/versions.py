@@ -16,7 +16,7 @@ from collections import defaultdict
 from collections.abc import Iterable
 from pathlib import Path
 
-from study.scoring.record_files import read_parquet
+import pandas as pd
 
 UNAVAILABLE = "unavailable"
 """The version an unavailable tool's records count as."""
@@ -37,7 +37,7 @@ def versions_in(path: str | Path) -> set[tuple[str, str, str]]:
         record = json.loads(path.read_text(encoding="utf-8"))
         ok = record["status"] != UNAVAILABLE
         return {(record["tool"], record["environment"], record["version"] if ok else UNAVAILABLE)}
-    table = read_parquet(path, columns=_TABLE_COLUMNS)
+    table = pd.read_parquet(path, columns=_TABLE_COLUMNS)
     version = table["tool_version"].where(table["status"] != UNAVAILABLE, UNAVAILABLE)
     return set(zip(table["tool"], table["environment"], version.astype(str), strict=True))
 
