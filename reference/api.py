@@ -103,14 +103,16 @@ def _empty_result(empty_a: bool, empty_b: bool, keys=METRIC_KEYS) -> dict[str, f
 
 class DistancePass(NamedTuple):
     """What one distance pass between two surfaces gives: the weighted metrics, the two surface
-    indexes (BIoU queries them again), the tie threshold at tau, and the upper end of the HD
-    bracket (the value is its lower end)."""
+    indexes (BIoU queries them again), the tie threshold at tau, the upper end of the HD
+    bracket (the value is its lower end), and the elements of A and of B that coincide with
+    one of the other surface (`lattice.coinciding_elements`; None off the lattice)."""
 
     scores: dict[str, float]
     index_a: SurfaceIndex
     index_b: SurfaceIndex
     threshold: float
     hd_upper: float
+    coinciding: tuple | None = None
 
     def brackets(self, surface_a, surface_b, percentile: float, keys) -> dict:
         """The asked distance metrics' brackets (module `bounds`), from this pass."""
@@ -124,6 +126,7 @@ class DistancePass(NamedTuple):
             percentile=percentile,
             keys=keys,
             hd_upper=self.hd_upper,
+            zeros=None if self.coinciding is None else [one.element for one in self.coinciding],
         )
 
 
@@ -176,7 +179,7 @@ def _distance_metrics(
         scores["HD"] = found
     else:
         hd_upper = float("nan")
-    return DistancePass(scores, index_a, index_b, threshold, hd_upper)
+    return DistancePass(scores, index_a, index_b, threshold, hd_upper, coinciding)
 
 
 def compute_metrics(

@@ -412,12 +412,18 @@ def bound_elements(
     target: SurfaceIndex,
     neighbours: Neighbours,
     planes: tuple[np.ndarray, np.ndarray] | None = None,
+    zero: np.ndarray | None = None,
 ) -> Pieces:
     """The bounds of the module docstring for the elements `corners` (k, n, dim).
 
     planes: (normal, offset) per element of a plane already certified over a larger element
     holding it (NaN: none), whose affine lower bound then holds here too without a search.
+    zero: indices of elements known to lie on Y (module `lattice`: they coincide with one
+    of its elements, vertex for vertex): d = 0 over each, exact with no query, the rows a
+    search would give them (the query finds d = 0 at every corner, so u = 0).
     """
+    if zero is not None and len(zero):
+        return _with_zeros(corners, zero, lambda rest: bound_elements(rest, target, neighbours))
     count, n, dim = corners.shape
     size = element_sizes(corners)
     centres = corners.mean(axis=1)
@@ -533,6 +539,32 @@ def bound_elements(
         normal,
         offset,
     )
+
+
+def _with_zeros(corners: np.ndarray, zero: np.ndarray, bound) -> Pieces:
+    """Pieces of the elements `corners`, those at indices `zero` at d = 0 all over (exact,
+    every bound 0, the affine bounds PLANE_TOLERANCE either side of it), the others as
+    `bound` gives them; rows in the elements' order (the refinement ranks ties by it)."""
+    count, n, dim = corners.shape
+    on_y = np.zeros(count, bool)
+    on_y[zero] = True
+    rest = bound(corners[~on_y])
+    zeros = np.zeros(len(zero))
+    at_zero = Pieces(
+        corners[on_y],
+        element_sizes(corners[on_y]),
+        zeros,
+        zeros,
+        zeros,
+        zeros,
+        np.ones(len(zero), bool),
+        np.full((len(zero), n), -PLANE_TOLERANCE),
+        np.full((len(zero), n), PLANE_TOLERANCE),
+        np.full((len(zero), dim), np.nan),
+        np.full(len(zero), np.nan),
+    )
+    order = np.argsort(np.concatenate([np.flatnonzero(~on_y), np.flatnonzero(on_y)]))
+    return rest.kept_and(np.ones(len(rest.size), bool), at_zero).take(order)
 
 
 def expanded(pieces: Pieces, rows: np.ndarray, neighbours: Neighbours) -> tuple[Pieces, np.ndarray]:
@@ -684,16 +716,21 @@ def bound_direction(
     return bound_directions([(corners, target)], threshold=threshold, percentile=percentile)[0]
 
 
-def bound_directions(pairs, *, threshold: float, percentile: float) -> list[tuple[Pieces, str]]:
+def bound_directions(
+    pairs, *, threshold: float, percentile: float, zeros=None
+) -> list[tuple[Pieces, str]]:
     """Per (corners (k, n, dim) of X, index of Y) of `pairs`: bounds over the elements of X
     towards Y, refined where a bracket is wider than its aim (up to MAX_LEVELS times and
     MAX_ELEMENTS elements), and what stopped the refinement short of the aims ("" when
     nothing did). The directions are refined level by level together: a direction's HDp needs
-    narrowing only above the others' lower ends (`_to_split`)."""
+    narrowing only above the others' lower ends (`_to_split`). zeros: per direction, the
+    elements of X known to lie on Y (`bound_elements`), or None."""
     neighbours = [Neighbours(target) for _, target in pairs]
     pieces = [
-        bound_elements(corners, target, near)
-        for (corners, target), near in zip(pairs, neighbours, strict=True)
+        bound_elements(corners, target, near, zero=zero)
+        for (corners, target), near, zero in zip(
+            pairs, neighbours, zeros or [None] * len(pairs), strict=True
+        )
     ]
     notes = [""] * len(pairs)
     per_child = len(split_elements(pairs[0][0][:1]))
@@ -749,10 +786,12 @@ def distance_brackets(
     percentile: float,
     keys,
     hd_upper: float,
+    zeros=None,
 ) -> dict[str, Bracket]:
     """Brackets of the asked distance metrics (HD, HD95, MASD, ASSD, NSD) between two surfaces
     (vertices, cells), whose values `scores` the distance pass gave, with the upper end
-    `hd_upper` of its HD bracket (module `hausdorff`)."""
+    `hd_upper` of its HD bracket (module `hausdorff`). zeros: the elements of A and of B
+    known to lie on the other surface (`bound_elements`), or None."""
     brackets = {}
     if "HD" in keys:
         brackets["HD"] = _bracket(
@@ -767,6 +806,7 @@ def distance_brackets(
         ],
         threshold=threshold,
         percentile=percentile,
+        zeros=zeros,
     )
     directions = [pieces for pieces, _ in refined]
     note = "; ".join(dict.fromkeys(limit for _, limit in refined if limit))

@@ -16,7 +16,15 @@ import numpy as np
 import pytest
 from test_reference import triangle
 
-from reference import analytic, bounds, compute_metrics, compute_surface_metrics, local_bounds
+from reference import (
+    analytic,
+    bounds,
+    compute_metrics,
+    compute_surface_metrics,
+    lattice,
+    lattice_index,
+    local_bounds,
+)
 from reference.api import mesh_surface
 from reference.bounds import (
     SEARCH_SLACK,
@@ -227,6 +235,24 @@ def test_element_bounds_hold_at_exact_distances():
     np.testing.assert_allclose(exact[claimed], affine[claimed], atol=1e-8)
     # A lower bound raised by a tenth of a millimetre is broken somewhere.
     assert np.any(pieces.low[rows, None] + 0.1 > exact + 1e-12)
+
+
+@pytest.mark.parametrize("spacing", [(1.0, 1.0, 1.0), (0.5, 0.5, 2.0)])
+def test_elements_on_the_other_surface_get_the_rows_a_search_gives(spacing):
+    """`bound_elements(..., zero=)` writes the rows of the elements that coincide with one of
+    the other surface (module `lattice`) without a query: the same rows, in the same order, as
+    bounding them with every search."""
+    a, b, spacing, (surface_a, surface_b) = _masks_case(spacing, offset=(0.0, 0.0, 1.0))
+    cubes = lattice.Lattice(np.zeros(3), spacing, a.shape)
+    coinciding, _ = lattice.coinciding_elements(surface_a, surface_b, cubes)
+    corners = surface_a[0][surface_a[1]]
+    assert 0 < len(coinciding.element) < len(corners)
+    target = lattice_index.indexes(surface_a, surface_b, cubes)[1]
+    near = Neighbours(target)
+    searched = bound_elements(corners, target, near)
+    given = bound_elements(corners, target, near, zero=coinciding.element)
+    for mine, theirs in zip(given.arrays(), searched.arrays(), strict=True):
+        np.testing.assert_array_equal(mine, theirs)
 
 
 @pytest.mark.parametrize("corner_count", [3, 2])
