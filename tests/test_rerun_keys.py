@@ -73,6 +73,7 @@ class Study:
         config = yaml.safe_load((project / "workflow/presets/test.yaml").read_text())
         config["tools"] = [TOOL, "simpleitk"]
         config["reference"]["meshings"] = ["discrete_marching_cubes"]
+        config["reference"]["brackets"] = False  # a test switches it on
         self.config = folder / "config.yaml"
         self.config.write_text(yaml.safe_dump(config))
 

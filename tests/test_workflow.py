@@ -151,8 +151,8 @@ def test_jobs_are_keyed_on_the_settings_they_call_with():
 
 
 def test_brackets_certify_the_yardstick_alone():
-    """reference.brackets: the yardstick's jobs prove brackets; the other meshings, compared
-    with it, and the tools do not (without it, none does)."""
+    """reference.brackets (the default): the yardstick's jobs prove brackets; the other
+    meshings, compared with it, and the tools do not (switched off, none does)."""
     config = load_config({"reference": {"brackets": True}})
     plan = ScoringPlan(config, dataset="synthetic", cases=["case_01"])
     assert plan.variants == ["reference", "reference-marching-cubes", "reference-surface-nets"]
@@ -162,7 +162,9 @@ def test_brackets_certify_the_yardstick_alone():
         False,
         False,
     ]
-    plain = ScoringPlan(load_config({}), dataset="synthetic", cases=["case_01"])
+    plain = ScoringPlan(
+        load_config({"reference": {"brackets": False}}), dataset="synthetic", cases=["case_01"]
+    )
     assert not any(plain.certified(name) for name in plain.variants)
 
 

@@ -19,6 +19,7 @@ import numpy as np
 import pandas as pd
 import pytest
 import yaml
+from analysis_fixtures import assert_the_yardstick_certified
 
 from study.pipeline.config import load_config
 from study.pipeline.layout import Layout
@@ -93,7 +94,7 @@ def study_run(tmp_path_factory) -> Path:
 def test_scores_table_has_every_tool_pair_and_metric(study_run):
     scores = pd.read_parquet(study_run / "results/scores.parquet")
     assert list(scores.columns) == [*SCORE_COLUMNS, *BRACKET_COLUMNS]
-    assert scores[list(BRACKET_COLUMNS)].isna().all().all()  # reference.brackets is off
+    assert_the_yardstick_certified(scores)  # reference.brackets, by default
     config = load_config(TEST_PRESET)
     from adapters import REGISTRY
     from study.scoring.score import implementation
