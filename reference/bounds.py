@@ -423,7 +423,9 @@ def bound_elements(
     search would give them (the query finds d = 0 at every corner, so u = 0).
     """
     if zero is not None and len(zero):
-        return _with_zeros(corners, zero, lambda rest: bound_elements(rest, target, neighbours))
+        on_y = np.zeros(len(corners), bool)
+        on_y[zero] = True
+        return _with_zeros(corners, on_y, bound_elements(corners[~on_y], target, neighbours))
     count, n, dim = corners.shape
     size = element_sizes(corners)
     centres = corners.mean(axis=1)
@@ -541,30 +543,26 @@ def bound_elements(
     )
 
 
-def _with_zeros(corners: np.ndarray, zero: np.ndarray, bound) -> Pieces:
-    """Pieces of the elements `corners`, those at indices `zero` at d = 0 all over (exact,
-    every bound 0, the affine bounds PLANE_TOLERANCE either side of it), the others as
-    `bound` gives them; rows in the elements' order (the refinement ranks ties by it)."""
-    count, n, dim = corners.shape
-    on_y = np.zeros(count, bool)
-    on_y[zero] = True
-    rest = bound(corners[~on_y])
-    zeros = np.zeros(len(zero))
-    at_zero = Pieces(
-        corners[on_y],
-        element_sizes(corners[on_y]),
-        zeros,
-        zeros,
-        zeros,
-        zeros,
-        np.ones(len(zero), bool),
-        np.full((len(zero), n), -PLANE_TOLERANCE),
-        np.full((len(zero), n), PLANE_TOLERANCE),
-        np.full((len(zero), dim), np.nan),
-        np.full(len(zero), np.nan),
-    )
-    order = np.argsort(np.concatenate([np.flatnonzero(~on_y), np.flatnonzero(on_y)]))
-    return rest.kept_and(np.ones(len(rest.size), bool), at_zero).take(order)
+def _with_zeros(corners: np.ndarray, on_y: np.ndarray, rest: Pieces) -> Pieces:
+    """Pieces of the elements `corners`: where `on_y`, d = 0 all over (exact, every bound 0,
+    the affine bounds PLANE_TOLERANCE either side of it), elsewhere the rows of `rest`, in
+    the elements' order (the refinement ranks ties by it)."""
+    zero = {
+        "corners": corners[on_y],
+        "size": element_sizes(corners[on_y]),
+        "exact": True,
+        "floor": -PLANE_TOLERANCE,
+        "ceiling": PLANE_TOLERANCE,
+        "normal": np.nan,
+        "offset": np.nan,
+    }
+    joined = []
+    names = [one.name for one in fields(Pieces) if one.init]  # `Pieces.arrays`' order
+    for name, array in zip(names, rest.arrays(), strict=True):
+        whole = np.empty((len(corners), *array.shape[1:]), array.dtype)
+        whole[~on_y], whole[on_y] = array, zero.get(name, 0.0)
+        joined.append(whole)
+    return Pieces(*joined)
 
 
 def expanded(pieces: Pieces, rows: np.ndarray, neighbours: Neighbours) -> tuple[Pieces, np.ndarray]:
