@@ -263,3 +263,16 @@ def test_differing_cells_get_the_first_cause_that_applies():
     )
     assert cells.loc[("monai", "O1"), "cause"] == "tool version 1.6.1 (paper 1.3.0)"
     assert cells["match"].sum() == 4 and not cells.iloc[-1]["recorded"]
+
+
+def test_the_significance_claim_is_stated_whole_on_a_run_without_its_voxel_size():
+    """A run without the anisotropic grid still quotes the paper's exceptions (all at
+    (0.5, 0.5, 2) mm), and compares only what it has: nothing, so every test it ran must be
+    significant for "agrees"."""
+    evidence = claims.paper_evidence()
+    tests = evidence.wilcoxon
+    evidence.wilcoxon = tests.loc[tests["spacing"] != "0.5x0.5x2"]
+    sentence = claims.check_reference_significance(evidence)
+    claim = sentence.split(" Here: ")[0]
+    assert "except MedPy MASD at (0.5, 0.5, 2) mm, MONAI MASD at (0.5, 0.5, 2) mm" in claim
+    assert claims.verdict_of(sentence) == "agrees"
