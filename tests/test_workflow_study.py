@@ -128,9 +128,12 @@ def test_reference_variants_edge_cases_and_timing_are_written(study_run):
         assert (study_run / f"results/edge_cases/{tool}.json").is_file(), tool
     timing = pd.read_parquet(study_run / "results/timing/reference.parquet")
     assert (timing.seconds > 0).all() and timing.repeat.nunique() == config["timing"]["repeats"]
-    # Scan-sized by default: one grid for the case, far larger than any cropped pair's.
+    # Scan-sized by default: one grid for the case, field_of_view.scan_mm at the timed voxel
+    # size (to a voxel per axis).
     assert set(timing.grid) == {"scan"} and timing["shape"].nunique() == 1
-    assert math.prod(map(int, timing["shape"].iloc[0].split("x"))) > 10**6
+    shape = map(int, timing["shape"].iloc[0].split("x"))
+    scan = zip(config["field_of_view"]["scan_mm"], config["timing"]["voxel_size"], strict=True)
+    assert all(abs(n - mm / step) <= 1 for n, (mm, step) in zip(shape, scan, strict=True))
 
 
 def test_grid_check_covers_every_tool_and_reaches_the_findings(study_run):
@@ -270,8 +273,6 @@ def test_the_slurm_profile_plans_every_job_with_resources(tmp_path):
 
 def test_report_tables_and_notebook_from_the_test_preset(study_run, monkeypatch):
     """The paper's outputs from the test preset, checked against plain recomputation."""
-    import math
-
     import nbformat
     from nbclient import NotebookClient
 
