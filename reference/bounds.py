@@ -341,10 +341,13 @@ class Pieces:
     offset: np.ndarray
     _distributions: dict = field(init=False, default_factory=dict, repr=False, compare=False)
 
+    def by_name(self) -> dict[str, np.ndarray]:
+        """The per-element arrays by field name, in the constructor's order (never changed
+        once made: the distributions built from them are kept)."""
+        return {one.name: getattr(self, one.name) for one in fields(self) if one.init}
+
     def arrays(self) -> list[np.ndarray]:
-        """The per-element arrays, in the constructor's order (never changed once made: the
-        distributions built from them are kept)."""
-        return [getattr(self, one.name) for one in fields(self) if one.init]
+        return list(self.by_name().values())
 
     def take(self, rows) -> Pieces:
         return Pieces(*(array[rows] for array in self.arrays()))
@@ -556,13 +559,12 @@ def _with_zeros(corners: np.ndarray, on_y: np.ndarray, rest: Pieces) -> Pieces:
         "normal": np.nan,
         "offset": np.nan,
     }
-    joined = []
-    names = [one.name for one in fields(Pieces) if one.init]  # `Pieces.arrays`' order
-    for name, array in zip(names, rest.arrays(), strict=True):
+    joined = {}
+    for name, array in rest.by_name().items():
         whole = np.empty((len(corners), *array.shape[1:]), array.dtype)
         whole[~on_y], whole[on_y] = array, zero.get(name, 0.0)
-        joined.append(whole)
-    return Pieces(*joined)
+        joined[name] = whole
+    return Pieces(**joined)
 
 
 def expanded(pieces: Pieces, rows: np.ndarray, neighbours: Neighbours) -> tuple[Pieces, np.ndarray]:
