@@ -32,10 +32,12 @@ $(STAMP): requirements.txt constraints.txt pyproject.toml
 	@touch $@
 
 # A run killed hard (SIGKILL) leaves Snakemake's lock: released first when no run is alive here.
+# A dry run (SNAKEMAKE_ARGS="--dry-run" or -n) lists the jobs only: it has no results to report.
+DRY_RUN := $(filter -n --dry-run --dryrun,$(SNAKEMAKE_ARGS))
 run: $(STAMP)
 	$(BIN)/python -m study.pipeline.locks
 	$(BIN)/snakemake --cores $(CORES) $(CONFIG_ARGS) $(SNAKEMAKE_ARGS)
-	$(BIN)/snakemake --cores $(CORES) $(CONFIG_ARGS) --report results/report.html $(SNAKEMAKE_ARGS)
+	$(if $(DRY_RUN),,$(BIN)/snakemake --cores $(CORES) $(CONFIG_ARGS) --report results/report.html $(SNAKEMAKE_ARGS))
 
 test: lint env-panoptica
 	$(PYTEST)

@@ -1,4 +1,4 @@
-"""Command line of the study's stages: `python -m study {probe,timing,observers} ...`.
+"""Command line of the study's stages: `python -m study {probe,timing,observers,cards,publish}`.
 
 probe [--tools ...] --out DIR
                edge-case records (Table A3), one DIR/<tool>.json per tool

@@ -99,6 +99,33 @@ def copy_project(copy: Path, modules: Mapping[str, str], adapters: Mapping[str, 
     return copy
 
 
+BUILD_FILES = ("Makefile", "requirements.txt", "constraints.txt")
+"""make's own files: the environment's stamp is computed from them."""
+
+VENV = Path(sys.executable).parents[1]
+"""The environment the tests run in, handed to a copy's make as VENV."""
+
+
+def copy_for_make(copy: Path) -> Path:
+    """`copy_project` with make's files, so that the documented `make` commands run in the
+    copy with this environment (`make -C copy ... VENV=<VENV>`). make rebuilds the environment
+    when a pinned file is newer than its stamp, and the rebuild's `pip install -e` in the copy
+    would point the shared environment at the copy: the copy's pinned files are dated 1970, so
+    make finds the environment up to date when its stamp (the files' checksum) exists, and the
+    test stops before any run when it does not."""
+    import pytest
+
+    project = copy_project(copy, {}, {})
+    for name in BUILD_FILES:
+        shutil.copy2(REPO / name, project / name)
+    for name in (*BUILD_FILES, "pyproject.toml"):
+        os.utime(project / name, (0, 0))
+    question = ["make", "-C", str(project), "--question", "venv", f"VENV={VENV}"]
+    if subprocess.run(question, capture_output=True).returncode != 0:
+        pytest.fail(f"{VENV} is not built from the pinned files: run `make venv` first")
+    return project
+
+
 @functools.cache  # once per test process: later calls would only load the cache again
 def warm_kernel_cache() -> None:
     """Compile the reference's numba kernels into the repository's own cache (once it holds

@@ -74,6 +74,23 @@ def test_presets():
     assert paper["voxel_sizes"] == [[1, 1, 1], [2, 2, 2], [0.5, 0.5, 2]]
 
 
+RUN_FORMS = ("make run CONFIG={preset}", ".venv/bin/snakemake --cores all --configfile {preset}")
+"""The commands a preset's header may give: the README's set-up provides both, and the LIDC
+and 2D workflow tests run them as written."""
+
+
+PRESETS = sorted((ROOT / "workflow/presets").glob("*.yaml"))
+
+
+@pytest.mark.parametrize("preset", PRESETS, ids=lambda path: path.name)
+def test_each_preset_gives_its_command_whole(preset):
+    """Its header's command names the preset and runs from the project's folder as written:
+    no bare `snakemake` (not on a user's PATH) and no Snakemake run without its cores."""
+    header = " ".join(line for line in preset.read_text().splitlines() if line.startswith("#"))
+    name = preset.relative_to(ROOT).as_posix()
+    assert any(form.format(preset=name) in header for form in RUN_FORMS), header
+
+
 def test_the_lidc_presets_score_every_voxel_size_and_the_native_grid():
     paper = load_config(ROOT / "workflow/presets/lidc.yaml")
     small = load_config(ROOT / "workflow/presets/lidc-test.yaml")

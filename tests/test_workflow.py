@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
+from project_copy import VENV, copy_for_make
 
 from adapters import CallSettings
 from study.pipeline.config import load_config
@@ -46,6 +47,18 @@ def test_dry_run_of_the_default_and_test_configs(tmp_path):
         assert result.returncode == 0, result.stderr
         assert "synthesize_case" in result.stdout and "voxelize_case" in result.stdout
         assert_reference_jobs_have_priority(result.stdout)
+
+
+@pytest.mark.parametrize("dry_run", ["--dry-run", "-n"])
+def test_make_run_as_a_dry_run_lists_the_jobs_and_makes_nothing(tmp_path, dry_run):
+    """docs/workflow.md's `make run SNAKEMAKE_ARGS="--dry-run"`, in a copy of the project: the
+    jobs listed, no report asked of results that do not exist, nothing written."""
+    project = copy_for_make(tmp_path)
+    command = ["make", "-C", str(project), "run", f"SNAKEMAKE_ARGS={dry_run}", f"VENV={VENV}"]
+    done = subprocess.run(command, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
+    assert "score_case" in done.stdout and "--report" not in done.stdout
+    assert not (project / "results").exists() and not (project / "data").exists()
 
 
 def assert_reference_jobs_have_priority(dry_run: str) -> None:

@@ -6,7 +6,6 @@ tool's scores, Table A1 with the native column, the report."""
 from __future__ import annotations
 
 import os
-import shutil
 import signal
 import subprocess
 import sys
@@ -17,19 +16,14 @@ import pandas as pd
 import pytest
 import yaml
 from analysis_fixtures import assert_the_yardstick_certified
-from project_copy import commit_in_new_repository, copy_project
+from project_copy import VENV, commit_in_new_repository, copy_for_make
 
 from adapters import STUDY_TOOLS
 from study.records import NATIVE
 
 REPO = Path(__file__).resolve().parents[1]
 PRESET = "workflow/presets/lidc-test.yaml"
-BUILD_FILES = ("Makefile", "requirements.txt", "constraints.txt")
-
 pytestmark = pytest.mark.skipif(not Path("/proc").is_dir(), reason="reads /proc (Linux)")
-
-
-VENV = Path(sys.executable).parents[1]
 
 
 def make_run(project: Path) -> list[str]:
@@ -37,24 +31,9 @@ def make_run(project: Path) -> list[str]:
     return ["make", "-C", str(project), "run", f"CONFIG={PRESET}", f"VENV={VENV}", "CORES=2"]
 
 
-def keep_the_environment(project: Path) -> None:
-    """make rebuilds the environment when a pinned file is newer than its stamp, and the
-    rebuild's `pip install -e` in the copy would point the shared environment at the copy:
-    the copy's pinned files are dated 1970, so make finds the environment up to date when its
-    stamp (the files' checksum) exists, and the test stops before any run when it does not."""
-    for name in (*BUILD_FILES, "pyproject.toml"):
-        os.utime(project / name, (0, 0))
-    question = ["make", "-C", str(project), "--question", "venv", f"VENV={VENV}"]
-    if subprocess.run(question, capture_output=True).returncode != 0:
-        pytest.fail(f"{VENV} is not built from the pinned files: run `make venv` first")
-
-
 @pytest.fixture(scope="module")
 def lidc_run(tmp_path_factory) -> Path:
-    project = copy_project(tmp_path_factory.mktemp("project"), {}, {})
-    for name in BUILD_FILES:  # make's own: the environment's stamp is computed from them
-        shutil.copy2(REPO / name, project / name)
-    keep_the_environment(project)
+    project = copy_for_make(tmp_path_factory.mktemp("project"))
     env = {**os.environ, "PYTHONPATH": str(project)}
     first = subprocess.Popen(
         make_run(project),
