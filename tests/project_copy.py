@@ -14,6 +14,8 @@ import sys
 from collections.abc import Mapping
 from pathlib import Path
 
+import pytest
+
 from reference import compute_metrics
 from reference.analytic import ball_mask
 from reference.meshing import MESHINGS
@@ -113,8 +115,6 @@ def copy_for_make(copy: Path) -> Path:
     would point the shared environment at the copy: the copy's pinned files are dated 1970, so
     make finds the environment up to date when its stamp (the files' checksum) exists, and the
     test stops before any run when it does not."""
-    import pytest
-
     project = copy_project(copy, {}, {})
     for name in BUILD_FILES:
         shutil.copy2(REPO / name, project / name)

@@ -75,8 +75,9 @@ def test_presets():
 
 
 RUN_FORMS = ("make run CONFIG={preset}", ".venv/bin/snakemake --cores all --configfile {preset}")
-"""The commands a preset's header may give: the README's set-up provides both, and the LIDC
-and 2D workflow tests run them as written."""
+"""The commands a preset's header may give, both from the project's folder once the README's
+set-up has run (`make venv` builds .venv/bin/snakemake); `make run` is what the LIDC run's
+and the dry run's tests call."""
 
 
 PRESETS = sorted((ROOT / "workflow/presets").glob("*.yaml"))

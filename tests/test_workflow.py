@@ -49,11 +49,16 @@ def test_dry_run_of_the_default_and_test_configs(tmp_path):
         assert_reference_jobs_have_priority(result.stdout)
 
 
+@pytest.fixture(scope="module")
+def project_for_make(tmp_path_factory) -> Path:
+    return copy_for_make(tmp_path_factory.mktemp("project"))
+
+
 @pytest.mark.parametrize("dry_run", ["--dry-run", "-n"])
-def test_make_run_as_a_dry_run_lists_the_jobs_and_makes_nothing(tmp_path, dry_run):
+def test_make_run_as_a_dry_run_lists_the_jobs_and_makes_nothing(project_for_make, dry_run):
     """docs/workflow.md's `make run SNAKEMAKE_ARGS="--dry-run"`, in a copy of the project: the
     jobs listed, no report asked of results that do not exist, nothing written."""
-    project = copy_for_make(tmp_path)
+    project = project_for_make
     command = ["make", "-C", str(project), "run", f"SNAKEMAKE_ARGS={dry_run}", f"VENV={VENV}"]
     done = subprocess.run(command, capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
