@@ -35,16 +35,15 @@ class Comparison:
 
 
 def reference_metrics(a, b, spacing, *, percentile: float, tau: float):
-    """(values, None) from `reference.compute_metrics`, or (None, why not): the certified
-    values (`bounds=True`, each inside its proven bracket), as the study scores the reference;
-    a bracket wider than its aim is warned about."""
+    """(values, None) from `reference.compute_metrics`, or (None, why not): its default
+    call's values, each inside its proven bracket, as the study scores the reference; a
+    bracket wider than its aim is warned about."""
     try:
         from reference import compute_metrics
     except ImportError as error:
         return None, f"reference.compute_metrics is not available: {error}"
     try:
-        scores, _ = compute_metrics(a, b, spacing, percentile=percentile, tau=tau, bounds=True)
-        return scores, None
+        return dict(compute_metrics(a, b, spacing, percentile=percentile, tau=tau)), None
     except Exception as error:  # noqa: BLE001 - report, keep the tools' columns
         return None, f"reference failed: {type(error).__name__}: {error}"
 

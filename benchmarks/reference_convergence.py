@@ -1,8 +1,9 @@
-"""Convergence of the reference's default subdivision on synthetic OARs (docs/reference.md).
+"""Convergence of the reference's default subdivision on synthetic OARs (docs/reference.md):
+the plain call's values (`bounds=False`), before any bracket moves them.
 
 python benchmarks/reference_convergence.py [--case 2] [--seed 20240215] [--oars A B ...] [--fine 4]
 
-Prints, per OAR category and voxel size, the largest |default - uniform level `fine`| of HD,
+Prints, per OAR category and voxel size, the largest |plain - uniform level `fine`| of HD,
 HD95, MASD, ASSD and NSD (`reference.convergence.differences`).
 """
 

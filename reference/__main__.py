@@ -75,15 +75,13 @@ def main(argv: list[str] | None = None) -> int:
         else:
             warnings.warn_explicit(one.message, one.category, one.filename, one.lineno)
     if not arguments.bounds:
-        scores = result
-        print(json.dumps(scores) if arguments.json else table(scores))
+        print(json.dumps(result) if arguments.json else table(result))
         return 0
-    scores, brackets = result
     if arguments.json:
-        said = {key: asdict(one) | {"width": one.width} for key, one in brackets.items()}
-        print(json.dumps({"scores": scores, "brackets": said}))
+        said = {key: asdict(one) | {"width": one.width} for key, one in result.brackets.items()}
+        print(json.dumps({"scores": result, "brackets": said}))
     else:
-        print(table(scores, brackets))
+        print(table(result, result.brackets))
     return 0
 
 

@@ -81,6 +81,16 @@ lower bound. It equals the absolute padding of the BVH's search radius."""
 PLANE_TOLERANCE = 1e-9
 """mm. Rounding allowed in the one-plane certificate (a vertex this far above P is on it)."""
 
+TIE_ROUNDING = 1e-7
+"""mm. NSD's bracket bounds the share of each surface with d <= tau + this. Exact ties at tau
+(flat patches of voxel meshes at exactly tau) are counted: their distances come out within
+about 1e-13 mm of tau, and their bounds within PLANE_TOLERANCE. The distance pass's wider tie
+rule (tau + 1e-6 of the extent, `distance_pass.TIE_TOLERANCE`) is not used here: counted at
+every resolution the brackets refine to, it adds a strip sqrt(2 tau 1e-6 L) wide along the
+edge of every patch at tau (0.006 mm on the cubes of `test_tie_rule_counts_distances_equal_to_tau`:
+NSD 0.4005 to 0.4012 where the share with d <= tau is 0.4), which the plain call, at its
+resolution, does not count. This one's strip is 0.0006 mm wide at tau = 2 mm."""
+
 MAX_LEVELS = 12
 """Extra subdivision levels for the brackets (a 3 mm triangle's children are then 0.7 µm):
 few elements reach the last levels (those still straddling tau or the percentile), and the
@@ -782,7 +792,7 @@ def distance_brackets(
     index_b: SurfaceIndex,
     scores: dict[str, float],
     *,
-    threshold: float,
+    tau: float,
     percentile: float,
     keys,
     hd_upper: float,
@@ -790,8 +800,10 @@ def distance_brackets(
 ) -> dict[str, Bracket]:
     """Brackets of the asked distance metrics (HD, HD95, MASD, ASSD, NSD) between two surfaces
     (vertices, cells), whose values `scores` the distance pass gave, with the upper end
-    `hd_upper` of its HD bracket (module `hausdorff`). zeros: the elements of A and of B
-    known to lie on the other surface (`bound_elements`), or None."""
+    `hd_upper` of its HD bracket (module `hausdorff`); NSD's counts d <= tau + TIE_ROUNDING.
+    zeros: the elements of A and of B known to lie on the other surface (`bound_elements`),
+    or None."""
+    threshold = tau + TIE_ROUNDING
     brackets = {}
     if "HD" in keys:
         brackets["HD"] = _bracket(

@@ -164,7 +164,7 @@ def test_reference_speed_quick_run_prints_targets(quick_speed_run):
     targets = printed.split("== Targets")[1]
     # "[MET]" or "[NOT MET]": four, and two of the mask files
     assert targets.count("MET]") == 6
-    assert "certified call (bounds=True)" in targets
+    assert "default (certified) call" in targets
     assert "peak memory" in targets and "GB" in targets
     assert "like for like" in targets and "refnoB/dm" in printed
     assert "[for scale]" in targets and "centres/dm" in printed

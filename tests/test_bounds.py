@@ -1,4 +1,5 @@
-"""The reference's brackets (`bounds=True`) against independent dense evaluations.
+"""The reference's brackets (its default call's `scores.brackets`) against independent dense
+evaluations.
 
 The dense evaluation splits every element of both meshes uniformly and measures exact
 point-to-mesh distances at the pieces' centres (size-weighted, as the metrics define) and, for
@@ -148,8 +149,9 @@ def _disks(spacing=(0.5, 0.5)):
 @pytest.mark.parametrize("spacing", [(1.0, 1.0, 1.0), (0.5, 0.5, 2.0)])
 def test_mask_brackets_hold_the_dense_evaluation(spacing):
     a, b, spacing, surfaces = _masks_case(spacing)
-    scores, brackets = compute_metrics(a, b, spacing, bounds=True)
-    plain = compute_metrics(a, b, spacing)  # inside its bracket, a value does not move
+    scores = compute_metrics(a, b, spacing)
+    brackets = scores.brackets
+    plain = compute_metrics(a, b, spacing, bounds=False)  # inside its bracket, a value stays
     assert scores == {key: bounds.clamp(value, brackets[key]) for key, value in plain.items()}
     assert_brackets_hold_dense(*surfaces, brackets, scores, level=4)
     for key in ("BIoU", "DSC"):  # counts: exact for their grid definitions
@@ -158,7 +160,8 @@ def test_mask_brackets_hold_the_dense_evaluation(spacing):
 
 def test_brackets_hold_on_2d_masks():
     a, b, spacing, surfaces = _disks()
-    scores, brackets = compute_metrics(a, b, spacing, bounds=True)
+    scores = compute_metrics(a, b, spacing)
+    brackets = scores.brackets
     assert_brackets_hold_dense(*surfaces, brackets, scores, level=7)
 
 
@@ -167,19 +170,21 @@ def test_brackets_hold_on_the_paper_triangles():
     NSD 0.0077 low (0.8216; the bracket is [0.8291, 0.8310], uniform level 12 gives
     [0.8292, 0.8293]); at subdivision 6 the value lies in the bracket."""
     a, b = triangle((2.0, 6.0)), triangle((2.0, 2.0))
-    scores, brackets = compute_surface_metrics(a, b, bounds=True, subdivision=6)
+    scores = compute_surface_metrics(a, b, subdivision=6)
+    brackets = scores.brackets
     assert_brackets_hold_dense(a, b, brackets, scores, level=8)
     assert brackets["HD95"].width <= 0.03 and brackets["NSD"].width <= 0.002
 
 
 def test_a_value_outside_its_bracket_moves_to_the_nearer_end(monkeypatch):
-    """With bounds=True a value the distance pass leaves outside its proven bracket is
+    """In the default call a value the distance pass leaves outside its proven bracket is
     reported at the bracket's nearer end (planted: HD95 1 mm too high, NSD 0.1 too low);
     values inside keep their value."""
     from reference import api
 
     a, b, spacing, _ = _masks_case((1.0, 1.0, 1.0))
-    plain, brackets = compute_metrics(a, b, spacing, bounds=True)
+    plain = compute_metrics(a, b, spacing)
+    brackets = plain.brackets
     distance_metrics = api._distance_metrics
 
     def planted(*args, **kwargs):
@@ -189,7 +194,8 @@ def test_a_value_outside_its_bracket_moves_to_the_nearer_end(monkeypatch):
         return found
 
     monkeypatch.setattr(api, "_distance_metrics", planted)
-    moved, again = compute_metrics(a, b, spacing, bounds=True)
+    moved = compute_metrics(a, b, spacing)
+    again = moved.brackets
     assert again == brackets
     assert moved["HD95"] == brackets["HD95"].upper and moved["NSD"] == brackets["NSD"].lower
     assert {k: v for k, v in moved.items() if k not in ("HD95", "NSD")} == {
@@ -201,7 +207,7 @@ def test_a_shrunk_bracket_fails_the_dense_check():
     """The check has teeth: each bracket, shrunk to its value +- 1e-6, excludes the dense
     value of some metric (the values are second-order estimates, not exact)."""
     a, b, spacing, surfaces = _masks_case((1.0, 1.0, 1.0))
-    scores, brackets = compute_metrics(a, b, spacing, bounds=True)
+    scores = compute_metrics(a, b, spacing)
     shrunk = {key: Bracket(value - 1e-6, value + 1e-6) for key, value in scores.items()}
     with pytest.raises(AssertionError):
         assert_brackets_hold_dense(*surfaces, shrunk, scores, level=4)
@@ -469,8 +475,10 @@ def test_brackets_hold_concentric_spheres(r_b):
     resolution = 48
     a = analytic.sphere_surface(10.0, resolution=resolution)
     b = analytic.sphere_surface(r_b, resolution=resolution)
-    scores, brackets = compute_surface_metrics(a, b, bounds=True, grid_step=0.5)
-    assert scores == compute_surface_metrics(a, b, grid_step=0.5)  # every value in its bracket
+    scores = compute_surface_metrics(a, b, grid_step=0.5)
+    brackets = scores.brackets
+    # every value in its bracket
+    assert scores == compute_surface_metrics(a, b, grid_step=0.5, bounds=False)
     delta = max(10.0, r_b) * (1 - np.cos(np.pi / resolution))
     exact = analytic.concentric(10.0, r_b, TAU, 3)
     for key in ("HD", "HD95", "MASD", "ASSD"):
@@ -483,8 +491,10 @@ def test_brackets_hold_offset_spheres():
     resolution = 48
     a = analytic.sphere_surface(10.0, resolution=resolution)
     b = analytic.sphere_surface(10.0, centre=(1.5, 0.0, 0.0), resolution=resolution)
-    scores, brackets = compute_surface_metrics(a, b, bounds=True, grid_step=0.5)
-    assert scores == compute_surface_metrics(a, b, grid_step=0.5)  # every value in its bracket
+    scores = compute_surface_metrics(a, b, grid_step=0.5)
+    brackets = scores.brackets
+    # every value in its bracket
+    assert scores == compute_surface_metrics(a, b, grid_step=0.5, bounds=False)
     delta = 10.0 * (1 - np.cos(np.pi / resolution))
     exact = analytic.offset_spheres(10.0, 1.5, TAU)
     for key in ("HD", "HD95", "MASD", "ASSD"):
@@ -496,9 +506,11 @@ def test_brackets_hold_offset_spheres():
 def test_bounds_with_one_empty_mask_and_a_subset_of_metrics():
     a, b, spacing, _ = _masks_case((1.0, 1.0, 1.0))
     with pytest.warns(UserWarning, match="empty"):
-        scores, brackets = compute_metrics(a, np.zeros_like(b), spacing, bounds=True)
+        scores = compute_metrics(a, np.zeros_like(b), spacing)
+        brackets = scores.brackets
     assert brackets["HD"].lower == brackets["HD"].upper == np.inf and brackets["NSD"].upper == 0
-    scores, brackets = compute_metrics(a, b, spacing, bounds=True, metrics=["HD", "NSD"])
+    scores = compute_metrics(a, b, spacing, metrics=["HD", "NSD"])
+    brackets = scores.brackets
     assert set(brackets) == set(scores) == {"HD", "NSD"}
     assert brackets["HD"].width <= 1e-3 + SEARCH_SLACK
 
@@ -526,7 +538,8 @@ def test_the_command_prints_the_brackets(tmp_path):
         return done.stdout
 
     said = json.loads(run("--json"))
-    scores, brackets = compute_metrics(a, b, spacing, bounds=True)
+    scores = compute_metrics(a, b, spacing)
+    brackets = scores.brackets
     assert said["scores"] == pytest.approx(scores, abs=1e-12)
     for key, bracket in brackets.items():
         assert said["brackets"][key]["lower"] == pytest.approx(bracket.lower, abs=1e-12)
@@ -539,12 +552,14 @@ def test_the_command_prints_the_brackets(tmp_path):
 
 def test_certification_moves_the_a1_triangles_nsd_into_its_bracket():
     """The sharpest case the certificate fixes: on Fig. A1's triangles the plain call's NSD
-    (0.8216) lies 0.0075 below its proven bracket; the certified call (`bounds=True`: what
-    the study scores and `python -m reference` prints) returns every value inside a bracket
-    that meets its aim. Certification switched off fails here."""
+    (0.8216) lies 0.0075 below its proven bracket; the default call (what the study scores
+    and `python -m reference` prints) returns every value inside a bracket that meets its
+    aim. Certification switched off, or not the default, fails here."""
     a, b = triangle((2.0, 6.0)), triangle((2.0, 2.0))
-    plain = compute_surface_metrics(a, b)
-    scores, brackets = compute_surface_metrics(a, b, bounds=True)
+    plain = compute_surface_metrics(a, b, bounds=False)
+    scores = compute_surface_metrics(a, b)
+    brackets = scores.brackets
+    assert plain.brackets == {}  # the plain call proves nothing and says so
     assert plain["NSD"] < brackets["NSD"].lower - 0.005
     assert all(brackets[key].holds(value) for key, value in scores.items())
     assert not too_wide(brackets), too_wide(brackets)
@@ -581,7 +596,8 @@ def test_degenerate_pairs_get_values_in_honest_brackets(case, meshing):
     a, b, spacing = _degenerate_pairs()[case]
     with warnings.catch_warnings(record=True) as said:
         warnings.simplefilter("always")
-        scores, brackets = compute_metrics(a, b, spacing, meshing=meshing, bounds=True)
+        scores = compute_metrics(a, b, spacing, meshing=meshing)
+        brackets = scores.brackets
     assert set(brackets) == set(scores)
     for key, value in scores.items():
         bracket = brackets[key]
@@ -598,7 +614,8 @@ def test_the_element_budget_leaves_an_honest_bracket_and_says_so(monkeypatch):
     a, b, spacing, surfaces = _masks_case((1.0, 1.0, 1.0))
     monkeypatch.setattr(bounds, "MAX_ELEMENTS", 3_000)
     with pytest.warns(WideBracket, match=r"wide, above its aim .*cap of 3,000 elements"):
-        scores, brackets = compute_metrics(a, b, spacing, bounds=True)
+        scores = compute_metrics(a, b, spacing)
+        brackets = scores.brackets
     assert all(brackets[key].holds(value) for key, value in scores.items())
     assert_brackets_hold_dense(*surfaces, brackets, scores, level=4)
 
@@ -608,7 +625,8 @@ def test_a_metric_without_a_bound_gets_the_bracket_of_every_value():
     module `bounds`: its bracket holds every value and says so; its value is not moved."""
     from reference import api
 
-    scores, brackets = api._with_brackets({"HDmed": 2.5, "DSC": 0.5}, True, {})
+    scores = api._with_brackets({"HDmed": 2.5, "DSC": 0.5}, True, {})
+    brackets = scores.brackets
     assert scores == {"HDmed": 2.5, "DSC": 0.5}
     assert brackets["HDmed"].lower == -np.inf and brackets["HDmed"].upper == np.inf
     assert "no proven bracket" in brackets["HDmed"].note and not too_wide(brackets)

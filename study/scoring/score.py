@@ -43,7 +43,8 @@ MESSAGE_LIMIT = 500
 
 class ReferenceImplementation(Adapter):
     """The mesh-based reference behind the adapter interface, for one meshing method; with
-    `brackets`, each value comes with its proven bracket (`bounds=True`)."""
+    `brackets`, each value comes with its proven bracket (the reference's default call),
+    without, the plain call's values alone (`bounds=False`)."""
 
     metrics = METRIC_KEYS
     in_process = True
@@ -72,16 +73,17 @@ class ReferenceImplementation(Adapter):
 
         # Only what is asked: HD timing then measures HD, not the dense BIoU grid.
         options = {"percentile": percentile, "tau": tau, "meshing": self.meshing}
-        if not self.brackets:
-            return compute_metrics(a, b, spacing, metrics=list(metrics), **options)
         # A bracket wider than its aim is recorded with its width, not repeated as a warning
         # in every row's message.
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", bounds.WideBracket)
-            scores, brackets = compute_metrics(
-                a, b, spacing, metrics=list(metrics), bounds=True, **options
+            scores = compute_metrics(
+                a, b, spacing, metrics=list(metrics), bounds=self.brackets, **options
             )
-        return Bracketed(scores, {key: (one.lower, one.upper) for key, one in brackets.items()})
+        if not self.brackets:
+            return dict(scores)
+        proven = {key: (one.lower, one.upper) for key, one in scores.brackets.items()}
+        return Bracketed(scores, proven)
 
 
 ENVIRONMENT_MARK = "@"
