@@ -32,13 +32,10 @@ def labelled_pair(tmp_path):
 
 @pytest.fixture
 def fake_reference(monkeypatch):
-    """A reference that answers HD = 4 mm and DSC = 0.75 (certified: with brackets, which
-    compare does not print), standing in for the real one."""
+    """A reference that answers HD = 4 mm and DSC = 0.75, standing in for the real one; it
+    takes no `bounds`, so compare must call the default (certified) call, as the study does."""
     module = types.ModuleType("reference")
-    module.compute_metrics = lambda a, b, spacing, percentile, tau, bounds: (
-        {"HD": 4.0, "DSC": 0.75},
-        {},
-    )
+    module.compute_metrics = lambda a, b, spacing, percentile, tau: {"HD": 4.0, "DSC": 0.75}
     monkeypatch.setitem(sys.modules, "reference", module)
 
 
