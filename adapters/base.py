@@ -59,8 +59,9 @@ class MetricsFailed(RuntimeError):
 
 class Bracketed(dict):
     """Metric key -> value, with `brackets`: metric key -> (lower, upper), an interval proven
-    to hold the metric's exact value (the reference's `bounds=True`); what `Adapter._compute`
-    returns when it has such intervals (`calls.Outcome.brackets` keeps them)."""
+    to hold the metric's exact value (the reference's default call, `scores.brackets`); what
+    `Adapter._compute` returns when it has such intervals (`calls.Outcome.brackets` keeps
+    them)."""
 
     def __init__(self, values: Mapping[str, float], brackets: Mapping[str, tuple]) -> None:
         super().__init__(values)
