@@ -43,7 +43,7 @@ def reference_metrics(a, b, spacing, *, percentile: float, tau: float):
     except ImportError as error:
         return None, f"reference.compute_metrics is not available: {error}"
     try:
-        return dict(compute_metrics(a, b, spacing, percentile=percentile, tau=tau)), None
+        return compute_metrics(a, b, spacing, percentile=percentile, tau=tau), None
     except Exception as error:  # noqa: BLE001 - report, keep the tools' columns
         return None, f"reference failed: {type(error).__name__}: {error}"
 

@@ -284,7 +284,7 @@ def time_pair(calls, a, b, spacing, *, repeats: int, budget_s: float) -> dict:
         row
         | differences(values)
         | query_profile(a, b, spacing, repeats=repeats)
-        | bracket_widths(values["reference"], values["certified"], values["certified"].brackets)
+        | bracket_widths(values["reference"], values["certified"])
     )
 
 
@@ -305,10 +305,12 @@ WIDE = "wide"
 BRACKET_COLUMNS = (OUTSIDE, CERTIFIED_OUTSIDE, WIDE)
 
 
-def bracket_widths(plain: dict, certified: dict, brackets: dict) -> dict:
-    """The width of every metric's bracket, the metrics whose plain and certified values lie
-    outside it, and the brackets wider than their aims."""
+def bracket_widths(plain: dict, certified) -> dict:
+    """The width of every metric's bracket (`certified.brackets`), the metrics whose plain and
+    certified values lie outside it, and the brackets wider than their aims."""
     from reference.bounds import WIDTH_AIMS
+
+    brackets = certified.brackets
 
     def outside(scores):
         return ",".join(key for key, one in brackets.items() if not one.holds(scores[key])) or "-"

@@ -39,13 +39,14 @@ def parser() -> argparse.ArgumentParser:
     return command
 
 
-def table(scores: dict, brackets: dict | None = None) -> str:
-    """One line per metric: key and value, and with brackets "[lower, upper] width w"."""
+def table(scores) -> str:
+    """One line per metric: key and value, and where `scores.brackets` has the metric's
+    bracket (the certified call), "[lower, upper] width w"."""
     lines = []
     for key, value in scores.items():
         line = f"{key:<6} {value:.6g}"
-        if brackets is not None:
-            bracket = brackets[key]
+        if key in scores.brackets:
+            bracket = scores.brackets[key]
             line += f"  [{bracket.lower:.6g}, {bracket.upper:.6g}]  width {bracket.width:.2g}"
         lines.append(line)
     return "\n".join(lines)
@@ -74,14 +75,13 @@ def main(argv: list[str] | None = None) -> int:
             print(f"note: {one.message}", file=sys.stderr)
         else:
             warnings.warn_explicit(one.message, one.category, one.filename, one.lineno)
-    if not arguments.bounds:
-        print(json.dumps(result) if arguments.json else table(result))
-        return 0
-    if arguments.json:
+    if not arguments.json:
+        print(table(result))
+    elif not arguments.bounds:
+        print(json.dumps(result))
+    else:
         said = {key: asdict(one) | {"width": one.width} for key, one in result.brackets.items()}
         print(json.dumps({"scores": result, "brackets": said}))
-    else:
-        print(table(result, result.brackets))
     return 0
 
 

@@ -183,8 +183,8 @@ def test_a_value_outside_its_bracket_moves_to_the_nearer_end(monkeypatch):
     from reference import api
 
     a, b, spacing, _ = _masks_case((1.0, 1.0, 1.0))
-    plain = compute_metrics(a, b, spacing)
-    brackets = plain.brackets
+    unplanted = compute_metrics(a, b, spacing)
+    brackets = unplanted.brackets
     distance_metrics = api._distance_metrics
 
     def planted(*args, **kwargs):
@@ -199,7 +199,7 @@ def test_a_value_outside_its_bracket_moves_to_the_nearer_end(monkeypatch):
     assert again == brackets
     assert moved["HD95"] == brackets["HD95"].upper and moved["NSD"] == brackets["NSD"].lower
     assert {k: v for k, v in moved.items() if k not in ("HD95", "NSD")} == {
-        k: v for k, v in plain.items() if k not in ("HD95", "NSD")
+        k: v for k, v in unplanted.items() if k not in ("HD95", "NSD")
     }
 
 

@@ -81,7 +81,7 @@ class ReferenceImplementation(Adapter):
                 a, b, spacing, metrics=list(metrics), bounds=self.brackets, **options
             )
         if not self.brackets:
-            return dict(scores)
+            return scores
         proven = {key: (one.lower, one.upper) for key, one in scores.brackets.items()}
         return Bracketed(scores, proven)
 
